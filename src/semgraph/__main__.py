@@ -1,0 +1,3 @@
+from semgraph.cli import main
+
+main()

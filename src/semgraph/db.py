@@ -1,0 +1,164 @@
+"""The one connection boundary: Bolt driver and Elasticsearch client factories.
+
+Driver and client exceptions are translated into semgraph's own error types here, and only
+here (:func:`graph_errors`, :func:`search_errors`), always ``raise ... from exc``. Managers
+(queue store, graph writer/reader, search index) call this module; the CLI, worker and web
+layer call managers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import elastic_transport
+import elasticsearch
+import neo4j
+import neo4j.exceptions as neo_exc
+
+from semgraph.config import Settings
+from semgraph.errors import (
+    GraphConflict,
+    GraphError,
+    GraphQueryError,
+    GraphUnavailable,
+    SearchError,
+    SearchRequestError,
+    SearchUnavailable,
+)
+from semgraph.graph.dialect import Dialect, IndexSpec, detect_kind
+from semgraph.logs import event
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@contextmanager
+def graph_errors(what: str) -> Iterator[None]:
+    """Translate Bolt driver errors raised inside the block into semgraph errors."""
+    try:
+        yield
+    except (neo_exc.ServiceUnavailable, neo_exc.SessionExpired, OSError) as exc:
+        raise GraphUnavailable(f"{what}: graph server unreachable ({exc})") from exc
+    except neo_exc.TransientError as exc:
+        raise GraphConflict(f"{what}: transient conflict ({exc.code}: {exc.message})") from exc
+    except neo_exc.Neo4jError as exc:
+        raise GraphQueryError(f"{what}: {exc.code}: {exc.message}") from exc
+    except neo_exc.DriverError as exc:
+        raise GraphError(f"{what}: {exc}") from exc
+
+
+@contextmanager
+def search_errors(what: str) -> Iterator[None]:
+    """Translate Elasticsearch client errors raised inside the block into semgraph errors."""
+    try:
+        yield
+    except (elastic_transport.ConnectionError, elastic_transport.ConnectionTimeout) as exc:
+        raise SearchUnavailable(f"{what}: Elasticsearch unreachable ({exc})") from exc
+    except elasticsearch.ApiError as exc:
+        raise SearchRequestError(f"{what}: HTTP {exc.meta.status}: {exc.message}") from exc
+    except elastic_transport.TransportError as exc:
+        raise SearchError(f"{what}: {exc}") from exc
+
+
+@dataclass
+class ServerInfo:
+    agent: str
+    address: str
+    protocol_version: str
+
+
+class Graph:
+    """A Bolt driver plus the dialect of the server behind it."""
+
+    def __init__(self, driver: neo4j.Driver, database: str | None) -> None:
+        self.driver = driver
+        self.database = database
+        self._dialect: Dialect | None = None
+        self._info: ServerInfo | None = None
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def server_info(self) -> ServerInfo:
+        if self._info is None:
+            with graph_errors("connect"):
+                info = self.driver.get_server_info()
+            self._info = ServerInfo(
+                agent=str(info.agent),
+                address=f"{info.address[0]}:{info.address[1]}",
+                protocol_version=".".join(str(p) for p in info.protocol_version),
+            )
+        return self._info
+
+    @property
+    def dialect(self) -> Dialect:
+        if self._dialect is None:
+            self._dialect = Dialect(detect_kind(self.server_info().agent))
+        return self._dialect
+
+    def session(self) -> neo4j.Session:
+        return self.driver.session(database=self.database)
+
+    def execute_write(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(tx, ...)`` in an explicit write transaction (driver retries transients)."""
+        with graph_errors(what), self.session() as session:
+            return session.execute_write(fn, *args, **kwargs)
+
+    def execute_read(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with graph_errors(what), self.session() as session:
+            return session.execute_read(fn, *args, **kwargs)
+
+    def query(self, what: str, cypher: str, **params: Any) -> list[dict[str, Any]]:
+        """One auto-commit query; returns the records as dicts."""
+        with graph_errors(what), self.session() as session:
+            result = session.run(cypher, params)
+            return [record.data() for record in result]
+
+    def ensure_schema(self, specs: tuple[IndexSpec, ...]) -> list[str]:
+        """Create every constraint/index; DDL in auto-commit, "already exists" is success."""
+        created: list[str] = []
+        for spec in specs:
+            ddl = self.dialect.create_ddl(spec)
+            try:
+                with graph_errors(f"schema {spec.name}"), self.session() as session:
+                    session.run(ddl).consume()
+                created.append(spec.name)
+            except GraphQueryError as exc:
+                if not self.dialect.is_already_exists(str(exc)):
+                    raise
+            event(log, logging.DEBUG, "schema_ensure", spec=spec.name)
+        return created
+
+
+def connect_graph(settings: Settings) -> Graph:
+    """A driver for ``settings.bolt_uri`` (auth off when no user is configured)."""
+    auth = (settings.bolt_user, settings.bolt_password) if settings.bolt_user else None
+    with graph_errors("create driver"):
+        driver = neo4j.GraphDatabase.driver(
+            settings.bolt_uri,
+            auth=auth,
+            connection_timeout=settings.bolt_connect_timeout_s,
+            max_transaction_retry_time=15.0,
+            notifications_min_severity="OFF",
+        )
+    return Graph(driver, settings.bolt_database)
+
+
+def connect_search(settings: Settings) -> elasticsearch.Elasticsearch:
+    """An Elasticsearch client for ``settings.es_url``."""
+    return elasticsearch.Elasticsearch(
+        settings.es_url,
+        request_timeout=settings.es_request_timeout_s,
+        retry_on_timeout=False,
+        max_retries=1,
+    )

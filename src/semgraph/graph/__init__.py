@@ -1,0 +1,1 @@
+"""The code graph: schema and dialect (Memgraph / Neo4j), writer, reader."""

@@ -1,0 +1,33 @@
+"""Every constraint and index semgraph needs, created idempotently by ``semgraph init``.
+
+Keys are unique per repository: node keys embed the repository key.
+"""
+
+from __future__ import annotations
+
+from semgraph.graph.dialect import IndexSpec
+
+SCHEMA_VERSION = 1
+
+SCHEMA: tuple[IndexSpec, ...] = (
+    # queue
+    IndexSpec("JobQueue", "id", unique=True),
+    # set only while a job is pending: at most one pending job per repository
+    IndexSpec("JobQueue", "pending_key", unique=True),
+    IndexSpec("JobQueue", "status"),
+    IndexSpec("JobQueue", "repo_key"),
+    IndexSpec("JobDelivery", "key", unique=True),
+    IndexSpec("Worker", "id", unique=True),
+    # code graph
+    IndexSpec("Repository", "key", unique=True),
+    IndexSpec("IndexRun", "id", unique=True),
+    IndexSpec("IndexRun", "repo"),
+    IndexSpec("File", "key", unique=True),
+    IndexSpec("File", "repo"),
+    IndexSpec("Symbol", "key", unique=True),
+    IndexSpec("Symbol", "repo"),
+    IndexSpec("Symbol", "name"),
+    IndexSpec("Symbol", "qualified_name"),
+    IndexSpec("ExternalModule", "key", unique=True),
+    IndexSpec("ExternalModule", "repo"),
+)

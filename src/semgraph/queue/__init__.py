@@ -1,0 +1,1 @@
+"""Durable job queue stored in the graph database (``:JobQueue`` nodes)."""

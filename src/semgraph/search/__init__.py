@@ -1,0 +1,1 @@
+"""The search index: embeddings, staging index and alias, hybrid query."""

@@ -1,0 +1,7 @@
+"""The local service stack: Elasticsearch (integ-test-zip) and an embedded Neo4j 5 Bolt
+server, both resolved from Maven Central and run as child processes under the state
+directory. ``semgraph services up|down|status`` and ``ops/stack`` drive it."""
+
+from semgraph.services.stack import ServiceState, Stack
+
+__all__ = ["ServiceState", "Stack"]

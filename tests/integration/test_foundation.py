@@ -1,0 +1,86 @@
+"""The foundation against the real servers: Bolt round trip, schema init, Elasticsearch
+dense vectors + kNN + alias swap."""
+
+from __future__ import annotations
+
+import pytest
+
+from semgraph.errors import GraphQueryError
+from semgraph.graph.dialect import ServerKind
+from semgraph.graph.schema import SCHEMA
+
+pytestmark = pytest.mark.integration
+
+
+def test_bolt_round_trip_in_explicit_write_transaction(graph) -> None:  # type: ignore[no-untyped-def]
+    def write(tx, value):  # type: ignore[no-untyped-def]
+        return tx.run("CREATE (n:RoundTrip {v: $v}) RETURN n.v AS v", v=value).single()["v"]
+
+    assert graph.execute_write("round trip", write, "héllo") == "héllo"
+    rows = graph.query("read back", "MATCH (n:RoundTrip) RETURN n.v AS v")
+    assert rows == [{"v": "héllo"}]
+
+
+def test_failed_explicit_transaction_rolls_back(graph) -> None:  # type: ignore[no-untyped-def]
+    def write(tx):  # type: ignore[no-untyped-def]
+        tx.run("CREATE (:RoundTrip {v: 1})").consume()
+        tx.run("THIS IS NOT CYPHER").consume()
+
+    with pytest.raises(GraphQueryError):
+        graph.execute_write("broken", write)
+    assert graph.query("count", "MATCH (n:RoundTrip) RETURN count(n) AS c") == [{"c": 0}]
+
+
+def test_server_kind_detected(graph) -> None:  # type: ignore[no-untyped-def]
+    assert graph.dialect.kind is ServerKind.NEO4J
+    assert graph.server_info().agent.startswith("Neo4j/5.")
+
+
+def test_init_is_idempotent_and_creates_every_constraint(graph) -> None:  # type: ignore[no-untyped-def]
+    graph.ensure_schema(SCHEMA)
+    graph.ensure_schema(SCHEMA)
+    names = {r["name"] for r in graph.query("constraints", "SHOW CONSTRAINTS YIELD name")}
+    names |= {r["name"] for r in graph.query("indexes", "SHOW INDEXES YIELD name")}
+    assert {spec.name for spec in SCHEMA} <= names
+
+
+def test_uniqueness_constraint_is_enforced(graph) -> None:  # type: ignore[no-untyped-def]
+    graph.query("first", "CREATE (:JobQueue {id: 'dup'})")
+    with pytest.raises(GraphQueryError, match="already exists"):
+        graph.query("second", "CREATE (:JobQueue {id: 'dup'})")
+
+
+def test_elasticsearch_dense_vector_knn_and_alias_swap(es) -> None:  # type: ignore[no-untyped-def]
+    mapping = {
+        "properties": {
+            "code": {"type": "text"},
+            "vec": {"type": "dense_vector", "dims": 3, "index": True, "similarity": "cosine"},
+        }
+    }
+    es.indices.create(index="found-a", mappings=mapping)
+    es.indices.create(index="found-b", mappings=mapping)
+    docs = [
+        ("x", [1.0, 0.0, 0.0], "def parse_file(): pass"),
+        ("y", [0.0, 1.0, 0.0], "class Queue: pass"),
+        ("z", [0.0, 0.0, 1.0], "fn main() {}"),
+    ]
+    ops: list[dict[str, object]] = []
+    for doc_id, vec, code in docs:
+        ops += [{"index": {"_index": "found-a", "_id": doc_id}}, {"code": code, "vec": vec}]
+    resp = es.bulk(operations=ops, refresh=True)
+    assert not resp["errors"]
+
+    hits = es.search(
+        index="found-a",
+        knn={"field": "vec", "query_vector": [0.1, 0.9, 0.0], "k": 1, "num_candidates": 10},
+    )["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["y"]
+
+    es.indices.put_alias(index="found-a", name="found")
+    es.indices.update_aliases(
+        actions=[
+            {"remove": {"index": "found-a", "alias": "found"}},
+            {"add": {"index": "found-b", "alias": "found"}},
+        ]
+    )
+    assert list(es.indices.get_alias(name="found")) == ["found-b"]

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+
+from semgraph.graph.dialect import Dialect, IndexSpec, ServerKind, detect_kind
+from semgraph.graph.schema import SCHEMA
+
+MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
+NEO4J = Dialect(ServerKind.NEO4J)
+
+
+@pytest.mark.parametrize(
+    ("agent", "kind"),
+    [
+        ("Neo4j/v5.11.0 compatible graph database server - Memgraph", ServerKind.MEMGRAPH),
+        ("Neo4j/5.26.21", ServerKind.NEO4J),
+        ("", ServerKind.NEO4J),
+    ],
+)
+def test_detect_kind(agent: str, kind: ServerKind) -> None:
+    assert detect_kind(agent) is kind
+
+
+def test_memgraph_ddl() -> None:
+    assert MEMGRAPH.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == (
+        "CREATE CONSTRAINT ON (n:JobQueue) ASSERT n.id IS UNIQUE"
+    )
+    assert MEMGRAPH.create_ddl(IndexSpec("Symbol", "name")) == "CREATE INDEX ON :Symbol(name)"
+    assert MEMGRAPH.drop_ddl(IndexSpec("Symbol", "name")) == "DROP INDEX ON :Symbol(name)"
+    assert not MEMGRAPH.ddl_in_explicit_tx
+    assert MEMGRAPH.snapshot_isolation
+
+
+def test_neo4j_ddl() -> None:
+    assert NEO4J.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == (
+        "CREATE CONSTRAINT semgraph_uniq_jobqueue_id IF NOT EXISTS "
+        "FOR (n:JobQueue) REQUIRE n.id IS UNIQUE"
+    )
+    assert NEO4J.create_ddl(IndexSpec("Symbol", "name")) == (
+        "CREATE INDEX semgraph_idx_symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)"
+    )
+    assert NEO4J.drop_ddl(IndexSpec("Symbol", "name", unique=True)) == (
+        "DROP CONSTRAINT semgraph_uniq_symbol_name IF EXISTS"
+    )
+    assert not NEO4J.snapshot_isolation
+
+
+def test_already_exists_messages() -> None:
+    assert Dialect.is_already_exists("Constraint already exists on :A(b)")
+    assert Dialect.is_already_exists("Index already exists.")
+    assert not Dialect.is_already_exists("Invalid input 'CREAT'")
+
+
+def test_schema_names_are_unique() -> None:
+    names = [spec.name for spec in SCHEMA]
+    assert len(names) == len(set(names))
