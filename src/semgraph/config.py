@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     java_home: Path | None = None
     services_start_timeout_s: float = Field(default=180.0, gt=0, le=3600)
 
+    # -- alerts -----------------------------------------------------------------------------
+    alert_webhook_url: str | None = None
+    alert_webhook_style: str = Field(default="generic", pattern="^(generic|slack)$")
+    alert_webhook_attempts: int = Field(default=3, ge=1, le=10)
+    alert_webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
+
     # -- logging ------------------------------------------------------------------------------
     log_level: str = "INFO"
     log_json: bool = False
