@@ -1,0 +1,277 @@
+"""The repository's symbol table, on disk (SQLite), built by streaming the parsed model once.
+
+Only names, keys and the raw import/call facts go in; symbol bodies, chunks and signatures
+stay in the spill. Node keys are computed here, by :func:`symbol_rows`, and the graph writer
+calls the same function, so both agree on every key without holding a map in memory.
+
+Keys embed the repository key, so they are unique across repositories:
+
+* ``File``: ``<repo>|<path>``
+* ``Symbol``: ``<repo>|<path>|<qualified_name>`` (``|2``, ``|3``... for a second definition
+  of the same qualified name in one file, such as Java overloads)
+* ``ExternalModule``: ``<repo>|ext|<name>``
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import ClassVar
+
+from semgraph.indexer.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
+
+CODE_LANGUAGES = frozenset(
+    {"python", "javascript", "typescript", "tsx", "go", "java", "rust", "c", "cpp"}
+)
+_FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js", "cpp": "c"}
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
+INSERT_BATCH = 2000
+
+
+def family(language: str) -> str:
+    """Languages whose names can refer to each other (JS/TS, C/C++)."""
+    return _FAMILY.get(language, language)
+
+
+def file_key(repo_key: str, path: str) -> str:
+    return f"{repo_key}|{path}"
+
+
+def external_key(repo_key: str, name: str) -> str:
+    return f"{repo_key}|ext|{name}"
+
+
+def is_code(facts: FileFacts) -> bool:
+    return facts.language in CODE_LANGUAGES and facts.parse_status in (
+        ParseStatus.OK,
+        ParseStatus.PARTIAL,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    key: str
+    kind: str
+    name: str
+    qualified_name: str
+    parent_key: str | None  # None only for the module symbol
+    start_line: int
+    end_line: int
+    signature: str
+    bases: tuple[str, ...]
+
+
+def symbol_rows(repo_key: str, facts: FileFacts) -> list[SymbolRow]:
+    """Every symbol of a code file with its key, the module symbol first (synthesized when
+    the parser did not emit one). Non-code and unparsed files have none."""
+    if not is_code(facts):
+        return []
+    module = facts.module
+    symbols = list(facts.symbols)
+    mod_sym = next(
+        (s for s in symbols if s.kind == SymbolKind.MODULE and s.qualified_name == module), None
+    )
+    if mod_sym is not None:
+        symbols.remove(mod_sym)
+    mod_key = f"{repo_key}|{facts.path}|{module}"
+    rows = [
+        SymbolRow(
+            key=mod_key,
+            kind=SymbolKind.MODULE.value,
+            name=module.rsplit(".", 1)[-1],
+            qualified_name=module,
+            parent_key=None,
+            start_line=1,
+            end_line=max(1, facts.line_count),
+            signature=mod_sym.signature if mod_sym else "",
+            bases=(),
+        )
+    ]
+    seen: dict[str, int] = {module: 1}
+    by_qn: dict[str, list[SymbolRow]] = {module: [rows[0]]}
+    for sym in symbols:
+        n = seen.get(sym.qualified_name, 0) + 1
+        seen[sym.qualified_name] = n
+        key = f"{repo_key}|{facts.path}|{sym.qualified_name}" + (f"|{n}" if n > 1 else "")
+        parent_key = mod_key
+        if sym.parent:
+            parents = by_qn.get(sym.parent)
+            if parents:
+                parent_key = _innermost(parents, sym.start_line).key
+        row = SymbolRow(
+            key=key,
+            kind=str(sym.kind),
+            name=sym.name,
+            qualified_name=sym.qualified_name,
+            parent_key=parent_key,
+            start_line=sym.start_line,
+            end_line=sym.end_line,
+            signature=sym.signature,
+            bases=tuple(sym.bases),
+        )
+        rows.append(row)
+        by_qn.setdefault(sym.qualified_name, []).append(row)
+    return rows
+
+
+def _innermost(rows: list[SymbolRow], line: int) -> SymbolRow:
+    """Of several definitions with one qualified name, the one whose range holds ``line``."""
+    for row in reversed(rows):
+        if row.start_line <= line <= row.end_line:
+            return row
+    return rows[0]
+
+
+_DDL = """
+CREATE TABLE files (path TEXT PRIMARY KEY, key TEXT, module TEXT, language TEXT,
+                    family TEXT, dir TEXT, code INTEGER);
+CREATE TABLE skipped (path TEXT, reason TEXT);
+CREATE TABLE symbols (key TEXT PRIMARY KEY, path TEXT, qn TEXT, name TEXT, kind TEXT,
+                      parent_key TEXT, family TEXT, start_line INTEGER, end_line INTEGER,
+                      toplevel INTEGER);
+CREATE TABLE bases (child_key TEXT, path TEXT, text TEXT);
+CREATE TABLE modsuffix (suffix TEXT, path TEXT, family TEXT);
+CREATE TABLE dirsuffix (suffix TEXT, dir TEXT, family TEXT);
+CREATE TABLE imports_raw (id INTEGER PRIMARY KEY, path TEXT, module TEXT, names TEXT,
+                          alias TEXT, line INTEGER);
+CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, callee TEXT,
+                        receiver TEXT, line INTEGER);
+CREATE TABLE go_modules (dir TEXT, module TEXT);
+"""
+_INDEXES = """
+CREATE INDEX symbols_qn ON symbols (qn);
+CREATE INDEX symbols_name ON symbols (name, family);
+CREATE INDEX symbols_path ON symbols (path, name);
+CREATE INDEX symbols_parent ON symbols (parent_key, name);
+CREATE INDEX modsuffix_s ON modsuffix (suffix, family);
+CREATE INDEX dirsuffix_s ON dirsuffix (suffix, family);
+CREATE INDEX files_dir ON files (dir, family);
+CREATE INDEX imports_raw_path ON imports_raw (path);
+CREATE INDEX calls_raw_path ON calls_raw (path);
+CREATE INDEX bases_path ON bases (path);
+"""
+
+
+class SymbolTable:
+    """A SQLite file holding the repository's names, keys and raw facts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("PRAGMA cache_size=-16000")  # 16 MB page cache: bounded memory
+
+    def close(self) -> None:
+        self.db.close()
+
+    @classmethod
+    def build(
+        cls, path: Path, repo_key: str, files: Iterable[FileFacts | SkippedFile]
+    ) -> SymbolTable:
+        """Stream ``files`` once into a fresh table at ``path``."""
+        path.unlink(missing_ok=True)
+        table = cls(path)
+        table.db.executescript(_DDL)
+        buf: dict[str, list[tuple[object, ...]]] = {}
+        for item in files:
+            if isinstance(item, SkippedFile):
+                buf.setdefault("skipped", []).append((item.path, str(item.reason)))
+            else:
+                table._add(repo_key, item, buf)
+            if sum(len(v) for v in buf.values()) >= INSERT_BATCH:
+                table._flush(buf)
+        table._flush(buf)
+        table.db.executescript(_INDEXES)
+        table.db.commit()
+        return table
+
+    _INSERTS: ClassVar[dict[str, str]] = {
+        "files": "INSERT OR IGNORE INTO files VALUES (?,?,?,?,?,?,?)",
+        "skipped": "INSERT INTO skipped VALUES (?,?)",
+        "symbols": "INSERT OR IGNORE INTO symbols VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "bases": "INSERT INTO bases VALUES (?,?,?)",
+        "modsuffix": "INSERT INTO modsuffix VALUES (?,?,?)",
+        "imports_raw": "INSERT INTO imports_raw (path, module, names, alias, line) "
+        "VALUES (?,?,?,?,?)",
+        "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line) "
+        "VALUES (?,?,?,?,?)",
+        "go_modules": "INSERT INTO go_modules VALUES (?,?)",
+    }
+
+    def _flush(self, buf: dict[str, list[tuple[object, ...]]]) -> None:
+        for table, rows in buf.items():
+            if rows:
+                self.db.executemany(self._INSERTS[table], rows)
+        buf.clear()
+
+    def _add(
+        self, repo_key: str, facts: FileFacts, buf: dict[str, list[tuple[object, ...]]]
+    ) -> None:
+        path = facts.path
+        fam = family(facts.language)
+        directory = str(PurePosixPath(path).parent)
+        directory = "" if directory == "." else directory
+        code = is_code(facts)
+        buf.setdefault("files", []).append(
+            (path, file_key(repo_key, path), facts.module, facts.language, fam, directory, code)
+        )
+        if PurePosixPath(path).name == "go.mod" and facts.chunks:
+            for line in facts.chunks[0].text.splitlines():
+                if line.startswith("module "):
+                    buf.setdefault("go_modules", []).append((directory, line.split()[1]))
+                    break
+        if not code:
+            return
+        module_key = ""
+        for row in symbol_rows(repo_key, facts):
+            if row.parent_key is None:
+                module_key = row.key
+            buf.setdefault("symbols", []).append(
+                (
+                    row.key,
+                    path,
+                    row.qualified_name,
+                    row.name,
+                    row.kind,
+                    row.parent_key,
+                    fam,
+                    row.start_line,
+                    row.end_line,
+                    int(row.parent_key == module_key),
+                )
+            )
+            for base in row.bases:
+                buf.setdefault("bases", []).append((row.key, path, base))
+        parts = facts.module.split(".")
+        for i in range(len(parts)):
+            buf.setdefault("modsuffix", []).append((".".join(parts[i:]), path, fam))
+        for imp in facts.imports:
+            buf.setdefault("imports_raw", []).append(
+                (path, imp.module, json.dumps(imp.names), imp.alias, imp.start_line)
+            )
+        for call in facts.calls:
+            buf.setdefault("calls_raw", []).append(
+                (path, call.enclosing, call.callee, call.receiver, call.line)
+            )
+
+    def build_dir_suffixes(self) -> None:
+        """Dotted suffixes of every directory holding code (Go packages, Java wildcards)."""
+        rows = self.db.execute("SELECT DISTINCT dir, family FROM files WHERE code = 1").fetchall()
+        out: list[tuple[str, str, str]] = []
+        for directory, fam in rows:
+            parts = directory.split("/") if directory else []
+            for i in range(len(parts)):
+                out.append((".".join(parts[i:]), directory, fam))
+        self.db.executemany("INSERT INTO dirsuffix VALUES (?,?,?)", out)
+        self.db.execute("CREATE INDEX IF NOT EXISTS dirsuffix_s2 ON dirsuffix (suffix, family)")
+        self.db.commit()
+
+    def iter_files(self) -> Iterator[tuple[str, str, str, str, str]]:
+        """(path, module, language, family, dir) of every code file, by path."""
+        yield from self.db.execute(
+            "SELECT path, module, language, family, dir FROM files WHERE code = 1 ORDER BY path"
+        )
