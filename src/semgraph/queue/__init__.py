@@ -1,1 +1,11 @@
-"""Durable job queue stored in the graph database (``:JobQueue`` nodes)."""
+"""Durable job queue stored in the graph database (``:JobQueue`` nodes).
+
+``semgraph.queue.store.JobStore`` holds every queue query; ``semgraph.queue.worker`` runs
+jobs registered in ``semgraph.queue.registry``; ``semgraph.queue.sweep`` recovers jobs of
+dead workers.
+"""
+
+from semgraph.errors import InvalidTransition, JobCancelled, JobNotFound
+from semgraph.queue.models import EnqueueResult, Job, JobStatus
+
+__all__ = ["EnqueueResult", "InvalidTransition", "Job", "JobCancelled", "JobNotFound", "JobStatus"]

@@ -1,0 +1,132 @@
+"""The job record as Python sees it: status enum, :class:`Job`, enqueue outcome, stats."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class JobStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    QUARANTINED = "quarantined"
+    ABANDONED = "abandoned"
+
+
+TERMINAL = frozenset(
+    {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.QUARANTINED, JobStatus.ABANDONED}
+)
+#: statuses an operator may requeue from
+REQUEUEABLE = frozenset({JobStatus.FAILED, JobStatus.QUARANTINED, JobStatus.ABANDONED})
+
+
+class FailureKind(enum.StrEnum):
+    """Why an attempt ended badly (recorded in the job's error history)."""
+
+    ERROR = "error"  # the job raised
+    TIMEOUT = "timeout"  # over job_timeout_s, stopped by the worker
+    CRASH = "crash"  # the worker died (found by the sweep)
+    ABANDONED = "abandoned"  # an operator abandoned it
+
+
+class EnqueueOutcome(enum.StrEnum):
+    CREATED = "created"  # a new pending job
+    COALESCED = "coalesced"  # merged into the repo's pending job
+    FOLLOW_UP = "follow_up"  # a job runs for the repo: a new pending job queued behind it
+    DUPLICATE = "duplicate"  # this delivery key was already enqueued
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    job_id: str
+    outcome: str  # an EnqueueOutcome value
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    at: float
+    attempt: int
+    kind: str  # a FailureKind value
+    message: str
+
+
+@dataclass
+class Job:
+    """One ``:JobQueue`` node."""
+
+    id: str
+    kind: str
+    repo_key: str
+    status: JobStatus
+    args: dict[str, Any] = field(default_factory=dict)
+    ref: str | None = None
+    commit: str | None = None
+    priority: int = 0
+    attempts: int = 0
+    crash_count: int = 0
+    max_attempts: int = 1
+    max_crashes: int = 1
+    run_after: float = 0.0
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    claimed_at: float | None = None
+    finished_at: float | None = None
+    claim_token: str | None = None
+    worker_id: str | None = None
+    lease_expires_at: float | None = None
+    last_error: str | None = None
+    errors: list[ErrorEntry] = field(default_factory=list)
+    coalesced_count: int = 0
+    cancel_reason: str | None = None  # set while an operator abandon waits for the worker
+
+    @classmethod
+    def from_props(cls, props: dict[str, Any]) -> Job:
+        """Build from the node's property map (``args``/``errors`` are stored as JSON)."""
+        errors = [ErrorEntry(**e) for e in json.loads(props.get("errors") or "[]")]
+        return cls(
+            id=props["id"],
+            kind=props["kind"],
+            repo_key=props["repo_key"],
+            status=JobStatus(props["status"]),
+            args=json.loads(props.get("args") or "{}"),
+            ref=props.get("ref"),
+            commit=props.get("commit"),
+            priority=int(props.get("priority", 0)),
+            attempts=int(props.get("attempts", 0)),
+            crash_count=int(props.get("crash_count", 0)),
+            max_attempts=int(props.get("max_attempts", 1)),
+            max_crashes=int(props.get("max_crashes", 1)),
+            run_after=float(props.get("run_after", 0.0)),
+            created_at=float(props.get("created_at", 0.0)),
+            updated_at=float(props.get("updated_at", 0.0)),
+            claimed_at=props.get("claimed_at"),
+            finished_at=props.get("finished_at"),
+            claim_token=props.get("claim_token"),
+            worker_id=props.get("worker_id"),
+            lease_expires_at=props.get("lease_expires_at"),
+            last_error=props.get("last_error"),
+            errors=errors,
+            coalesced_count=int(props.get("coalesced_count", 0)),
+            cancel_reason=props.get("cancel_reason"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A stable, JSON-serialisable view (the ``--json`` output of the CLI)."""
+        data = asdict(self)
+        data["status"] = self.status.value
+        return data
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    counts: dict[str, int]  # every JobStatus value, zero when absent
+    oldest_pending_created_at: float | None
+    oldest_pending_age_s: float | None
+    workers_alive: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,125 @@
+"""Job kinds: ``register(kind, fn)``; the worker looks kinds up here.
+
+The indexer registers ``reindex`` from :mod:`semgraph.indexer.jobs`; deployments and tests
+add modules through the ``job_modules`` setting. Production code registers no kind that
+exists only for tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from semgraph.config import Settings
+from semgraph.errors import ConfigError, JobCancelled
+from semgraph.logs import event
+
+if TYPE_CHECKING:
+    from semgraph.db import Graph
+
+log = logging.getLogger(__name__)
+
+INDEXER_JOBS_MODULE = "semgraph.indexer.jobs"
+_KIND_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """What a running job may know about itself."""
+
+    id: str
+    kind: str
+    repo_key: str
+    args: dict[str, Any]
+    ref: str | None
+    commit: str | None
+    attempts: int
+    crash_count: int
+
+
+@dataclass
+class JobContext:
+    """Handed to a job function. Call :meth:`checkpoint` between phases."""
+
+    job: JobInfo
+    settings: Settings
+    graph: Graph
+    worker_id: str
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _cancel_reason: str = field(default="cancelled", repr=False)
+    last_checkpoint: str | None = None
+
+    def cancel(self, reason: str, *, override: bool = False) -> None:
+        """Ask the job to stop at its next checkpoint (called by the worker). The first
+        reason sticks unless ``override`` (a timeout overrides a pending shutdown)."""
+        if override or not self._cancel.is_set():
+            self._cancel_reason = reason
+            self._cancel.set()
+
+    @property
+    def cancel_requested(self) -> str | None:
+        return self._cancel_reason if self._cancel.is_set() else None
+
+    def checkpoint(self, name: str) -> None:
+        """Record progress; raise :class:`JobCancelled` if the job must stop here."""
+        self.last_checkpoint = name
+        if self._cancel.is_set():
+            raise JobCancelled(
+                f"job {self.job.id} stopped at checkpoint {name!r}: {self._cancel_reason}",
+                reason=self._cancel_reason,
+            )
+
+
+JobFn = Callable[[JobContext], None]
+_KINDS: dict[str, JobFn] = {}
+
+
+def register(kind: str, fn: JobFn) -> None:
+    """Register ``fn`` to run jobs of ``kind`` (idempotent for the same function)."""
+    if not _KIND_RE.match(kind):
+        raise ValueError(f"invalid job kind {kind!r}: lowercase letters, digits, _ . -")
+    existing = _KINDS.get(kind)
+    if existing is not None and existing is not fn:
+        raise ValueError(f"job kind {kind!r} is already registered to {existing!r}")
+    _KINDS[kind] = fn
+
+
+def unregister(kind: str) -> None:
+    _KINDS.pop(kind, None)
+
+
+def lookup(kind: str) -> JobFn | None:
+    return _KINDS.get(kind)
+
+
+def kinds() -> list[str]:
+    return sorted(_KINDS)
+
+
+def load_job_modules(settings: Settings) -> list[str]:
+    """Import the indexer's job module (when present) and every module in ``job_modules``."""
+    loaded: list[str] = []
+    try:
+        importlib.import_module(INDEXER_JOBS_MODULE)
+        loaded.append(INDEXER_JOBS_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != INDEXER_JOBS_MODULE:
+            raise
+    for name in (n.strip() for n in settings.job_modules.split(",")):
+        if not name:
+            continue
+        if not _MODULE_RE.match(name):
+            raise ConfigError(f"SEMGRAPH_JOB_MODULES: {name[:200]!r} is not a module name")
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"SEMGRAPH_JOB_MODULES: cannot import {name!r}: {exc}") from exc
+        loaded.append(name)
+    event(log, logging.DEBUG, "job_modules_loaded", modules=",".join(loaded), kinds=kinds())
+    return loaded
