@@ -1,0 +1,273 @@
+"""Checkout: a bare mirror per repository under the state directory (fetched, never
+re-cloned) and the exact commit materialised into a per-job workspace.
+
+Sources are git URLs (https, ssh, ``git@host:path``, ``file://``) or local paths. Git runs
+with no terminal prompt, no ``ext::`` transport and a time limit; every git failure becomes a
+:class:`CheckoutError` whose message says what failed. The mirror is locked (``flock``)
+while it is fetched, so two workers on one host never fetch the same mirror at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from semgraph.config import Settings
+from semgraph.errors import CheckoutError
+
+_SCP_LIKE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+@)?(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
+_REF_OK = re.compile(r"^[A-Za-z0-9._/@^~{}+-]+$")
+_GIT_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "SSH_ASKPASS": "true",
+    "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "LC_ALL": "C",
+}
+_GIT_SAFE = ["-c", "protocol.ext.allow=never", "-c", "core.hooksPath=/dev/null"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutResult:
+    commit: str
+    workspace: Path
+    repo_key: str
+    url: str
+    default_branch: str | None
+
+
+def normalize_source(source: str) -> str:
+    """A canonical URL for ``source``: local paths become absolute ``file://`` URLs."""
+    src = source.strip()
+    if not src or len(src) > 4096 or any(ord(c) < 32 for c in src):
+        raise CheckoutError(f"invalid repository source {source[:200]!r}")
+    if src.startswith("-"):
+        raise CheckoutError(f"invalid repository source {source[:200]!r} (starts with '-')")
+    parts = urlsplit(src)
+    if parts.scheme in {"http", "https", "ssh", "git"}:
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise CheckoutError(f"repository URL has no host: {source[:200]!r}")
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+        if parts.username:
+            netloc = f"{parts.username}@{netloc}"
+        path = parts.path.rstrip("/").removesuffix(".git")
+        return urlunsplit((parts.scheme, netloc, path, "", ""))
+    if parts.scheme == "file":
+        path = os.path.normpath(parts.path or "/").rstrip("/").removesuffix("/.git")
+        return "file://" + (path or "/")
+    if "::" in src or (parts.scheme and len(parts.scheme) > 1 and not _SCP_LIKE.match(src)):
+        # "transport::address" is git's remote-helper syntax (ext::, fd:: ...): never allowed
+        raise CheckoutError(f"unsupported repository URL scheme in {source[:200]!r}")
+    scp = _SCP_LIKE.match(src)
+    if scp and not os.path.exists(src):
+        user = scp.group("user") or ""
+        return (
+            f"ssh://{user}{scp.group('host').lower()}/{scp.group('path').rstrip('/')}".removesuffix(
+                ".git"
+            )
+        )
+    path = os.path.normpath(os.path.abspath(os.path.expanduser(src)))
+    return "file://" + path.removesuffix("/.git")
+
+
+def repo_key_for(source: str) -> str:
+    """A stable key for a repository: ``<name>-<10 hex of sha256(normalised URL)>``,
+    lowercase ``[a-z0-9_-]``, starting with a letter or digit (safe for paths and ES
+    index names)."""
+    url = normalize_source(source)
+    last = url.rstrip("/").rsplit("/", 1)[-1].lower()
+    name = re.sub(r"[^a-z0-9_-]+", "-", last).strip("-_")[:40] or "repo"
+    if not name[0].isalnum():
+        name = "repo-" + name
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:10]
+    return f"{name}-{digest}"
+
+
+def _fetch_url(url: str) -> str:
+    return url[len("file://") :] if url.startswith("file://") else url
+
+
+def git(
+    args: list[str], *, cwd: Path | None = None, timeout_s: float, what: str
+) -> subprocess.CompletedProcess[str]:
+    """Run git with safe options; any failure raises :class:`CheckoutError`."""
+    env = {**os.environ, **_GIT_ENV}
+    try:
+        proc = subprocess.run(
+            ["git", *_GIT_SAFE, *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CheckoutError(f"{what}: git timed out after {timeout_s:g}s") from exc
+    except OSError as exc:
+        raise CheckoutError(f"{what}: cannot run git: {exc}") from exc
+    if proc.returncode != 0:
+        detail = " ".join(proc.stderr.strip().split())[-800:] or f"exit {proc.returncode}"
+        raise CheckoutError(f"{what}: {detail}")
+    return proc
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def sync_mirror(settings: Settings, url: str, repo_key: str) -> Path:
+    """Create or fetch the bare mirror of ``url``; returns its path."""
+    mirrors = settings.mirrors_path
+    mirror = mirrors / f"{repo_key}.git"
+    timeout = settings.git_timeout_s
+    with _locked(mirrors / f"{repo_key}.lock"):
+        if not (mirror / "HEAD").exists():
+            if mirror.exists():
+                shutil.rmtree(mirror)  # a clone that died half-way
+            tmp = mirrors / f"{repo_key}.git.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                git(
+                    ["clone", "--mirror", "--quiet", "--", _fetch_url(url), str(tmp)],
+                    timeout_s=timeout,
+                    what=f"cannot clone {url}",
+                )
+            except CheckoutError:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            tmp.rename(mirror)
+        else:
+            git(
+                ["--git-dir", str(mirror), "fetch", "--prune", "--quiet", "--force", "origin"],
+                timeout_s=timeout,
+                what=f"cannot fetch {url}",
+            )
+            # keep HEAD (the default branch) following the remote's
+            head = git(
+                ["--git-dir", str(mirror), "ls-remote", "--symref", "origin", "HEAD"],
+                timeout_s=timeout,
+                what=f"cannot read the default branch of {url}",
+            )
+            for line in head.stdout.splitlines():
+                if line.startswith("ref: ") and line.endswith("\tHEAD"):
+                    ref = line[len("ref: ") : -len("\tHEAD")]
+                    git(
+                        ["--git-dir", str(mirror), "symbolic-ref", "HEAD", ref],
+                        timeout_s=timeout,
+                        what="cannot update the mirror's HEAD",
+                    )
+    return mirror
+
+
+def _default_branch(mirror: Path, timeout_s: float) -> str | None:
+    try:
+        proc = git(
+            ["--git-dir", str(mirror), "symbolic-ref", "--short", "HEAD"],
+            timeout_s=timeout_s,
+            what="default branch",
+        )
+    except CheckoutError:
+        return None
+    return proc.stdout.strip() or None
+
+
+def resolve_ref(mirror: Path, ref: str | None, timeout_s: float, url: str) -> str:
+    """The commit sha ``ref`` names in ``mirror`` (the default branch when None)."""
+    if ref is not None and (
+        not ref or ref.startswith("-") or not _REF_OK.match(ref) or len(ref) > 255
+    ):
+        raise CheckoutError(f"invalid ref {ref[:200]!r}")
+    candidates = ["HEAD"] if ref is None else [ref, f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    for cand in candidates:
+        try:
+            proc = git(
+                [
+                    "--git-dir",
+                    str(mirror),
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    "--end-of-options",
+                    f"{cand}^{{commit}}",
+                ],
+                timeout_s=timeout_s,
+                what="resolve ref",
+            )
+        except CheckoutError:
+            continue
+        sha = proc.stdout.strip()
+        if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            return sha
+    raise CheckoutError(f"unknown ref {ref or 'HEAD'!r} in {url}")
+
+
+def materialise(mirror: Path, commit: str, workspace: Path, timeout_s: float) -> None:
+    """Check ``commit`` out into the empty or absent ``workspace`` (a detached work tree
+    sharing the mirror's objects)."""
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    git(
+        ["clone", "--quiet", "--shared", "--no-checkout", "--", str(mirror), str(workspace)],
+        timeout_s=timeout_s,
+        what=f"cannot create workspace {workspace}",
+    )
+    git(
+        [
+            "-c",
+            "advice.detachedHead=false",
+            "-C",
+            str(workspace),
+            "checkout",
+            "--quiet",
+            "--detach",
+            commit,
+        ],
+        timeout_s=timeout_s,
+        what=f"cannot check out {commit}",
+    )
+
+
+def checkout(settings: Settings, source: str, ref: str | None, workspace: Path) -> CheckoutResult:
+    """Fetch ``source`` into its mirror and materialise ``ref`` (default branch when None)
+    into ``workspace``."""
+    url = normalize_source(source)
+    key = repo_key_for(source)
+    if url.startswith("file://") and not Path(_fetch_url(url)).exists():
+        raise CheckoutError(f"repository {url} does not exist")
+    workspace = Path(workspace)
+    if workspace.exists() and (not workspace.is_dir() or any(workspace.iterdir())):
+        raise CheckoutError(f"workspace {workspace} exists and is not an empty directory")
+    mirror = sync_mirror(settings, url, key)
+    commit = resolve_ref(mirror, ref, settings.git_timeout_s, url)
+    try:
+        materialise(mirror, commit, Path(workspace), settings.git_timeout_s)
+    except CheckoutError:
+        shutil.rmtree(workspace, ignore_errors=True)
+        raise
+    return CheckoutResult(
+        commit=commit,
+        workspace=Path(workspace),
+        repo_key=key,
+        url=url,
+        default_branch=_default_branch(mirror, settings.git_timeout_s),
+    )

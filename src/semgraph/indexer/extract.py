@@ -1,0 +1,374 @@
+"""Extract one file's :class:`FileFacts` with tree-sitter (runs in a pool child).
+
+The per-language query (``queries/<language>.scm``) captures:
+
+* ``@definition.<kind>`` with ``@name`` (and ``@owner`` for a method defined outside its
+  type: Go receivers, C++ ``Type::name``);
+* ``@scope.impl`` (Rust ``impl``: the methods' parent type) and ``@scope.namespace``
+  (C++ namespaces, Rust inline modules, TS namespaces: a qualified-name prefix only);
+* ``@import`` (interpreted by :mod:`semgraph.indexer.imports`);
+* ``@call`` with ``@callee`` and optional ``@receiver``.
+
+A function whose nearest enclosing symbol is a class-like type becomes a method. Qualified
+names are ``<module>.<Outer>.<name>`` (model.py); overloads may repeat a qualified name, the
+start line tells them apart. A tree with errors still yields what was recovered, ``partial``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from tree_sitter import Node, Parser, QueryCursor
+
+from semgraph.indexer import chunking, languages
+from semgraph.indexer.imports import IMPORTERS, text
+from semgraph.indexer.model import (
+    CallSite,
+    FileFacts,
+    Import,
+    ParseStatus,
+    Symbol,
+    SymbolKind,
+    module_name,
+)
+
+CLASS_LIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
+MAX_SIGNATURE = 400
+MAX_DOCSTRING = 4000
+MAX_EXPR = 200
+_COMMENTS = {"comment", "line_comment", "block_comment"}
+_WRAPPERS = {"decorated_definition", "export_statement", "template_declaration"}
+_SKIP_BEFORE = {"attribute_item", "decorator", "marker_annotation", "annotation"}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractOptions:
+    chunk_max_lines: int = 60
+    chunk_max_chars: int = 2400
+
+
+@dataclass(slots=True)
+class _Def:
+    node: Node
+    kind: str  # a SymbolKind value, or "impl" / "namespace" for scopes
+    name: str
+    owner: str | None
+    scope: bool
+    qualified_name: str = ""
+    parent: str | None = None  # nearest enclosing symbol (or impl type)
+
+
+def blob_sha(data: bytes) -> str:
+    """The git blob id of ``data`` (what ``git hash-object`` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def line_count(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _one_line(value: str, limit: int) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tuple[Node, ...]]]:
+    defs: dict[int, _Def] = {}
+    import_nodes: dict[int, Node] = {}
+    calls: dict[int, tuple[Node, ...]] = {}
+    for _, caps in QueryCursor(languages.query(language)).matches(root):
+        if "import" in caps:
+            node = caps["import"][0]
+            import_nodes.setdefault(node.id, node)
+        elif "call" in caps:
+            call = caps["call"][0]
+            receiver = caps.get("receiver")
+            calls.setdefault(
+                call.id, (call, caps["callee"][0], *(receiver[:1] if receiver else ()))
+            )
+        else:
+            for key, nodes in caps.items():
+                kind_tag, _, kind = key.partition(".")
+                if kind_tag not in {"definition", "scope"} or "name" not in caps:
+                    continue
+                node = nodes[0]
+                owner = caps.get("owner")
+                defs.setdefault(
+                    node.id,
+                    _Def(
+                        node=node,
+                        kind=kind,
+                        name=text(caps["name"][0]),
+                        owner=text(owner[0]).replace("::", ".") if owner else None,
+                        scope=kind_tag == "scope",
+                    ),
+                )
+    ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    imports = sorted(import_nodes.values(), key=lambda n: n.start_byte)
+    call_list = sorted(calls.values(), key=lambda c: c[0].start_byte)
+    return ordered, imports, call_list
+
+
+def _enclosing(node: Node, by_id: dict[int, _Def], *, symbols_only: bool) -> _Def | None:
+    cur = node.parent
+    while cur is not None:
+        found = by_id.get(cur.id)
+        if found is not None and not (symbols_only and found.scope):
+            return found
+        cur = cur.parent
+    return None
+
+
+def _qualify(defs: list[_Def], module: str) -> None:
+    by_id: dict[int, _Def] = {}
+    for d in defs:
+        outer = _enclosing(d.node, by_id, symbols_only=False)
+        prefix = outer.qualified_name if outer else module
+        if outer is None:
+            d.parent = None
+        elif outer.kind == "namespace":
+            d.parent = outer.parent
+        else:
+            d.parent = outer.qualified_name
+        if d.owner:
+            owner_prefix = outer.qualified_name if outer and outer.kind == "namespace" else module
+            prefix = d.parent = f"{owner_prefix}.{d.owner}"
+        if d.kind == SymbolKind.FUNCTION and outer is not None and outer.kind in CLASS_LIKE:
+            d.kind = SymbolKind.METHOD
+        d.qualified_name = f"{prefix}.{d.name}"
+        by_id[d.node.id] = d
+
+
+def _outer(node: Node) -> Node:
+    parent = node.parent
+    while parent is not None and parent.type in _WRAPPERS:
+        node, parent = parent, parent.parent
+    return node
+
+
+def _signature(node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is None and node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+    raw = node.text or b""
+    if body is not None and body.start_byte > node.start_byte:
+        raw = raw[: body.start_byte - node.start_byte]
+    else:
+        raw = raw.split(b"\n", 1)[0]
+    sig = raw.decode("utf-8", "replace").strip().rstrip("{:").rstrip()
+    if sig.endswith("=>"):
+        sig = sig[:-2].rstrip()
+    return _one_line(sig, MAX_SIGNATURE)
+
+
+def _python_docstring(node: Node) -> str | None:
+    body = node.child_by_field_name("body")
+    if body is None or not body.named_children:
+        return None
+    first = body.named_children[0]
+    if first.type != "expression_statement" or not first.named_children:
+        return None
+    string = first.named_children[0]
+    if string.type != "string":
+        return None
+    parts = [text(c) for c in string.named_children if c.type == "string_content"]
+    return _clean_doc("".join(parts))
+
+
+def _clean_comment(raw: str) -> str:
+    lines = []
+    for line in raw.splitlines():
+        s = line.strip()
+        for prefix in ("///", "//!", "//", "/**", "/*!", "/*", "*/", "*", "#"):
+            if s.startswith(prefix):
+                s = s[len(prefix) :]
+                break
+        if s.endswith("*/"):
+            s = s[:-2]
+        lines.append(s.strip())
+    return "\n".join(lines).strip()
+
+
+def _clean_doc(doc: str) -> str | None:
+    import inspect
+
+    cleaned = inspect.cleandoc(doc).strip()
+    if not cleaned:
+        return None
+    return cleaned if len(cleaned) <= MAX_DOCSTRING else cleaned[: MAX_DOCSTRING - 1] + "…"
+
+
+def _comment_docstring(node: Node) -> str | None:
+    comments: list[str] = []
+    cur = _outer(node)
+    row = cur.start_point[0]
+    sib = cur.prev_sibling
+    while sib is not None and (sib.type in _COMMENTS or sib.type in _SKIP_BEFORE):
+        if sib.end_point[0] < row - 1:
+            break
+        if sib.type in _COMMENTS:
+            comments.append(_clean_comment(text(sib)))
+        row = sib.start_point[0]
+        sib = sib.prev_sibling
+    if not comments:
+        return None
+    return _clean_doc("\n".join(reversed(comments)))
+
+
+_BASE_FIELDS = ("superclasses", "superclass", "interfaces")
+_BASE_CONTAINERS = {"class_heritage", "base_class_clause", "extends_interfaces", "super_interfaces"}
+_BASE_NESTED = {
+    "extends_clause",
+    "implements_clause",
+    "type_list",
+    "superclass",
+    "super_interfaces",
+    "extends_interfaces",
+}
+_BASE_SKIP = {"keyword_argument", "access_specifier", "comment", "type_arguments"}
+
+
+def _base_texts(container: Node) -> list[str]:
+    out: list[str] = []
+    for child in container.named_children:
+        if child.type in _BASE_SKIP:
+            continue
+        if child.type in _BASE_NESTED:
+            out.extend(_base_texts(child))
+        else:
+            out.append(_one_line(text(child), MAX_EXPR))
+    return out
+
+
+def _bases(node: Node) -> list[str]:
+    out: list[str] = []
+    for name in _BASE_FIELDS:
+        child = node.child_by_field_name(name)
+        if child is not None:
+            out.extend(_base_texts(child))
+    for child in node.named_children:
+        if child.type in _BASE_CONTAINERS:
+            out.extend(_base_texts(child))
+    return list(dict.fromkeys(out))
+
+
+def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
+    out: list[Symbol] = []
+    for d in defs:
+        if d.scope:
+            continue
+        span = (
+            _outer(d.node)
+            if d.node.parent is not None and d.node.parent.type in {"decorated_definition"}
+            else d.node
+        )
+        doc = _python_docstring(d.node) if language == "python" else _comment_docstring(d.node)
+        out.append(
+            Symbol(
+                kind=d.kind,
+                name=d.name,
+                qualified_name=d.qualified_name,
+                start_line=span.start_point[0] + 1,
+                end_line=d.node.end_point[0] + 1,
+                signature=_signature(d.node),
+                docstring=doc,
+                parent=d.parent,
+                bases=_bases(d.node) if d.kind in CLASS_LIKE else [],
+            )
+        )
+    return out
+
+
+def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) -> list[CallSite]:
+    by_id = {d.node.id: d for d in defs}
+    out: list[CallSite] = []
+    for call, callee, *rest in call_nodes:
+        enclosing = _enclosing(call, by_id, symbols_only=True)
+        receiver = _one_line(text(rest[0]), MAX_EXPR) if rest else None
+        out.append(
+            CallSite(
+                enclosing=enclosing.qualified_name if enclosing else module,
+                callee=_one_line(text(callee), MAX_EXPR),
+                receiver=receiver,
+                line=call.start_point[0] + 1,
+            )
+        )
+    return out
+
+
+def _first_error_line(root: Node) -> int:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return root.start_point[0] + 1
+
+
+def extract_code(
+    path: str, language: str, data: bytes
+) -> tuple[list[Symbol], list[Import], list[CallSite], str | None]:
+    """Symbols, imports, calls, and a syntax-error note (None when the tree is clean)."""
+    module = module_name(path, language)
+    tree = Parser(languages.grammar(language)).parse(data)
+    root = tree.root_node
+    defs, import_nodes, call_nodes = _collect(language, root)
+    _qualify(defs, module)
+    symbols = _symbols(defs, language)
+    importer = IMPORTERS[language]
+    imports = [imp for node in import_nodes for imp in importer(node)]
+    calls = _calls(call_nodes, defs, module)
+    error = f"syntax error near line {_first_error_line(root)}" if root.has_error else None
+    return symbols, imports, calls, error
+
+
+def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
+    """The :class:`FileFacts` of one file's bytes (code: parsed; other text: chunked)."""
+    language = languages.detect_language(path)
+    source = data.decode("utf-8", "replace")
+    facts = FileFacts(
+        path=path,
+        language=language,
+        blob_sha=blob_sha(data),
+        size_bytes=len(data),
+        line_count=line_count(data),
+        parse_status=ParseStatus.TEXT,
+    )
+    if languages.is_code(language):
+        symbols, imports, calls, error = extract_code(path, language, data)
+        facts.symbols, facts.imports, facts.calls = symbols, imports, calls
+        facts.parse_status = ParseStatus.PARTIAL if error else ParseStatus.OK
+        facts.parse_error = error
+    facts.chunks = chunking.chunk_lines(
+        chunking.split_lines(source),
+        facts.symbols,
+        max_lines=options.chunk_max_lines,
+        max_chars=options.chunk_max_chars,
+    )
+    return facts
+
+
+def failed_file(path: str, data: bytes, reason: str, options: ExtractOptions) -> FileFacts:
+    """A file whose parse failed twice: plain-text chunks, ``parse_failed`` and the reason."""
+    facts = FileFacts(
+        path=path,
+        language=languages.detect_language(path),
+        blob_sha=blob_sha(data),
+        size_bytes=len(data),
+        line_count=line_count(data),
+        parse_status=ParseStatus.PARSE_FAILED,
+        parse_error=reason,
+    )
+    facts.chunks = chunking.chunk_lines(
+        chunking.split_lines(data.decode("utf-8", "replace")),
+        [],
+        max_lines=options.chunk_max_lines,
+        max_chars=options.chunk_max_chars,
+    )
+    return facts

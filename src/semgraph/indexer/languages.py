@@ -1,0 +1,140 @@
+"""Which language a file is, and the tree-sitter grammar for the code languages.
+
+Code languages (definitions, imports, call sites via ``queries/<language>.scm``): python,
+javascript, typescript, tsx, go, java, rust, c, cpp. Text kinds (markdown, yaml, json,
+toml, ...) are chunked for search only. Grammars are loaded lazily, in the process that
+parses (a pool child), never at import time.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import import_module
+from importlib.resources import files
+from pathlib import PurePosixPath
+
+from tree_sitter import Language, Query
+
+CODE_LANGUAGES: dict[str, tuple[str, str]] = {
+    # language -> (grammar module, function returning the language pointer)
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+}
+
+# the query file each language uses (tsx shares typescript's, javascript has its own)
+QUERY_FILE = {lang: lang for lang in CODE_LANGUAGES} | {"tsx": "typescript"}
+
+EXTENSIONS: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".java": "java",
+    ".rs": "rust",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".ipp": "cpp",
+    # text kinds: chunked for search only
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".toml": "toml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".conf": "ini",
+    ".xml": "xml",
+    ".html": "html",
+    ".htm": "html",
+    ".css": "css",
+    ".scss": "css",
+    ".sql": "sql",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".proto": "proto",
+    ".gradle": "gradle",
+    ".properties": "ini",
+    ".env": "ini",
+}
+
+FILENAMES: dict[str, str] = {
+    "Dockerfile": "dockerfile",
+    "Makefile": "makefile",
+    "GNUmakefile": "makefile",
+    "CMakeLists.txt": "cmake",
+    "README": "markdown",
+    "LICENSE": "text",
+    "COPYING": "text",
+}
+
+
+def detect_language(path: str) -> str:
+    """Language of ``path`` by name: a code language, a text kind, or ``"text"``."""
+    p = PurePosixPath(path)
+    if p.name in FILENAMES:
+        return FILENAMES[p.name]
+    return EXTENSIONS.get(p.suffix.lower(), "text")
+
+
+def is_code(language: str) -> bool:
+    return language in CODE_LANGUAGES
+
+
+@cache
+def grammar(language: str) -> Language:
+    module_name, func = CODE_LANGUAGES[language]
+    return Language(getattr(import_module(module_name), func)())
+
+
+@cache
+def query_source(language: str) -> str:
+    name = QUERY_FILE[language]
+    return (files("semgraph.indexer") / "queries" / f"{name}.scm").read_text("utf-8")
+
+
+@cache
+def query(language: str) -> Query:
+    return Query(grammar(language), query_source(language))
+
+
+def grammar_versions() -> dict[str, str]:
+    """Installed grammar package versions (part of the index fingerprint)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str] = {}
+    for module_name, _ in CODE_LANGUAGES.values():
+        dist = module_name.replace("_", "-")
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "unknown"
+    try:
+        out["tree-sitter"] = version("tree-sitter")
+    except PackageNotFoundError:
+        out["tree-sitter"] = "unknown"
+    return out

@@ -1,0 +1,245 @@
+"""The parse driver: walk a workspace, parse its files in the job's pool in a bounded
+window, append every result to the spill as it arrives (then drop it).
+
+Memory is a function of ``parse_window_files``, not of the repository: at most that many
+files are in flight, results are written to the spill one by one, and the only per-file
+state kept is the list of parse failures (path + reason).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semgraph.config import Settings
+from semgraph.indexer.extract import failed_file
+from semgraph.indexer.memory import rss_bytes
+from semgraph.indexer.model import ParseStatus, SkippedFile
+from semgraph.indexer.pool import ParsePool, TaskResult
+from semgraph.indexer.spill import SpillWriter
+from semgraph.indexer.walk import walk
+from semgraph.logs import event
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseFailureRecord:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProgress:
+    files_done: int  # files parsed (or given up) so far
+    files_skipped: int
+    files_failed: int
+    in_flight: int
+    elapsed_s: float
+
+
+@dataclass(slots=True)
+class ParseStats:
+    files_by_status: dict[str, int] = field(default_factory=dict)  # ok/partial/text/parse_failed
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    parse_failures: list[ParseFailureRecord] = field(default_factory=list)
+    retries: int = 0
+    bytes_parsed: int = 0
+    spill_bytes: int = 0
+    duration_s: float = 0.0
+    parent_peak_rss_bytes: int = 0
+    child_peak_rss_bytes: int = 0
+    pool_size: int = 0
+    child_pids: set[int] = field(default_factory=set)
+
+    @property
+    def files_indexed(self) -> int:
+        return sum(self.files_by_status.values())
+
+    @property
+    def files_skipped(self) -> int:
+        return sum(self.skipped_by_reason.values())
+
+
+class _Run:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: ParsePool,
+        spill: SpillWriter,
+        progress: Callable[[ParseProgress], None] | None,
+    ) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.spill = spill
+        self.progress = progress
+        self.stats = ParseStats(pool_size=pool.size)
+        self.status: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+        self.inflight: dict[concurrent.futures.Future[TaskResult], tuple[str, int]] = {}
+        self.done = 0
+        self.started = time.monotonic()
+
+    def skip(self, item: SkippedFile) -> None:
+        self.spill.append(item)
+        self.skipped[item.reason] += 1
+
+    def submit(self, path: str) -> None:
+        self.inflight[self.pool.submit(path)] = (path, 1)
+
+    def drain(self, *, until: int) -> None:
+        """Collect results until at most ``until`` files are in flight."""
+        while len(self.inflight) > until:
+            finished, _ = concurrent.futures.wait(
+                self.inflight, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for fut in finished:
+                path, attempt = self.inflight.pop(fut)
+                self.collect(fut, path, attempt)
+            self.stats.parent_peak_rss_bytes = max(self.stats.parent_peak_rss_bytes, rss_bytes())
+
+    def collect(self, fut: concurrent.futures.Future[TaskResult], path: str, attempt: int) -> None:
+        try:
+            result = fut.result()
+        except Exception as exc:
+            reason = self.pool.describe(exc)
+            if attempt == 1:
+                event(
+                    logger,
+                    logging.WARNING,
+                    "parse.retry",
+                    f"retrying {path}: {reason}",
+                    path=path,
+                    reason=reason,
+                )
+                self.stats.retries += 1
+                self.inflight[self.pool.retry(path)] = (path, 2)
+                return
+            self.give_up(path, reason)
+            return
+        self.spill.append_packed(result.kind, result.packed)
+        if result.status.startswith("skipped:"):
+            self.skipped[result.status.removeprefix("skipped:")] += 1
+        else:
+            self.status[result.status] += 1
+            self.stats.bytes_parsed += result.size_bytes
+            self.done += 1
+        self.stats.child_pids.add(result.child_pid)
+        self.stats.child_peak_rss_bytes = max(
+            self.stats.child_peak_rss_bytes, result.child_peak_rss_bytes
+        )
+
+    def give_up(self, path: str, reason: str) -> None:
+        """Second failure: index the file as plain text with ``parse_failed``."""
+        event(
+            logger,
+            logging.WARNING,
+            "parse.failed",
+            f"parse failed for {path}: {reason}",
+            path=path,
+            reason=reason,
+        )
+        config = self.pool.config
+        try:
+            with open(Path(config.root) / path, "rb") as fh:
+                data = fh.read(config.max_file_bytes)
+        except OSError as exc:
+            self.skip(SkippedFile(path, "unreadable", f"cannot read: {exc.strerror}"))
+            return
+        self.spill.append(failed_file(path, data, reason, config.options))
+        self.status[ParseStatus.PARSE_FAILED] += 1
+        self.stats.bytes_parsed += len(data)
+        self.stats.parse_failures.append(ParseFailureRecord(path, reason))
+        self.done += 1
+
+    def report(self) -> None:
+        if self.progress is not None:
+            self.progress(
+                ParseProgress(
+                    files_done=self.done,
+                    files_skipped=sum(self.skipped.values()),
+                    files_failed=len(self.stats.parse_failures),
+                    in_flight=len(self.inflight),
+                    elapsed_s=time.monotonic() - self.started,
+                )
+            )
+
+    def finish(self) -> ParseStats:
+        self.stats.files_by_status = dict(self.status)
+        self.stats.skipped_by_reason = dict(self.skipped)
+        self.stats.duration_s = time.monotonic() - self.started
+        self.stats.parent_peak_rss_bytes = max(self.stats.parent_peak_rss_bytes, rss_bytes())
+        return self.stats
+
+
+def parse_repository(
+    settings: Settings,
+    workspace: Path,
+    spill_path: Path,
+    *,
+    checkpoint: Callable[[str], None] | None = None,
+    progress: Callable[[ParseProgress], None] | None = None,
+) -> ParseStats:
+    """Parse every indexable file of ``workspace`` into a new spill at ``spill_path``.
+
+    ``checkpoint("parse")`` is called between windows of ``parse_window_files`` results; it
+    may raise to cancel the job, in which case the pool is stopped (children killed) and the
+    partial spill removed before the exception propagates. ``progress`` gets a
+    :class:`ParseProgress` at the same points.
+    """
+    window = settings.parse_window_files
+    with (
+        SpillWriter(
+            spill_path, compression=settings.spill_compression, level=settings.spill_zstd_level
+        ) as spill,
+        ParsePool(settings, workspace) as pool,
+    ):
+        run = _Run(settings, pool, spill, progress)
+        event(
+            logger,
+            logging.INFO,
+            "parse.start",
+            f"parsing {workspace}",
+            pool_size=pool.size,
+            inline=pool.inline,
+            rss_bytes=rss_bytes(),
+        )
+        next_checkpoint = window
+        for item in walk(
+            Path(workspace),
+            max_file_bytes=settings.max_file_bytes,
+            git_timeout_s=settings.git_timeout_s,
+        ):
+            if isinstance(item, SkippedFile):
+                run.skip(item)
+                continue
+            run.drain(until=window - 1)
+            run.submit(item.path)
+            if run.done >= next_checkpoint:
+                next_checkpoint = run.done + window
+                run.report()
+                if checkpoint is not None:
+                    checkpoint("parse")
+        run.drain(until=0)
+        run.report()
+    stats = run.finish()
+    stats.spill_bytes = spill.bytes_written
+    event(
+        logger,
+        logging.INFO,
+        "parse.done",
+        f"parsed {stats.files_indexed} files, skipped {stats.files_skipped}, "
+        f"failed {len(stats.parse_failures)} in {stats.duration_s:.1f}s",
+        files=stats.files_indexed,
+        skipped=stats.files_skipped,
+        failed=len(stats.parse_failures),
+        parent_peak_rss_bytes=stats.parent_peak_rss_bytes,
+        child_peak_rss_bytes=stats.child_peak_rss_bytes,
+        rss_bytes=rss_bytes(),
+    )
+    return stats

@@ -1,0 +1,23 @@
+; semgraph extraction query for JavaScript (and JSX).
+; Captures: @definition.<kind> + @name; @import; @call + @callee (+ @receiver).
+
+(class_declaration name: (identifier) @name) @definition.class
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.function
+
+(import_statement) @import
+(call_expression
+  function: (identifier) @_require
+  arguments: (arguments . (string) .)
+  (#eq? @_require "require")) @import
+
+(call_expression function: (identifier) @callee) @call
+(call_expression
+  function: (member_expression
+    object: (_) @receiver
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(new_expression constructor: (identifier) @callee) @call

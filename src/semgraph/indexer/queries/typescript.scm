@@ -1,0 +1,29 @@
+; semgraph extraction query for TypeScript and TSX.
+; Captures: @definition.<kind> + @name; @scope.namespace + @name; @import;
+; @call + @callee (+ @receiver).
+
+(class_declaration name: (type_identifier) @name) @definition.class
+(abstract_class_declaration name: (type_identifier) @name) @definition.class
+(interface_declaration name: (type_identifier) @name) @definition.interface
+(enum_declaration name: (identifier) @name) @definition.enum
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+(abstract_method_signature name: (property_identifier) @name) @definition.method
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.function
+(internal_module name: (_) @name) @scope.namespace
+
+(import_statement) @import
+(call_expression
+  function: (identifier) @_require
+  arguments: (arguments . (string) .)
+  (#eq? @_require "require")) @import
+
+(call_expression function: (identifier) @callee) @call
+(call_expression
+  function: (member_expression
+    object: (_) @receiver
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(new_expression constructor: (identifier) @callee) @call
