@@ -164,6 +164,13 @@ def doctor_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")
         raise typer.Exit(1)
 
 
+# -- web (issue 7) ---------------------------------------------------------------------------
+
+from semgraph.web.cli import serve  # noqa: E402
+
+app.command("serve")(serve)
+
+
 # -- entry points ---------------------------------------------------------------------------
 
 

@@ -1,0 +1,243 @@
+"""The HTTP API: health, readiness, metrics, search, graph queries, jobs and runs.
+
+Read endpoints answer without a token when ``api_read_open`` (the default); mutating ones
+(``POST /jobs``) always need ``Authorization: Bearer <api_token>`` and are disabled (403)
+while no token is configured. Store errors are mapped to HTTP answers by the app.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import hmac
+import re
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from semgraph.db import graph_errors, search_errors
+from semgraph.errors import JobError, StoreError
+from semgraph.queue.models import JobStatus
+from semgraph.web.metrics import HTTP_REQUESTS
+
+if TYPE_CHECKING:
+    from semgraph.web.app import WebContext
+
+router = APIRouter()
+_bearer = HTTPBearer(auto_error=False, description="SEMGRAPH_API_TOKEN")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+_AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "missing or wrong bearer token"},
+    403: {"description": "endpoint disabled: no SEMGRAPH_API_TOKEN configured"},
+    503: {"description": "a data store is unavailable; retry"},
+}
+
+
+def context(request: Request) -> WebContext:
+    ctx: WebContext = request.app.state.ctx
+    return ctx
+
+
+def _token_ok(given: str, expected: str) -> bool:
+    return hmac.compare_digest(
+        hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest(),
+        hashlib.sha256(expected.encode("utf-8")).digest(),
+    )
+
+
+def _check_token(ctx: WebContext, creds: HTTPAuthorizationCredentials | None) -> None:
+    expected = ctx.settings.api_token
+    if not expected:
+        raise HTTPException(403, "this endpoint is disabled: configure SEMGRAPH_API_TOKEN")
+    if creds is None or not _token_ok(creds.credentials, expected):
+        raise HTTPException(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+
+
+def require_read(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> WebContext:
+    ctx = context(request)
+    if not ctx.settings.api_read_open:
+        _check_token(ctx, creds)
+    return ctx
+
+
+def require_write(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> WebContext:
+    ctx = context(request)
+    _check_token(ctx, creds)
+    return ctx
+
+
+ReadCtx = Annotated["WebContext", Depends(require_read)]
+WriteCtx = Annotated["WebContext", Depends(require_write)]
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy of a manager's return value (dataclasses, enums, models, dicts)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, BaseModel):
+        return plain(value.model_dump())
+    if isinstance(value, enum.Enum):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+# -- health -----------------------------------------------------------------------------------
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    graph: str
+    search: str
+
+
+@router.get("/healthz", tags=["health"])
+def healthz() -> Health:
+    """The process is up (no store is contacted)."""
+    return Health(status="ok")
+
+
+def _probe_graph(ctx: WebContext) -> str:
+    try:
+        with graph_errors("readyz"):
+            ctx.graph.driver.verify_connectivity()
+        return "ok"
+    except StoreError as exc:
+        return f"unavailable: {exc.message[:300]}"
+
+
+def _probe_search(ctx: WebContext) -> str:
+    try:
+        with search_errors("readyz"):
+            health = ctx.search.cluster.health(timeout="5s")
+        status = str(health.get("status"))
+        return "ok" if status in {"green", "yellow"} else f"cluster status {status}"
+    except StoreError as exc:
+        return f"unavailable: {exc.message[:300]}"
+
+
+@router.get(
+    "/readyz",
+    tags=["health"],
+    responses={503: {"model": Readiness, "description": "a store is unreachable"}},
+)
+async def readyz(request: Request) -> Response:
+    """Ready when both the graph server and Elasticsearch answer."""
+    ctx = context(request)
+    graph = await run_in_threadpool(_probe_graph, ctx)
+    search = await run_in_threadpool(_probe_search, ctx)
+    ready = graph == "ok" and search == "ok"
+    body = Readiness(status="ready" if ready else "unavailable", graph=graph, search=search)
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+
+@router.get(
+    "/metrics",
+    tags=["health"],
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+async def metrics(request: Request) -> Response:
+    """Prometheus text exposition of every counter in this process plus queue gauges."""
+    ctx = context(request)
+    await run_in_threadpool(ctx.refresh_gauges, time.time())
+    HTTP_REQUESTS.labels(route="/metrics", status="200").inc()
+    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+
+# -- jobs ---------------------------------------------------------------------------------------
+
+
+class EnqueueRequest(BaseModel):
+    source: str = Field(min_length=1, max_length=2048, description="clone URL or local path")
+    ref: str | None = Field(default=None, max_length=1024)
+    commit: str | None = Field(default=None, pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+    priority: int = Field(default=0, ge=-1000, le=1000)
+
+
+class EnqueueResponse(BaseModel):
+    job_id: str
+    outcome: str
+    repo: str
+
+
+def _check_source(source: str) -> None:
+    if _CONTROL.search(source) or source.startswith("-") or not source.strip():
+        raise HTTPException(400, "source must be a URL or path without control characters")
+
+
+@router.post(
+    "/jobs",
+    tags=["jobs"],
+    status_code=202,
+    responses={**_AUTH_RESPONSES, 400: {"description": "invalid source"}},
+)
+def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
+    """Enqueue a reindex by hand (answers after the job is committed)."""
+    _check_source(body.source)
+    if body.ref is not None and (_CONTROL.search(body.ref) or body.ref.startswith("-")):
+        raise HTTPException(400, "ref must not contain control characters or start with '-'")
+    try:
+        repo_key = ctx.receiver.repo_key_for(body.source)
+        args = {"source": body.source, "ref": body.ref, "commit": body.commit}
+        result = ctx.store.enqueue(
+            repo_key,
+            now=time.time(),
+            kind="reindex",
+            args=args,
+            ref=body.ref,
+            commit=body.commit,
+            priority=body.priority,
+        )
+    except (JobError, ValueError) as exc:  # an unusable source, or a field the queue refuses
+        raise HTTPException(400, str(exc)[:300]) from exc
+    return EnqueueResponse(job_id=result.job_id, outcome=result.outcome, repo=repo_key)
+
+
+@router.get("/jobs", tags=["jobs"], responses=_AUTH_RESPONSES)
+def list_jobs(
+    ctx: ReadCtx,
+    status: Annotated[JobStatus | None, Query()] = None,
+    repo: Annotated[str | None, Query(max_length=512)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[dict[str, Any]]:
+    """Jobs, newest first, optionally filtered by status and repository key."""
+    jobs = ctx.store.list(status=None if status is None else status.value, repo=repo, limit=limit)
+    return [plain(job) for job in jobs]
+
+
+@router.get(
+    "/jobs/{job_id}",
+    tags=["jobs"],
+    responses={**_AUTH_RESPONSES, 404: {"description": "no such job"}},
+)
+def get_job(job_id: Annotated[str, Path(max_length=200)], ctx: ReadCtx) -> dict[str, Any]:
+    """One job by id."""
+    job = ctx.store.get(job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    result: dict[str, Any] = plain(job)
+    return result

@@ -1,0 +1,181 @@
+"""The FastAPI application: webhooks, health, metrics and the HTTP API.
+
+``create_app(settings)`` builds everything from the settings object (nothing is read at
+import time). Store errors become HTTP answers in one place (:func:`_install_error_handlers`):
+an unreachable or conflicting store is 503 with ``Retry-After`` so clients retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import elasticsearch
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from semgraph.config import Settings
+from semgraph.db import Graph, connect_graph, connect_search
+from semgraph.errors import (
+    GraphConflict,
+    GraphUnavailable,
+    PayloadError,
+    SearchUnavailable,
+    StoreError,
+)
+from semgraph.logs import event
+from semgraph.queue.metrics import publish_stats
+from semgraph.queue.store import JobStore
+from semgraph.web import api
+from semgraph.web.metrics import WEBHOOK_ACK_SECONDS, WEBHOOK_DELIVERIES, WORKERS_ALIVE
+from semgraph.web.schemas import WEBHOOK_OPENAPI
+from semgraph.web.webhooks import RETRY_AFTER_S, WebhookPolicy, WebhookReceiver
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WebContext:
+    """What the request handlers share; one per application."""
+
+    settings: Settings
+    graph: Graph
+    search: elasticsearch.Elasticsearch
+    store: JobStore
+    receiver: WebhookReceiver
+    owns_connections: bool
+
+    def refresh_gauges(self, now: float) -> None:
+        """Bring the queue gauges up to date before a scrape (a global view, from the graph:
+        every web replica reports the same values, so alert rules aggregate with ``max``)."""
+        stats = self.store.stats(now)
+        publish_stats(stats)
+        WORKERS_ALIVE.set(stats.workers_alive)
+
+    def close(self) -> None:
+        if self.owns_connections:
+            self.graph.close()
+            self.search.close()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The raw body, refusing more than ``limit`` bytes without reading them all."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise PayloadError("malformed Content-Length")
+        if int(declared) > limit:
+            raise _TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _webhook_route(host: str) -> Callable[[Request], Any]:
+    async def receive(request: Request) -> Response:
+        ctx: WebContext = request.app.state.ctx
+        started = time.perf_counter()
+        limit = ctx.settings.webhook_max_body_bytes
+        try:
+            body = await _read_limited(request, limit)
+        except _TooLarge:
+            WEBHOOK_DELIVERIES.labels(host=host, outcome="too_large").inc()
+            return JSONResponse(
+                {"status": "too_large", "detail": f"body exceeds {limit} bytes"}, status_code=413
+            )
+        except PayloadError as exc:
+            WEBHOOK_DELIVERIES.labels(host=host, outcome="bad_request").inc()
+            return JSONResponse({"status": "bad_request", "detail": exc.message}, 400)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        reply = await run_in_threadpool(ctx.receiver.receive, host, headers, body, now=time.time())
+        WEBHOOK_ACK_SECONDS.labels(host=host).observe(time.perf_counter() - started)
+        return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+    receive.__name__ = f"webhook_{host}"
+    return receive
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    retryable = (GraphUnavailable, GraphConflict, SearchUnavailable)
+
+    async def store_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, retryable):
+            event(log, logging.WARNING, "http_store_unavailable", str(exc), path=request.url.path)
+            return JSONResponse(
+                {"detail": "a data store is unavailable; retry"},
+                status_code=503,
+                headers={"Retry-After": RETRY_AFTER_S},
+            )
+        event(log, logging.ERROR, "http_store_error", str(exc), path=request.url.path)
+        return JSONResponse({"detail": "a data store rejected the request"}, status_code=502)
+
+    async def payload_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, PayloadError)
+        return JSONResponse({"detail": exc.message}, status_code=400)
+
+    app.add_exception_handler(StoreError, store_error)
+    app.add_exception_handler(PayloadError, payload_error)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    graph: Graph | None = None,
+    search: elasticsearch.Elasticsearch | None = None,
+    store: JobStore | None = None,
+    repo_key_for: Callable[[str], str] | None = None,
+) -> FastAPI:
+    """The web application. Connections are made from ``settings`` unless passed in."""
+    policy = WebhookPolicy.from_settings(settings)
+    owns = graph is None and search is None
+    graph = graph or connect_graph(settings)
+    search = search or connect_search(settings)
+    store = store or JobStore(graph, settings)
+    if repo_key_for is None:
+        from semgraph.indexer.checkout import repo_key_for as default_repo_key_for
+
+        repo_key_for = default_repo_key_for
+    ctx = WebContext(
+        settings, graph, search, store, WebhookReceiver(policy, store, repo_key_for), owns
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        event(log, logging.INFO, "web_start", host=settings.web_host, port=settings.web_port)
+        yield
+        ctx.close()
+
+    app = FastAPI(
+        title="semgraph",
+        version="0.1.0",
+        summary="Webhooks and the HTTP API of semgraph (code graph + semantic code search).",
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    for host in ("github", "gitlab", "gitea"):
+        app.add_api_route(
+            f"/webhooks/{host}",
+            _webhook_route(host),
+            methods=["POST"],
+            tags=["webhooks"],
+            summary=f"{host.capitalize()} push webhook",
+            response_class=JSONResponse,
+            openapi_extra=WEBHOOK_OPENAPI[host],
+        )
+    _install_error_handlers(app)
+    app.include_router(api.router)
+    return app

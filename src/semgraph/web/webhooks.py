@@ -1,0 +1,316 @@
+"""Turning one webhook delivery into at most one committed job, or a clear refusal.
+
+The order of checks is fixed so that nothing is enqueued, and nothing about a secret is
+revealed, unless the delivery is authentic: content type (415), signature header present
+(401), JSON object (400), the repository's secret verifies (401), allowlist (403), event
+kind and policy (202 ``ignored`` with a reason), fields we act on (400), then the enqueue,
+which commits before we answer 202 (a graph outage is 503, so the host retries).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from semgraph.config import Settings
+from semgraph.errors import ConfigError, JobError, PayloadError, StoreError
+from semgraph.logs import event
+from semgraph.web import signatures
+from semgraph.web.metrics import WEBHOOK_DELIVERIES
+from semgraph.web.payloads import (
+    Ignored,
+    Ping,
+    PushEvent,
+    RepoIdentity,
+    decode_json,
+    parse_event,
+    repo_identity,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_DELIVERY_ID_CHARS = 200
+RETRY_AFTER_S = "5"
+UNAUTHORIZED = "invalid or missing webhook signature"
+
+
+@dataclass(frozen=True)
+class HostHeaders:
+    event: tuple[str, ...]
+    delivery: tuple[str, ...]
+    auth: str
+
+
+HOST_HEADERS: dict[str, HostHeaders] = {
+    "github": HostHeaders(("x-github-event",), ("x-github-delivery",), "x-hub-signature-256"),
+    "gitlab": HostHeaders(
+        ("x-gitlab-event",), ("x-gitlab-event-uuid", "idempotency-key"), "x-gitlab-token"
+    ),
+    "gitea": HostHeaders(
+        ("x-gitea-event", "x-gogs-event"),
+        ("x-gitea-delivery", "x-gogs-delivery"),
+        "x-gitea-signature",
+    ),
+}
+
+
+class EnqueueResultLike(Protocol):
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def outcome(self) -> str: ...
+
+
+class Enqueuer(Protocol):
+    def enqueue(
+        self,
+        repo_key: str,
+        *,
+        now: float,
+        kind: str = ...,
+        args: dict[str, Any] | None = ...,
+        ref: str | None = ...,
+        commit: str | None = ...,
+        priority: int = ...,
+        delivery_key: str | None = ...,
+    ) -> EnqueueResultLike: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP answer: status, JSON body, extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def normalize_name(name: str) -> str:
+    """Repository names and URLs compare case-insensitively, without ``.git`` or a slash."""
+    text = name.strip().lower().rstrip("/")
+    return text[: -len(".git")] if text.endswith(".git") else text
+
+
+@dataclass(frozen=True)
+class WebhookPolicy:
+    default_secret: str | None
+    secrets: dict[str, str]
+    allowlist: frozenset[str]
+    branches: tuple[str, ...]
+    tag_pushes: bool
+    allow_local_sources: bool
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WebhookPolicy:
+        for name, secret in settings.webhook_secrets.items():
+            if not secret.strip():
+                raise ConfigError(f"SEMGRAPH_WEBHOOK_SECRETS: the secret for {name!r} is empty")
+        if settings.webhook_secret is not None and not settings.webhook_secret.strip():
+            raise ConfigError("SEMGRAPH_WEBHOOK_SECRET is set but empty")
+        return cls(
+            default_secret=settings.webhook_secret,
+            secrets={normalize_name(k): v for k, v in settings.webhook_secrets.items()},
+            allowlist=frozenset(normalize_name(n) for n in settings.webhook_allowlist),
+            branches=tuple(settings.webhook_branches),
+            tag_pushes=settings.webhook_tag_pushes,
+            allow_local_sources=settings.webhook_allow_local_sources,
+        )
+
+    def secret_for(self, identity: RepoIdentity) -> str | None:
+        for name in identity.names:
+            secret = self.secrets.get(normalize_name(name))
+            if secret is not None:
+                return secret
+        return self.default_secret
+
+    def allowed(self, identity: RepoIdentity) -> bool:
+        if not self.allowlist:
+            return True
+        return any(normalize_name(n) in self.allowlist for n in identity.names)
+
+    def ignore_reason(self, push: PushEvent) -> str | None:
+        """Why we do not act on ``push``, or None when it should be indexed."""
+        if push.deleted:
+            return f"{push.ref} was deleted"
+        if push.tag is not None:
+            return None if self.tag_pushes else "tag pushes are not indexed"
+        branch = push.branch
+        if branch is None:
+            return f"{push.ref} is neither a branch nor a tag"
+        if self.branches:
+            if any(fnmatch.fnmatchcase(branch, pattern) for pattern in self.branches):
+                return None
+            return f"branch {branch!r} does not match the configured branches"
+        if push.default_branch is None:
+            return "the payload does not name the default branch; configure branches"
+        if branch != push.default_branch:
+            return f"branch {branch!r} is not the default branch {push.default_branch!r}"
+        return None
+
+    def source_for(self, push: PushEvent) -> str:
+        """The clone source for the job, refusing option-like or local ones unless allowed."""
+        url = push.clone_url
+        if url.startswith("-"):
+            raise PayloadError("clone URL must not start with '-'")
+        lowered = url.lower()
+        if lowered.startswith(("https://", "http://", "ssh://", "git://")):
+            return url
+        if lowered.startswith("file://") or url.startswith("/"):
+            if self.allow_local_sources:
+                return url
+            raise PayloadError("local clone sources are not accepted by this server")
+        if "@" in url and ":" in url.split("@", 1)[1]:  # scp-like git@host:org/repo.git
+            return url
+        raise PayloadError("clone URL must be https, http, ssh or git")
+
+
+def _header(headers: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = headers.get(name)
+        if value:
+            return value
+    return None
+
+
+def _authentic(host: str, body: bytes, given: str, secret: str) -> bool:
+    if host == "github":
+        return signatures.verify_github(body, given, secret)
+    if host == "gitea":
+        return signatures.verify_gitea(body, given, secret)
+    return signatures.verify_gitlab(given, secret)
+
+
+def _is_json(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+class WebhookReceiver:
+    """Checks one delivery and enqueues its push (headers are lower-cased by the caller)."""
+
+    def __init__(
+        self, policy: WebhookPolicy, store: Enqueuer, repo_key_for: Callable[[str], str]
+    ) -> None:
+        self.policy = policy
+        self.store = store
+        self.repo_key_for = repo_key_for
+
+    def receive(self, host: str, headers: Mapping[str, str], body: bytes, *, now: float) -> Reply:
+        reply = self._receive(host, headers, body, now)
+        outcome = str(reply.body.get("outcome") or reply.body.get("status"))
+        WEBHOOK_DELIVERIES.labels(host=host, outcome=outcome).inc()
+        return reply
+
+    def _receive(self, host: str, headers: Mapping[str, str], body: bytes, now: float) -> Reply:
+        names = HOST_HEADERS[host]
+        if not _is_json(headers.get("content-type")):
+            return Reply(
+                415,
+                {
+                    "status": "unsupported_type",
+                    "detail": "send the webhook as application/json",
+                },
+            )
+        given = headers.get(names.auth)
+        if not given:
+            return self._unauthorized(host, None, "signature header missing")
+        try:
+            data = decode_json(body)
+        except PayloadError as exc:
+            return Reply(400, {"status": "bad_request", "detail": exc.message})
+        identity = repo_identity(host, data)
+        secret = self.policy.secret_for(identity)
+        if secret is None or not _authentic(host, body, given, secret):
+            why = "no secret configured" if secret is None else "signature mismatch"
+            return self._unauthorized(host, identity.full_name, why)
+        if not self.policy.allowed(identity):
+            event(log, logging.WARNING, "webhook_forbidden", repo=identity.full_name, host=host)
+            return Reply(403, {"status": "forbidden", "detail": "repository is not allowed"})
+        delivery = _header(headers, names.delivery)
+        if delivery is not None and (
+            len(delivery) > MAX_DELIVERY_ID_CHARS or not delivery.isprintable()
+        ):
+            return Reply(400, {"status": "bad_request", "detail": "malformed delivery id"})
+        try:
+            hook = parse_event(host, _header(headers, names.event), data)
+            if isinstance(hook, Ping):
+                return Reply(200, {"status": "pong"})
+            if isinstance(hook, Ignored):
+                return self._ignored(host, identity.full_name, hook.reason)
+            reason = self.policy.ignore_reason(hook)
+            if reason is not None:
+                return self._ignored(host, hook.full_name, reason)
+            source = self.policy.source_for(hook)
+        except PayloadError as exc:
+            return Reply(400, {"status": "bad_request", "detail": exc.message})
+        return self._enqueue(hook, source, delivery, now)
+
+    def _enqueue(self, push: PushEvent, source: str, delivery: str | None, now: float) -> Reply:
+        try:
+            repo_key = self.repo_key_for(source)
+        except (JobError, ValueError) as exc:
+            return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
+        try:
+            result = self.store.enqueue(
+                repo_key,
+                now=now,
+                kind="reindex",
+                args={"source": source, "ref": push.ref, "commit": push.commit},
+                ref=push.ref,
+                commit=push.commit,
+                delivery_key=f"{push.host}:{delivery}" if delivery else None,
+            )
+        except ValueError as exc:  # the queue refused a field (length, control characters)
+            return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
+        except StoreError as exc:
+            event(
+                log,
+                logging.ERROR,
+                "webhook_store_unavailable",
+                str(exc),
+                repo=push.full_name,
+                host=push.host,
+            )
+            return Reply(
+                503,
+                {"status": "unavailable", "detail": "the job queue is unavailable; retry"},
+                {"Retry-After": RETRY_AFTER_S},
+            )
+        event(
+            log,
+            logging.INFO,
+            "webhook_enqueued",
+            job_id=result.job_id,
+            repo=repo_key,
+            host=push.host,
+            outcome=result.outcome,
+            commit=push.commit,
+        )
+        return Reply(
+            202,
+            {
+                "status": "queued",
+                "job_id": result.job_id,
+                "outcome": result.outcome,
+                "repo": repo_key,
+                "commit": push.commit,
+            },
+        )
+
+    @staticmethod
+    def _unauthorized(host: str, repo: str | None, why: str) -> Reply:
+        event(log, logging.WARNING, "webhook_unauthorized", why, repo=repo, host=host)
+        return Reply(401, {"status": "unauthorized", "detail": UNAUTHORIZED})
+
+    @staticmethod
+    def _ignored(host: str, repo: str | None, reason: str) -> Reply:
+        event(log, logging.INFO, "webhook_ignored", reason, repo=repo, host=host)
+        return Reply(202, {"status": "ignored", "reason": reason})
