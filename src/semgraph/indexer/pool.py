@@ -25,15 +25,17 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
 import resource
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pebble
 
@@ -162,10 +164,11 @@ def describe_failure(exc: BaseException, config: ChildConfig, timeout_s: float) 
     return f"extractor error: {type(exc).__name__}: {str(exc)[:300]}"
 
 
-def _done_future(fn: Any, *args: Any) -> concurrent.futures.Future[TaskResult]:
+def _done_future(fn: Callable[[], TaskResult]) -> concurrent.futures.Future[TaskResult]:
+    """Run ``fn`` inline (``pool_size=1``: no fault hook, no isolation)."""
     fut: concurrent.futures.Future[TaskResult] = concurrent.futures.Future()
     try:
-        fut.set_result(fn(*args))
+        fut.set_result(fn())
     except Exception as exc:  # a failure is carried by the future, as in the pool
         fut.set_exception(exc)
     return fut
@@ -206,7 +209,7 @@ class ParsePool:
 
     def submit(self, path: str) -> concurrent.futures.Future[TaskResult]:
         if self._pool is None:
-            return _done_future(parse_one, self.config, path, False)  # inline: no fault hook
+            return _done_future(functools.partial(parse_one, self.config, path, in_child=False))
         future: concurrent.futures.Future[TaskResult] = self._pool.schedule(
             child_task, args=(path,), timeout=self.timeout_s
         )
