@@ -1,0 +1,95 @@
+"""Parse benchmark: files/s, MB/s, parent and child peak RSS at 1,000 and 20,000 files.
+
+    python -m bench.bench_parse [--sizes 1000,20000] [--pool-size N]
+
+Each size runs in a fresh subprocess (so one run's peak cannot hide another's) on a
+repository from ``bench.synth``. Prints the parent peak RSS ratio (target <= 1.3 from the
+smallest to the largest size) and throughput per core (target >= 100 files/s/core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_one(n_files: int, pool_size: int) -> dict[str, float]:
+    from bench.synth import generate
+    from semgraph.config import load_settings
+    from semgraph.indexer.memory import rss_bytes
+    from semgraph.indexer.parse import parse_repository
+
+    with tempfile.TemporaryDirectory(prefix="semgraph-bench-") as tmp:
+        repo = generate(Path(tmp) / "repo", n_files, seed=n_files)
+        settings = load_settings(state_dir=tmp, pool_size=pool_size)
+        rss_start = rss_bytes()
+        stats = parse_repository(settings, repo, Path(tmp) / "spill" / "bench.spill")
+        return {
+            "files": stats.files_indexed,
+            "skipped": stats.files_skipped,
+            "failed": len(stats.parse_failures),
+            "bytes": stats.bytes_parsed,
+            "seconds": stats.duration_s,
+            "pool_size": stats.pool_size,
+            "parent_rss_start": rss_start,
+            "parent_peak_rss": stats.parent_peak_rss_bytes,
+            "child_peak_rss": stats.child_peak_rss_bytes,
+            "spill_bytes": stats.spill_bytes,
+        }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,20000")
+    ap.add_argument("--pool-size", type=int, default=0)
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.pool_size)))
+        return
+    cores = len(os.sched_getaffinity(0))
+    results = {}
+    for n in [int(s) for s in args.sizes.split(",")]:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.bench_parse",
+                "--one",
+                str(n),
+                "--pool-size",
+                str(args.pool_size),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        results[n] = r
+        workers = r["pool_size"] if r["pool_size"] > 1 else 1
+        print(
+            f"{n:>6} files: {r['files'] / r['seconds']:7.1f} files/s "
+            f"({r['files'] / r['seconds'] / min(workers, cores):6.1f}/core over "
+            f"{min(workers, cores)} cores), {r['bytes'] / r['seconds'] / 1e6:5.2f} MB/s, "
+            f"parent peak RSS {r['parent_peak_rss'] / 2**20:6.1f} MiB, "
+            f"child peak RSS {r['child_peak_rss'] / 2**20:6.1f} MiB, "
+            f"{r['seconds']:.1f}s, failed {r['failed']}"
+        )
+    sizes = sorted(results)
+    if len(sizes) >= 2:
+        small, large = results[sizes[0]], results[sizes[-1]]
+        ratio = large["parent_peak_rss"] / small["parent_peak_rss"]
+        verdict = "OK" if ratio <= 1.3 else "OVER TARGET"
+        print(
+            f"parent peak RSS ratio {sizes[-1]}/{sizes[0]} files: {ratio:.3f} "
+            f"(target <= 1.3: {verdict})"
+        )
+
+
+if __name__ == "__main__":
+    main()
