@@ -171,6 +171,15 @@ from semgraph.web.cli import serve  # noqa: E402
 app.command("serve")(serve)
 
 
+# -- job queue + worker (issue 3) -------------------------------------------------------------
+
+from semgraph.queue import cli as queue_cli  # noqa: E402
+
+app.command("enqueue")(queue_cli.enqueue_cmd)
+app.add_typer(queue_cli.jobs_app, name="jobs")
+app.command("worker")(queue_cli.worker_cmd)
+
+
 # -- entry points ---------------------------------------------------------------------------
 
 

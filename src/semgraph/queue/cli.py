@@ -1,0 +1,299 @@
+"""Operator commands: ``semgraph enqueue``, ``semgraph jobs ...``, ``semgraph worker``.
+
+Registered on the main app in :mod:`semgraph.cli`. Every option names its environment
+variable in ``--help``. Unknown ids and invalid transitions raise semgraph errors, which the
+main entry point prints as one line with a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from semgraph.config import Settings, load_settings
+from semgraph.db import Graph, connect_graph
+from semgraph.errors import ConfigError, JobNotFound
+from semgraph.queue.models import Job, JobStatus
+from semgraph.queue.store import JobStore
+
+jobs_app = typer.Typer(help="Inspect and steer the job queue.", no_args_is_help=True)
+_out = Console(highlight=False, soft_wrap=True)
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``12h``, ``7d``, ``2w`` -> seconds."""
+    match = _DURATION_RE.match(text or "")
+    if not match:
+        raise ConfigError(f"invalid duration {text[:50]!r}: use e.g. 90s, 15m, 12h, 7d")
+    value = float(match.group(1)) * _UNIT_S[match.group(2)]
+    if value > 100 * 365 * 86400:
+        raise ConfigError(f"duration {text[:50]!r} is longer than 100 years")
+    return value
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    root = ctx.find_root()
+    if not isinstance(root.obj, Settings):
+        root.obj = load_settings()
+    return root.obj
+
+
+@contextmanager
+def _store(ctx: typer.Context) -> Iterator[JobStore]:
+    settings = _settings(ctx)
+    with connect_graph(settings) as graph:
+        yield JobStore(graph, settings)
+
+
+def _emit_json(data: Any) -> None:
+    _out.out(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
+
+
+def _job_line(job: Job) -> str:
+    commit = (job.commit or "-")[:12]
+    return (
+        f"{job.id}  {job.status.value:<11} {job.kind:<10} {job.repo_key}  commit={commit} "
+        f"prio={job.priority} attempts={job.attempts}/{job.max_attempts} "
+        f"crashes={job.crash_count}/{job.max_crashes} created={_fmt_time(job.created_at)}"
+    )
+
+
+def _get(store: JobStore, job_id: str) -> Job:
+    job = store.get(job_id)
+    if job is None:
+        raise JobNotFound(f"no job with id {job_id[:100]!r}")
+    return job
+
+
+def _bad_input(exc: ValueError) -> typer.BadParameter:
+    return typer.BadParameter(str(exc))
+
+
+# -- enqueue ------------------------------------------------------------------------------------
+
+
+def enqueue_cmd(
+    ctx: typer.Context,
+    repo: str = typer.Argument(..., help="Repository key, e.g. org/name."),
+    ref: str | None = typer.Option(None, "--ref", envvar="SEMGRAPH_ENQUEUE_REF", help="Git ref."),
+    commit: str | None = typer.Option(
+        None,
+        "--commit",
+        envvar="SEMGRAPH_ENQUEUE_COMMIT",
+        help="Exact commit.",
+    ),
+    priority: int = typer.Option(
+        0,
+        "--priority",
+        envvar="SEMGRAPH_ENQUEUE_PRIORITY",
+        help="Higher runs first.",
+    ),
+    as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
+) -> None:
+    """Queue a reindex of REPO (merged into its pending job if there is one)."""
+    with _store(ctx) as store:
+        try:
+            result = store.enqueue(repo, now=time.time(), ref=ref, commit=commit, priority=priority)
+        except ValueError as exc:
+            raise _bad_input(exc) from exc
+    if as_json:
+        _emit_json({"job_id": result.job_id, "outcome": result.outcome})
+    else:
+        _out.print(f"{result.outcome} {result.job_id}", markup=False)
+
+
+# -- jobs ---------------------------------------------------------------------------------------
+
+
+@jobs_app.command("list")
+def list_cmd(
+    ctx: typer.Context,
+    status: str | None = typer.Option(
+        None,
+        "--status",
+        envvar="SEMGRAPH_JOBS_STATUS",
+        help="Only this status.",
+    ),
+    repo: str | None = typer.Option(
+        None, "--repo", envvar="SEMGRAPH_JOBS_REPO", help="Only this repo."
+    ),
+    limit: int = typer.Option(
+        100,
+        "--limit",
+        envvar="SEMGRAPH_JOBS_LIMIT",
+        help="At most this many, newest first.",
+    ),
+    as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
+) -> None:
+    """List jobs, newest first."""
+    with _store(ctx) as store:
+        try:
+            jobs = store.list(status=status, repo=repo, limit=limit)
+        except ValueError as exc:
+            raise _bad_input(exc) from exc
+    if as_json:
+        _emit_json([j.to_json() for j in jobs])
+        return
+    for job in jobs:
+        _out.print(_job_line(job), markup=False)
+    if not jobs:
+        _out.print("no jobs")
+
+
+@jobs_app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    job_id: str = typer.Argument(..., help="Job id."),
+    as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
+) -> None:
+    """Show one job with its error history."""
+    with _store(ctx) as store:
+        job = _get(store, job_id)
+    if as_json:
+        _emit_json(job.to_json())
+        return
+    _out.print(_job_line(job), markup=False)
+    for name in ("ref", "worker_id", "run_after", "claimed_at", "finished_at", "last_error"):
+        value = getattr(job, name)
+        if name in {"run_after", "claimed_at", "finished_at"}:
+            value = _fmt_time(value)
+        _out.print(f"  {name:<12} {value if value is not None else '-'}", markup=False)
+    _out.print(f"  coalesced    {job.coalesced_count}", markup=False)
+    if job.cancel_reason:
+        _out.print(f"  abandon requested: {job.cancel_reason}", markup=False)
+    _out.print(f"  errors ({len(job.errors)}):", markup=False)
+    for entry in job.errors:
+        _out.print(
+            f"    {_fmt_time(entry.at)} attempt {entry.attempt} {entry.kind}: {entry.message}",
+            markup=False,
+        )
+
+
+@jobs_app.command("requeue")
+def requeue_cmd(ctx: typer.Context, job_id: str = typer.Argument(..., help="Job id.")) -> None:
+    """Put a failed, quarantined or abandoned job back in the queue with fresh counters."""
+    with _store(ctx) as store:
+        job = store.requeue(job_id, now=time.time())
+    _out.print(f"requeued {job.id} ({job.repo_key}): {job.status.value}", markup=False)
+
+
+@jobs_app.command("abandon")
+def abandon_cmd(
+    ctx: typer.Context,
+    job_id: str = typer.Argument(..., help="Job id."),
+    reason: str = typer.Option(
+        ...,
+        "--reason",
+        envvar="SEMGRAPH_ABANDON_REASON",
+        help="Why (recorded on the job).",
+    ),
+) -> None:
+    """Abandon a pending job now, or ask a running job's worker to stop it."""
+    with _store(ctx) as store:
+        try:
+            job = store.abandon(job_id, now=time.time(), reason=reason)
+        except ValueError as exc:
+            raise _bad_input(exc) from exc
+    if job.status is JobStatus.RUNNING:
+        _out.print(
+            f"abandon requested for {job.id}: its worker stops it at the next checkpoint",
+            markup=False,
+        )
+    else:
+        _out.print(f"abandoned {job.id}", markup=False)
+
+
+@jobs_app.command("purge")
+def purge_cmd(
+    ctx: typer.Context,
+    older_than: str = typer.Option(
+        ...,
+        "--older-than",
+        envvar="SEMGRAPH_PURGE_OLDER_THAN",
+        help="e.g. 7d, 12h, 30m.",
+    ),
+) -> None:
+    """Delete terminal jobs (succeeded, failed, quarantined, abandoned) older than this."""
+    seconds = parse_duration(older_than)
+    with _store(ctx) as store:
+        n = store.purge(older_than_s=seconds, now=time.time())
+    _out.print(f"purged {n} jobs", markup=False)
+
+
+@jobs_app.command("stats")
+def stats_cmd(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
+) -> None:
+    """Counts by status, the oldest pending job's age, live workers."""
+    with _store(ctx) as store:
+        stats = store.stats()
+    if as_json:
+        _emit_json(stats.to_json())
+        return
+    for status, n in stats.counts.items():
+        _out.print(f"{status:<12} {n}", markup=False)
+    age = stats.oldest_pending_age_s
+    _out.print(f"oldest pending age: {'-' if age is None else f'{age:.1f}s'}", markup=False)
+    _out.print(f"workers alive: {stats.workers_alive}", markup=False)
+
+
+# -- worker -------------------------------------------------------------------------------------
+
+
+def worker_cmd(
+    ctx: typer.Context,
+    once: bool = typer.Option(
+        False,
+        "--once",
+        envvar="SEMGRAPH_WORKER_ONCE",
+        help="Run at most one job, then exit.",
+    ),
+    max_jobs: int | None = typer.Option(
+        None,
+        "--max-jobs",
+        min=1,
+        envvar="SEMGRAPH_WORKER_MAX_JOBS",
+        help="Exit after this many jobs.",
+    ),
+    idle_exit_s: float | None = typer.Option(
+        None,
+        "--idle-exit-s",
+        min=0,
+        envvar="SEMGRAPH_WORKER_IDLE_EXIT_S",
+        help="Exit after this many seconds without a claimable job.",
+    ),
+) -> None:
+    """Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop)."""
+    from prometheus_client import start_http_server
+
+    from semgraph.queue import registry
+    from semgraph.queue.worker import Worker, check_settings
+
+    settings = _settings(ctx)
+    check_settings(settings)
+    registry.load_job_modules(settings)
+    if settings.worker_metrics_port:
+        start_http_server(settings.worker_metrics_port)
+    graph: Graph
+    with connect_graph(settings) as graph:
+        worker = Worker(settings, graph)
+        worker.install_signal_handlers()
+        code = worker.run(once=once, max_jobs=max_jobs, idle_exit_s=idle_exit_s)
+    raise typer.Exit(code)
