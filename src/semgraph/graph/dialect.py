@@ -30,6 +30,16 @@ def detect_kind(agent: str) -> ServerKind:
     return ServerKind.MEMGRAPH if "memgraph" in agent.lower() else ServerKind.NEO4J
 
 
+#: error codes / messages meaning "this transaction needs more memory than the server allows"
+OUT_OF_MEMORY_MARKERS = (
+    "MemoryPoolOutOfMemoryError",  # Neo4j: db.memory.transaction.total.max
+    "TransactionOutOfMemoryError",  # Neo4j: db.memory.transaction.max
+    "TransactionMemoryLimit",
+    "Memory limit exceeded",  # Memgraph --memory-limit / query memory limit
+    "memory limit exceeded",
+)
+
+
 @dataclass(frozen=True)
 class IndexSpec:
     """A uniqueness constraint (``unique=True``) or a plain property index."""
@@ -92,6 +102,17 @@ class Dialect:
                 "index already",
             )
         )
+
+    @staticmethod
+    def is_out_of_memory(message: str) -> bool:
+        """Whether an error says a transaction exceeded the server's memory limit."""
+        return any(marker in message for marker in OUT_OF_MEMORY_MARKERS)
+
+    def memory_limit_setting(self) -> str:
+        """The server setting that bounds one transaction's memory."""
+        if self.kind is ServerKind.MEMGRAPH:
+            return "Memgraph --memory-limit (and any per-query memory limit)"
+        return "Neo4j db.memory.transaction.max / db.memory.transaction.total.max"
 
     @property
     def version_query(self) -> str:

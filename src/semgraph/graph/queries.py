@@ -1,0 +1,246 @@
+"""Every Cypher statement of the code graph (writer, reader, runs), as named constants.
+
+Each constant is named after the method that runs it. Parameters are always bound; the
+only text ever composed is a node label taken from the fixed :data:`SYMBOL_LABELS` whitelist
+(labels cannot be parameters in Cypher). Nothing here is Neo4j-only: no APOC, no procedures,
+no server clocks (``now`` is always a parameter), so the same text runs on Memgraph.
+"""
+
+from __future__ import annotations
+
+from semgraph.indexer.model import SymbolKind
+
+#: kind -> extra label of a ``:Symbol`` node
+SYMBOL_LABELS: dict[str, str] = {kind.value: kind.value.capitalize() for kind in SymbolKind}
+#: symbols of an unknown kind get only ``:Symbol``
+GENERIC_SYMBOL_LABEL = ""
+
+# -- writer: GraphWriter.publish (all in one explicit transaction) -------------------------
+
+PUBLISH_REPOSITORY = """
+MERGE (r:Repository {key: $key})
+SET r.url = $url, r.default_branch = $default_branch, r.commit = $commit,
+    r.run_id = $run_id, r.fingerprint = $fingerprint, r.indexed_at = $now
+SET r += $props
+RETURN r.key AS key
+"""
+
+# Deleting in bounded slices keeps each statement's working set small; a node deleted earlier
+# in the same transaction is never matched again, so the loop ends.
+PUBLISH_DELETE_FILES = """
+MATCH (n:File {repo: $repo}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+"""
+PUBLISH_DELETE_SYMBOLS = """
+MATCH (n:Symbol {repo: $repo}) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+"""
+PUBLISH_DELETE_EXTERNALS = """
+MATCH (n:ExternalModule {repo: $repo}) WITH n LIMIT $limit DETACH DELETE n
+RETURN count(*) AS deleted
+"""
+
+PUBLISH_FILES = """
+MATCH (r:Repository {key: $repo})
+UNWIND $rows AS row
+CREATE (r)-[:CONTAINS]->(f:File)
+SET f += row
+RETURN count(*) AS created
+"""
+
+_PUBLISH_SYMBOLS = """
+UNWIND $rows AS row
+MATCH (f:File {{key: row.file}})
+CREATE (f)-[:DEFINES]->(s:Symbol{label})
+SET s += row.props
+RETURN count(*) AS created
+"""
+PUBLISH_SYMBOLS: dict[str, str] = {
+    label: _PUBLISH_SYMBOLS.format(label=f":{label}" if label else "")
+    for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
+}
+
+PUBLISH_EXTERNALS = """
+UNWIND $rows AS row
+CREATE (e:ExternalModule {key: row.key, repo: $repo, name: row.name})
+RETURN count(*) AS created
+"""
+
+PUBLISH_CONTAINS = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+MATCH (b:Symbol {key: row.dst})
+CREATE (a)-[:CONTAINS]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_HAS_METHOD = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+MATCH (b:Symbol {key: row.dst})
+CREATE (a)-[:HAS_METHOD]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_INHERITS = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+MATCH (b:Symbol {key: row.dst})
+CREATE (a)-[:INHERITS]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_IMPORTS_FILE = """
+UNWIND $rows AS row
+MATCH (a:File {key: row.src})
+MATCH (b:File {key: row.dst})
+CREATE (a)-[:IMPORTS {line: row.line}]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_IMPORTS_EXTERNAL = """
+UNWIND $rows AS row
+MATCH (a:File {key: row.src})
+MATCH (b:ExternalModule {key: row.dst})
+CREATE (a)-[:IMPORTS {line: row.line}]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_CALLS = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+MATCH (b:Symbol {key: row.dst})
+CREATE (a)-[:CALLS {line: row.line, tier: row.tier, candidates: row.candidates}]->(b)
+RETURN count(*) AS created
+"""
+PUBLISH_SYMBOL_STATS = """
+UNWIND $rows AS row
+MATCH (s:Symbol {key: row.key})
+SET s.calls_unresolved = row.unresolved, s.calls_external = row.external,
+    s.calls_ambiguous = row.ambiguous, s.possible_callers = row.possible
+RETURN count(*) AS updated
+"""
+PUBLISH_FILE_STATS = """
+UNWIND $rows AS row
+MATCH (f:File {key: row.key})
+SET f.imports_unresolved = row.n
+RETURN count(*) AS updated
+"""
+
+# -- reader: GraphReader ------------------------------------------------------------------
+
+_SYMBOL_COLUMNS = """
+s.key AS key, s.repo AS repo, s.name AS name, s.qualified_name AS qualified_name,
+s.kind AS kind, s.path AS path, s.start_line AS start_line, s.end_line AS end_line,
+s.signature AS signature
+"""
+
+# `name` is the last segment; `qualified` the full text when the user gave a dotted name
+# (matched exactly or as a trailing part: "Order.total" finds "shop.models.Order.total").
+DEFINITIONS = f"""
+MATCH (s:Symbol {{name: $name}})
+WHERE ($repo IS NULL OR s.repo = $repo)
+  AND ($qualified IS NULL OR s.qualified_name = $qualified
+       OR s.qualified_name ENDS WITH $suffix)
+RETURN {_SYMBOL_COLUMNS}
+ORDER BY s.repo, s.qualified_name, s.path, s.start_line
+LIMIT $limit
+"""
+
+CALLERS_STEP = """
+UNWIND $keys AS k
+MATCH (c:Symbol)-[e:CALLS]->(t:Symbol {key: k})
+RETURN t.key AS target, c.key AS key, c.repo AS repo, c.name AS name,
+       c.qualified_name AS qualified_name, c.kind AS kind, c.path AS path,
+       c.start_line AS start_line, e.line AS line, e.tier AS tier, e.candidates AS candidates
+ORDER BY target, qualified_name, line
+LIMIT $limit
+"""
+
+CALLEES_STEP = """
+UNWIND $keys AS k
+MATCH (t:Symbol {key: k})-[e:CALLS]->(c:Symbol)
+RETURN t.key AS target, c.key AS key, c.repo AS repo, c.name AS name,
+       c.qualified_name AS qualified_name, c.kind AS kind, c.path AS path,
+       c.start_line AS start_line, e.line AS line, e.tier AS tier, e.candidates AS candidates
+ORDER BY target, line, qualified_name
+LIMIT $limit
+"""
+
+SCOPE_STATS = """
+UNWIND $keys AS k
+MATCH (s:Symbol {key: k})
+RETURN sum(coalesce(s.calls_unresolved, 0)) AS unresolved,
+       sum(coalesce(s.calls_external, 0)) AS external,
+       sum(coalesce(s.calls_ambiguous, 0)) AS ambiguous,
+       sum(coalesce(s.possible_callers, 0)) AS possible_callers
+"""
+
+REPOSITORY_STATS = """
+UNWIND $repos AS key
+MATCH (r:Repository {key: key})
+RETURN r.key AS key, coalesce(r.calls_unresolved, 0) AS unresolved,
+       coalesce(r.calls_ambiguous, 0) AS ambiguous, coalesce(r.calls_total, 0) AS total
+"""
+
+FILES_BY_PATH = """
+MATCH (f:File {path: $path})
+WHERE $repo IS NULL OR f.repo = $repo
+RETURN f.key AS key, f.repo AS repo, f.path AS path, f.language AS language,
+       coalesce(f.imports_unresolved, 0) AS unresolved
+ORDER BY f.repo
+LIMIT $limit
+"""
+
+IMPORTS_OF = """
+MATCH (f:File {key: $key})-[e:IMPORTS]->(d)
+RETURN CASE WHEN d:File THEN 'file' ELSE 'external' END AS kind,
+       coalesce(d.path, d.name) AS target, e.line AS line
+ORDER BY line, target
+LIMIT $limit
+"""
+
+IMPORTED_BY = """
+MATCH (d:File)-[e:IMPORTS]->(f:File {key: $key})
+RETURN d.path AS path, e.line AS line
+ORDER BY path, line
+LIMIT $limit
+"""
+
+REPOSITORIES = """
+MATCH (r:Repository)
+RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit AS commit,
+       r.run_id AS run_id, r.fingerprint AS fingerprint, r.indexed_at AS indexed_at
+ORDER BY r.key
+"""
+
+# -- runs: RunStore -------------------------------------------------------------------------
+
+RUN_START = """
+MERGE (r:Repository {key: $repo})
+CREATE (x:IndexRun {id: $id, repo: $repo, commit: $commit, job_id: $job_id,
+                    worker_id: $worker_id, status: 'running', started_at: $now})
+CREATE (x)-[:OF]->(r)
+RETURN x.id AS id
+"""
+
+RUN_UPDATE = """
+MATCH (x:IndexRun {id: $id})
+SET x += $props
+RETURN x.id AS id
+"""
+
+RUN_FINISH = """
+MATCH (x:IndexRun {id: $id})
+WITH x, x.status AS before
+FOREACH (_ IN CASE WHEN before IN $from_statuses THEN [1] ELSE [] END |
+  SET x += $props, x.status = $status, x.finished_at = $now,
+      x.duration_s = $now - x.started_at)
+RETURN before, x.status AS status
+"""
+
+RUN_GET = """
+MATCH (x:IndexRun {id: $id})
+RETURN properties(x) AS run
+"""
+
+RUN_LIST = """
+MATCH (x:IndexRun)
+WHERE ($repo IS NULL OR x.repo = $repo) AND ($status IS NULL OR x.status = $status)
+RETURN properties(x) AS run
+ORDER BY x.started_at DESC, x.id
+LIMIT $limit
+"""

@@ -1,0 +1,323 @@
+"""Publish one repository's code graph in ONE explicit transaction.
+
+The transaction takes the ``:Repository`` node first (so two publishes of one repository
+serialize), deletes that repository's ``File``/``Symbol``/``ExternalModule`` nodes in bounded
+slices, then streams the new nodes (from the parsed model) and edges (from the resolution's
+SQLite file) in UNWIND batches of at most ``batch_size`` rows, and commits. Run id,
+fingerprint, commit and ``indexed_at`` are written on ``:Repository`` in that transaction.
+Any failure rolls the whole transaction back: readers keep seeing the previous graph, and
+other repositories are never touched (every statement is keyed by this repository).
+
+Client memory is bounded by the batch size: nothing is accumulated across files.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from semgraph.config import Settings
+from semgraph.db import Graph, graph_errors
+from semgraph.errors import GraphError, GraphTooLarge, JobError
+from semgraph.graph import queries as q
+from semgraph.graph.resolve import Resolution
+from semgraph.graph.symtab import CLASS_KINDS, file_key, symbol_rows
+from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.logs import event
+
+log = logging.getLogger(__name__)
+DELETE_SLICE = 10_000
+MAX_PARSE_ERROR_CHARS = 500
+_EDGE_WITH_NODE = {"File": "CONTAINS", "Symbol": "DEFINES"}
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    key: str
+    url: str
+    default_branch: str
+    commit: str
+
+
+@dataclass
+class PublishStats:
+    nodes: dict[str, int] = field(default_factory=dict)  # label -> created
+    edges: dict[str, int] = field(default_factory=dict)  # type -> created
+    deleted_nodes: int = 0
+    dropped_rows: int = 0  # rows whose endpoints were missing (a bug if ever non-zero)
+    batches: int = 0
+    tx_duration_s: float = 0.0
+
+    @property
+    def total_nodes(self) -> int:
+        return sum(self.nodes.values())
+
+    @property
+    def total_edges(self) -> int:
+        return sum(self.edges.values())
+
+    @property
+    def throughput(self) -> float:
+        """Nodes plus edges written per second of transaction."""
+        total = self.total_nodes + self.total_edges
+        return total / self.tx_duration_s if self.tx_duration_s > 0 else 0.0
+
+    def as_run_fields(self) -> dict[str, Any]:
+        """Flat fields for :meth:`semgraph.graph.runs.RunStore.update`."""
+        return {
+            "graph_nodes": self.total_nodes,
+            "graph_edges": self.total_edges,
+            "graph_nodes_by_label": dict(self.nodes),
+            "graph_edges_by_type": dict(self.edges),
+            "graph_deleted_nodes": self.deleted_nodes,
+            "graph_dropped_rows": self.dropped_rows,
+            "graph_tx_rows": self.total_nodes + self.total_edges,
+            "graph_tx_batches": self.batches,
+            "graph_tx_duration_s": round(self.tx_duration_s, 4),
+        }
+
+
+_ORDER = ("file", "node", "edge", "stats")  # a statement only refers to earlier kinds
+
+
+class _Batcher:
+    """Buffers rows per statement. Before a buffer is sent, every buffer of an earlier kind
+    is sent first, so a row never refers to a node still waiting in a buffer."""
+
+    def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
+        self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
+        self.rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+
+    def add(self, kind: str, what: str, cypher: str, row: dict[str, Any]) -> None:
+        """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted."""
+        buf = self.rows.setdefault((kind, what, cypher), [])
+        buf.append(row)
+        if len(buf) >= self.size:
+            if kind != _ORDER[0]:
+                self.flush(_ORDER[_ORDER.index(kind) - 1])
+            self._run(kind, what, cypher, buf)
+            buf.clear()
+
+    def flush(self, upto: str = _ORDER[-1]) -> None:
+        """Send every buffer of kind ``upto`` and earlier kinds, in order."""
+        for kind in _ORDER[: _ORDER.index(upto) + 1]:
+            for (k, what, cypher), buf in self.rows.items():
+                if k == kind and buf:
+                    self._run(k, what, cypher, buf)
+                    buf.clear()
+
+    def _run(self, kind: str, what: str, cypher: str, rows: list[dict[str, Any]]) -> None:
+        record = self.tx.run(cypher, repo=self.repo, rows=rows).single()
+        done = int(record[0]) if record is not None else 0
+        if kind in ("file", "node"):
+            self.stats.nodes[what] = self.stats.nodes.get(what, 0) + done
+            edge = _EDGE_WITH_NODE.get(what)  # created by the same statement
+            if edge is not None:
+                self.stats.edges[edge] = self.stats.edges.get(edge, 0) + done
+        elif kind == "edge":
+            self.stats.edges[what] = self.stats.edges.get(what, 0) + done
+        self.stats.dropped_rows += len(rows) - done
+        self.stats.batches += 1
+        if self.hook is not None:
+            self.hook(self.stats.batches)
+
+
+class GraphWriter:
+    """Replaces one repository's subgraph in one transaction."""
+
+    def __init__(self, graph: Graph, settings: Settings) -> None:
+        self.graph = graph
+        self.settings = settings
+
+    def publish(
+        self,
+        repo: RepoInfo,
+        files: Callable[[], Iterable[FileFacts | SkippedFile]],
+        resolution: Resolution,
+        *,
+        run_id: str,
+        fingerprint: str,
+        now: float,
+        batch_size: int | None = None,
+        on_batch: Callable[[int], None] | None = None,
+        before_commit: Callable[[], None] | None = None,
+    ) -> PublishStats:
+        """Publish; ``on_batch`` (called with the number of batches run so far) and
+        ``before_commit`` are test seams for fault injection, never used in production."""
+        size = batch_size or self.settings.graph_batch_rows
+        if size < 1:
+            raise ValueError("batch_size must be at least 1")
+        stats = PublishStats()
+        started = time.monotonic()
+        what = f"publish graph of {repo.key}"
+        try:
+            with graph_errors(what), self.graph.session() as session:
+                tx = session.begin_transaction()
+                try:
+                    self._write(
+                        tx, repo, files, resolution, run_id, fingerprint, now, size, stats, on_batch
+                    )
+                    if stats.dropped_rows:
+                        raise JobError(
+                            f"{stats.dropped_rows} graph rows of {repo.key} referred to nodes "
+                            "that were not written (the parsed model and the resolution "
+                            "disagree); nothing was published"
+                        )
+                    if before_commit is not None:
+                        before_commit()
+                    tx.commit()
+                finally:
+                    if not tx.closed():
+                        tx.rollback()
+        except GraphError as exc:
+            if self.graph.dialect.is_out_of_memory(str(exc)):
+                limit = self.graph.dialect.memory_limit_setting()
+                raise GraphTooLarge(
+                    f"the graph of {repo.key} ({stats.total_nodes + stats.total_edges} rows "
+                    f"written before the server refused) exceeds the server's transaction "
+                    f"memory limit ({limit}); raise that limit: a publish is never split"
+                ) from exc
+            raise
+        stats.tx_duration_s = time.monotonic() - started
+        event(
+            log,
+            logging.INFO,
+            "graph_publish",
+            f"published {stats.total_nodes} nodes and {stats.total_edges} edges",
+            repo=repo.key,
+            run_id=run_id,
+            duration_s=round(stats.tx_duration_s, 3),
+            rows_per_s=round(stats.throughput),
+        )
+        return stats
+
+    def _write(
+        self,
+        tx: Any,
+        repo: RepoInfo,
+        files: Callable[[], Iterable[FileFacts | SkippedFile]],
+        res: Resolution,
+        run_id: str,
+        fingerprint: str,
+        now: float,
+        size: int,
+        stats: PublishStats,
+        hook: Callable[[int], None] | None,
+    ) -> None:
+        counts = res.counts["calls"]
+        props = {
+            "calls_total": counts["total"],
+            "calls_resolved": counts["resolved"],
+            "calls_ambiguous": counts["ambiguous"],
+            "calls_external": counts["external"],
+            "calls_unresolved": counts["unresolved"],
+            "resolution_rate": round(res.rate, 4),
+        }
+        tx.run(
+            q.PUBLISH_REPOSITORY,
+            key=repo.key,
+            url=repo.url,
+            default_branch=repo.default_branch,
+            commit=repo.commit,
+            run_id=run_id,
+            fingerprint=fingerprint,
+            now=now,
+            props=props,
+        ).consume()
+        for cypher in (
+            q.PUBLISH_DELETE_FILES,
+            q.PUBLISH_DELETE_SYMBOLS,
+            q.PUBLISH_DELETE_EXTERNALS,
+        ):
+            while True:
+                record = tx.run(cypher, repo=repo.key, limit=DELETE_SLICE).single()
+                deleted = int(record["deleted"]) if record is not None else 0
+                stats.deleted_nodes += deleted
+                if deleted < DELETE_SLICE:
+                    break
+        batch = _Batcher(tx, repo.key, size, stats, hook)
+        for item in files():
+            if isinstance(item, FileFacts):
+                _add_file(batch, repo.key, item)
+        for key, name in res.iter_externals():
+            batch.add("node", "ExternalModule", q.PUBLISH_EXTERNALS, {"key": key, "name": name})
+        batch.flush("node")
+        _add_edges(batch, res)
+        batch.flush()
+
+
+def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
+    fkey = file_key(repo_key, facts.path)
+    row: dict[str, Any] = {
+        "key": fkey,
+        "repo": repo_key,
+        "path": facts.path,
+        "language": facts.language,
+        "blob_sha": facts.blob_sha,
+        "loc": facts.line_count,
+        "size_bytes": facts.size_bytes,
+        "parse_status": str(facts.parse_status),
+    }
+    if facts.parse_error:
+        row["parse_error"] = facts.parse_error[:MAX_PARSE_ERROR_CHARS]
+    batch.add("file", "File", q.PUBLISH_FILES, row)
+    rows = symbol_rows(repo_key, facts)
+    kinds = {sym.key: sym.kind for sym in rows}
+    for sym in rows:
+        label = q.SYMBOL_LABELS.get(sym.kind, q.GENERIC_SYMBOL_LABEL)
+        props = {
+            "key": sym.key,
+            "repo": repo_key,
+            "name": sym.name,
+            "qualified_name": sym.qualified_name,
+            "kind": sym.kind,
+            "path": facts.path,
+            "start_line": sym.start_line,
+            "end_line": sym.end_line,
+            "signature": sym.signature,
+        }
+        batch.add("node", "Symbol", q.PUBLISH_SYMBOLS[label], {"file": fkey, "props": props})
+        if sym.parent_key is None:
+            continue
+        parent_kind = kinds.get(sym.parent_key, "")
+        if sym.kind == "method" and parent_kind in CLASS_KINDS:
+            batch.add(
+                "edge", "HAS_METHOD", q.PUBLISH_HAS_METHOD, {"src": sym.parent_key, "dst": sym.key}
+            )
+        else:
+            batch.add(
+                "edge", "CONTAINS", q.PUBLISH_CONTAINS, {"src": sym.parent_key, "dst": sym.key}
+            )
+
+
+def _add_edges(batch: _Batcher, res: Resolution) -> None:
+    for imp in res.iter_imports():
+        cypher = q.PUBLISH_IMPORTS_FILE if imp.dst_label == "File" else q.PUBLISH_IMPORTS_EXTERNAL
+        batch.add(
+            "edge", "IMPORTS", cypher, {"src": imp.src_key, "dst": imp.dst_key, "line": imp.line}
+        )
+    for child, parent in res.iter_inherits():
+        batch.add("edge", "INHERITS", q.PUBLISH_INHERITS, {"src": child, "dst": parent})
+    for call in res.iter_calls():
+        row = {
+            "src": call.src_key,
+            "dst": call.dst_key,
+            "line": call.line,
+            "tier": call.tier,
+            "candidates": call.candidates,
+        }
+        batch.add("edge", "CALLS", q.PUBLISH_CALLS, row)
+    for s in res.iter_symbol_stats():
+        row = {
+            "key": s.key,
+            "unresolved": s.calls_unresolved,
+            "external": s.calls_external,
+            "ambiguous": s.calls_ambiguous,
+            "possible": s.possible_callers,
+        }
+        batch.add("stats", "symbol", q.PUBLISH_SYMBOL_STATS, row)
+    for key, n in res.iter_file_stats():
+        batch.add("stats", "file", q.PUBLISH_FILE_STATS, {"key": key, "n": n})

@@ -1,0 +1,290 @@
+"""The code graph against the real Bolt server: one-transaction publish, replacement of
+exactly one repository's subgraph, rollback on failure, readers never seeing a mix."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semgraph.errors import GraphTooLarge
+from semgraph.graph.resolve import Resolution, resolve
+from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
+from semgraph.indexer.model import FileFacts, SkippedFile
+from tests.graph_repos import other_repo, shop_repo
+
+pytestmark = pytest.mark.integration
+
+SHOP = RepoInfo("shop", "https://git.example/shop.git", "main", "c1")
+OTHER = RepoInfo("other", "https://git.example/other.git", "main", "o1")
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def publish(
+    graph: Any,
+    settings: Any,
+    tmp_path: Path,
+    repo: RepoInfo,
+    files: list[FileFacts | SkippedFile],
+    run_id: str,
+    **kw: Any,
+) -> PublishStats:
+    with resolve(lambda: iter(files), repo.key, tmp_path / run_id) as res:
+        return GraphWriter(graph, settings).publish(
+            repo,
+            lambda: iter(files),
+            res,
+            run_id=run_id,
+            fingerprint=f"fp-{run_id}",
+            now=1000.0,
+            **kw,
+        )
+
+
+def snapshot(graph: Any, repo: str) -> tuple[list[Any], list[Any]]:
+    """Every node (label set + properties) and edge of one repository, sorted."""
+    nodes = graph.query(
+        "nodes",
+        "MATCH (n) WHERE n.repo = $repo OR n.key = $repo "
+        "RETURN labels(n) AS labels, properties(n) AS props",
+        repo=repo,
+    )
+    edges = graph.query(
+        "edges",
+        "MATCH (a)-[e]->(b) WHERE (a.repo = $repo OR a.key = $repo) AND NOT a:IndexRun "
+        "RETURN a.key AS a, type(e) AS t, properties(e) AS p, b.key AS b",
+        repo=repo,
+    )
+    return (
+        sorted((sorted(n["labels"]), sorted(n["props"].items())) for n in nodes),
+        sorted((e["a"], e["t"], sorted(e["p"].items()), e["b"]) for e in edges),
+    )
+
+
+def count_edges(graph: Any, repo: str) -> dict[str, int]:
+    rows = graph.query(
+        "edge counts",
+        "MATCH (a)-[e]->(b) WHERE a.repo = $repo OR a.key = $repo "
+        "RETURN type(e) AS t, count(*) AS n",
+        repo=repo,
+    )
+    return {r["t"]: r["n"] for r in rows}
+
+
+def test_publish_writes_the_schema_and_records_the_run(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    stats = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=7)
+    assert stats.nodes == {"File": 15, "Symbol": 40, "ExternalModule": 5}
+    assert stats.dropped_rows == 0
+    assert count_edges(graph, "shop") == {
+        "CONTAINS": 15 + 16 + 1,  # repo->files, module->top-level symbols, nested function
+        "DEFINES": 40,
+        "HAS_METHOD": 10,
+        "INHERITS": 1,
+        "IMPORTS": 11,
+        "CALLS": 21,
+    }
+    assert stats.edges == count_edges(graph, "shop")
+    assert stats.edges["CALLS"] == 21 and stats.edges["IMPORTS"] == 11
+    [repo] = graph.query("repo", "MATCH (r:Repository {key: 'shop'}) RETURN properties(r) AS p")
+    p = repo["p"]
+    assert (p["run_id"], p["fingerprint"], p["commit"], p["indexed_at"]) == (
+        "r1",
+        "fp-r1",
+        "c1",
+        1000.0,
+    )
+    assert (p["url"], p["default_branch"], p["calls_total"], p["calls_unresolved"]) == (
+        "https://git.example/shop.git",
+        "main",
+        30,
+        3,
+    )
+    labels = graph.query(
+        "labels",
+        "MATCH (s:Symbol {key: 'shop|shop/models.py|shop.models.Order'}) RETURN labels(s) AS l",
+    )
+    assert sorted(labels[0]["l"]) == ["Class", "Symbol"]
+    call = graph.query(
+        "tier",
+        "MATCH (:Symbol {name: 'total'})-[e:CALLS]->(t:Symbol {name: 'save'}) "
+        "RETURN e.tier AS tier, e.line AS line, t.qualified_name AS qn",
+    )
+    assert call == [{"tier": "receiver", "line": 20, "qn": "shop.models.Base.save"}]
+
+
+def test_batch_size_does_not_change_the_graph(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=1)
+    small = snapshot(graph, "shop")
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=10_000)
+    assert snapshot(graph, "shop") == small
+
+
+def test_reindex_replaces_exactly_one_repository(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
+    other_before = snapshot(graph, "other")
+    stats = publish(graph, settings, tmp_path, SHOP, shop_repo(extra_order_method=True), "r2")
+    assert stats.deleted_nodes == 15 + 40 + 5
+    assert snapshot(graph, "other") == other_before
+    rows = graph.query(
+        "refund",
+        "MATCH (c:Class {key: 'shop|shop/models.py|shop.models.Order'})-[:HAS_METHOD]->(m) "
+        "RETURN m.name AS name ORDER BY name",
+    )
+    assert [r["name"] for r in rows] == ["refund", "total", "validate"]
+    assert graph.query("n", "MATCH (s:Symbol {repo: 'shop'}) RETURN count(s) AS n") == [{"n": 41}]
+    assert graph.query("run", "MATCH (r:Repository {key: 'shop'}) RETURN r.run_id AS r") == [
+        {"r": "r2"}
+    ]
+
+
+@pytest.mark.parametrize("where", ["midway", "before_commit"])
+def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) -> None:  # type: ignore[no-untyped-def]
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
+    before = snapshot(graph, "shop"), snapshot(graph, "other")
+    seen: list[int] = []
+
+    def on_batch(n: int) -> None:
+        seen.append(n)
+        if where == "midway" and n == 5:
+            raise Boom("injected")
+
+    def before_commit() -> None:
+        if where == "before_commit":
+            raise Boom("injected")
+
+    with pytest.raises(Boom):
+        publish(
+            graph,
+            settings,
+            tmp_path,
+            SHOP,
+            shop_repo(extra_order_method=True),
+            "r2",
+            batch_size=3,
+            on_batch=on_batch,
+            before_commit=before_commit,
+        )
+    assert len(seen) >= 5
+    assert (snapshot(graph, "shop"), snapshot(graph, "other")) == before
+    from semgraph.graph.reader import GraphReader
+
+    answer = GraphReader(graph).callers("Base.save", repo="shop")
+    assert [e["qualified_name"] for e in answer.edges] == ["shop.models.Order.total"]
+
+
+def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Reader loops assert the per-run invariant (run r1: 40 symbols, no ``refund``; run r2:
+    41 symbols with ``refund``) while r2 is published in small batches and held open.
+
+    Every symbol scan must be exactly one run's graph. The run id is read before and after
+    the scan (a seqlock): the Neo4j test server is read-committed, so one statement reading
+    both the repository node and the symbols may straddle the commit; a sample whose run id
+    changed across it is not attributed to either run (Memgraph, in production, gives each
+    query a snapshot)."""
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    expected = {"r1": (40, 0), "r2": (41, 1)}
+    stop = threading.Event()
+    reads_during: list[str] = []
+    violations: list[Any] = []
+    publishing = threading.Event()
+    enough_reads = threading.Event()
+    run_query = "MATCH (r:Repository {key: 'shop'}) RETURN r.run_id AS run"
+    scan_query = (
+        "MATCH (s:Symbol {repo: 'shop'}) "
+        "RETURN count(s) AS n, sum(CASE WHEN s.name = 'refund' THEN 1 ELSE 0 END) AS refund"
+    )
+
+    def reader() -> None:
+        while not stop.is_set():
+            before = graph.query("run before", run_query)[0]["run"]
+            scan = graph.query("invariant", scan_query)[0]
+            after = graph.query("run after", run_query)[0]["run"]
+            state = (scan["n"], scan["refund"])
+            if state not in expected.values() or (before == after and state != expected[before]):
+                violations.append((before, state, after))
+            if publishing.is_set() and not stop.is_set():
+                reads_during.append(before)
+                if len(reads_during) >= 10:
+                    enough_reads.set()
+
+    def on_batch(n: int) -> None:
+        publishing.set()
+        if n == 10:  # hold the open transaction until readers have looked several times
+            assert enough_reads.wait(timeout=60)
+
+    threads = [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        publish(
+            graph,
+            settings,
+            tmp_path,
+            SHOP,
+            shop_repo(extra_order_method=True),
+            "r2",
+            batch_size=4,
+            on_batch=on_batch,
+        )
+        final = graph.query("final", run_query)
+        seen_after = graph.query("after", scan_query)[0]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    assert violations == []
+    assert reads_during.count("r1") >= 10  # readers ran while the transaction was open
+    assert final == [{"run": "r2"}]
+    assert (seen_after["n"], seen_after["refund"]) == expected["r2"]
+
+
+def test_server_memory_refusal_becomes_graph_too_large(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The test server runs without a transaction memory limit, so the refusal is injected
+    as the driver error the server sends (Neo4j's code and message); the translation path
+    (db.graph_errors -> dialect -> GraphTooLarge) is the production one."""
+    import neo4j.exceptions
+
+    def refuse(n: int) -> None:
+        if n == 3:
+            raise neo4j.exceptions.Neo4jError._hydrate_neo4j(
+                code="Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+                message="The allocation of an extra 2.0 MiB would use more than the limit "
+                "10.0 MiB. db.memory.transaction.total.max threshold reached",
+            )
+
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    before = snapshot(graph, "shop")
+    with pytest.raises(GraphTooLarge, match=r"db\.memory\.transaction"):
+        publish(
+            graph, settings, tmp_path, SHOP, shop_repo(True), "r2", batch_size=3, on_batch=refuse
+        )
+    assert snapshot(graph, "shop") == before
+
+
+@pytest.fixture
+def shop_resolution(tmp_path: Path) -> Iterator[Resolution]:
+    files = shop_repo()
+    with resolve(lambda: iter(files), "shop", tmp_path / "res") as res:
+        yield res
+
+
+def test_publish_rejects_a_bad_batch_size(graph, settings, shop_resolution) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="batch_size"):
+        GraphWriter(graph, settings).publish(
+            SHOP,
+            lambda: iter(shop_repo()),
+            shop_resolution,
+            run_id="x",
+            fingerprint="f",
+            now=1.0,
+            batch_size=-1,
+        )
+    assert graph.query("n", "MATCH (r:Repository) RETURN count(r) AS n") == [{"n": 0}]
