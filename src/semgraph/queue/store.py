@@ -29,7 +29,13 @@ import neo4j
 
 from semgraph.config import Settings
 from semgraph.db import Graph, graph_errors
-from semgraph.errors import GraphConflict, GraphQueryError, InvalidTransition, JobNotFound
+from semgraph.errors import (
+    GraphConflict,
+    GraphQueryError,
+    GraphUnavailable,
+    InvalidTransition,
+    JobNotFound,
+)
 from semgraph.queue import metrics
 from semgraph.queue.backoff import backoff_s
 from semgraph.queue.models import (
@@ -292,16 +298,23 @@ class JobStore:
         (and, where asked, lost uniqueness races) a bounded number of times."""
         limit = self.settings.claim_conflict_retries
         for attempt in range(1, limit + 1):
+            committing = False
             try:
                 with graph_errors(op), self.graph.session() as session:
                     tx = session.begin_transaction()
                     try:
                         result = fn(tx, *args)
+                        committing = True
                         tx.commit()
                     finally:
                         if not tx.closed():
                             tx.rollback()
                 return result
+            except GraphUnavailable:
+                # a dropped connection before COMMIT was sent changed nothing: run it again;
+                # during COMMIT the outcome is unknown, so the caller must decide
+                if committing or attempt == limit:
+                    raise
             except (GraphConflict, _Retry) as exc:
                 if attempt == limit:
                     if isinstance(exc, _Retry):

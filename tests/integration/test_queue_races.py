@@ -1,0 +1,339 @@
+"""Races against the real Bolt server: concurrent claimers and enqueuers, and stale writers
+forced into the window between a read and the write that depends on it (pause hooks)."""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from semgraph.config import Settings, load_settings
+from semgraph.db import Graph, connect_graph
+from semgraph.queue.models import JobStatus
+from semgraph.queue.store import JobStore
+from semgraph.queue.sweep import Identity, sweep
+
+pytestmark = pytest.mark.integration
+
+KINDS = ["reindex"]
+
+
+@pytest.fixture
+def qsettings() -> Settings:
+    return load_settings(job_max_crashes=2, job_max_attempts=5, backoff_base_s=0, lease_s=30)
+
+
+@pytest.fixture
+def store(graph, qsettings):  # type: ignore[no-untyped-def]
+    return JobStore(graph, qsettings)
+
+
+@pytest.fixture
+def graphs(graph, qsettings) -> Iterator[list[Graph]]:  # type: ignore[no-untyped-def]
+    """Separate drivers, one per concurrent actor."""
+    made = [connect_graph(qsettings) for _ in range(8)]
+    yield made
+    for g in made:
+        g.close()
+
+
+def once(fn: Callable[[], None]) -> Callable[[str], None]:
+    """A hook that runs ``fn`` the first time it is reached, and never again."""
+    fired: list[str] = []
+
+    def hook(point: str) -> None:
+        if not fired:
+            fired.append(point)
+            fn()
+
+    hook.fired = fired  # type: ignore[attr-defined]
+    return hook
+
+
+def at(point: str, fn: Callable[[], None]) -> Callable[[str], None]:
+    inner = once(fn)
+
+    def hook(name: str) -> None:
+        if name == point:
+            inner(name)
+
+    hook.fired = inner.fired  # type: ignore[attr-defined]
+    return hook
+
+
+class ClaimRace:
+    """A producer feeding 20 repositories, claimers that tally what they run, and a monitor
+    that watches the graph for a repository with two running jobs."""
+
+    def __init__(self, store: JobStore, graphs: list[Graph], settings: Settings, total: int):
+        self.store, self.graphs, self.settings, self.total = store, graphs, settings, total
+        self.tally: collections.Counter[str] = collections.Counter()
+        self.created: set[str] = set()
+        self.running: dict[str, str] = {}
+        self.violations: list[str] = []
+        self.errors: list[BaseException] = []
+        self.lock = threading.Lock()
+        self.producing = threading.Event()
+        self.producing.set()
+        self.claimers: list[threading.Thread] = []
+
+    def produce(self) -> None:
+        repos = [f"org/r{i}" for i in range(20)]
+        i = 0
+        try:
+            while len(self.created) < self.total:
+                res = self.store.enqueue(repos[i % len(repos)], now=time.time(), commit=f"c{i}")
+                i += 1
+                if res.outcome in {"created", "follow_up"}:
+                    self.created.add(res.job_id)
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            self.producing.clear()
+
+    def _run_one(self, mine: JobStore, n: int) -> bool:
+        job = mine.claim(f"w{n}", KINDS, now=time.time())
+        if job is None:
+            return self.producing.is_set() or mine.stats().counts["pending"] > 0
+        with self.lock:
+            if job.repo_key in self.running:
+                self.violations.append(f"{job.repo_key}: {self.running[job.repo_key]} + {job.id}")
+            self.running[job.repo_key] = job.id
+            self.tally[job.id] += 1
+        time.sleep(0.001)
+        with self.lock:
+            self.running.pop(job.repo_key, None)
+        assert mine.complete(job.id, job.claim_token, now=time.time())
+        return True
+
+    def claim(self, n: int) -> None:
+        mine = JobStore(self.graphs[n], self.settings)
+        try:
+            while self._run_one(mine, n):
+                pass
+        except BaseException as exc:
+            self.errors.append(exc)
+
+    def monitor(self) -> None:
+        cypher = (
+            "MATCH (j:JobQueue {status: 'running'}) WITH j.repo_key AS r, count(*) AS n "
+            "WHERE n > 1 RETURN r, n"
+        )
+        while self.producing.is_set() or any(t.is_alive() for t in self.claimers):
+            rows = self.graphs[-1].query("monitor", cypher)
+            if rows:
+                self.violations.append(f"graph shows two running: {rows}")
+            time.sleep(0.002)
+
+    def run(self) -> None:
+        self.claimers = [threading.Thread(target=self.claim, args=(n,)) for n in range(8)]
+        others = [threading.Thread(target=self.produce), threading.Thread(target=self.monitor)]
+        for t in [*self.claimers, *others]:
+            t.start()
+        for t in [*self.claimers, *others]:
+            t.join(timeout=300)
+
+
+def test_eight_concurrent_claimers_run_every_job_exactly_once(  # type: ignore[no-untyped-def]
+    store, graphs, qsettings
+) -> None:
+    race = ClaimRace(store, graphs, qsettings, total=200)
+    race.run()
+    assert not race.errors, race.errors
+    assert not race.violations, race.violations[:5]
+    assert len(race.created) == 200
+    assert set(race.tally) == race.created
+    assert all(n == 1 for n in race.tally.values())
+    stats = store.stats()
+    assert stats.counts["succeeded"] == 200 and stats.counts["pending"] == 0
+
+
+def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type: ignore[no-untyped-def]
+    store, graphs, qsettings
+) -> None:
+    barrier = threading.Barrier(100)
+    outcomes: list[str] = []
+    ids: set[str] = set()
+    errors: list[BaseException] = []
+
+    def push(i: int) -> None:
+        mine = JobStore(graphs[i % len(graphs)], qsettings)
+        try:
+            barrier.wait(timeout=60)
+            res = mine.enqueue("org/hot", now=1000.0 + i, commit=f"c{i}", priority=i % 7)
+            outcomes.append(res.outcome)
+            ids.add(res.job_id)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=push, args=(i,)) for i in range(100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors[:3]
+    assert collections.Counter(outcomes) == {"created": 1, "coalesced": 99}
+    assert len(ids) == 1
+    pending = store.list(status="pending")
+    assert len(pending) == 1 and pending[0].coalesced_count == 99 and pending[0].priority == 6
+    # during a run: exactly one follow-up, whatever the concurrency
+    job = store.claim("w", KINDS, now=2000.0)
+    outcomes.clear()
+    ids.clear()
+    barrier.reset()
+    threads = [threading.Thread(target=push, args=(i,)) for i in range(100)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors[:3]
+    assert collections.Counter(outcomes) == {"follow_up": 1, "coalesced": 99}
+    assert len(ids) == 1 and job.id not in ids
+    assert [j.id for j in store.list(status="pending")] == list(ids)
+
+
+# -- stale writers in the window between read and write ----------------------------------------
+
+
+def test_sweep_vs_completion_completion_first(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    store.enqueue("org/a", now=1.0)
+    job = store.claim("dead-worker", KINDS, now=2.0)  # no :Worker node: its owner looks dead
+    owner = JobStore(graph, qsettings)
+    hook = at("recover:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
+    sweeper = JobStore(graph, qsettings, hook=hook)
+    changed = sweep(sweeper, now=4.0, me=Identity.current())
+    assert hook.fired and changed == []  # type: ignore[attr-defined]
+    final = store.get(job.id)
+    assert (final.status, final.crash_count) == (JobStatus.SUCCEEDED, 0)
+
+
+def test_sweep_vs_completion_sweep_first(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    store.enqueue("org/a", now=1.0)
+    job = store.claim("dead-worker", KINDS, now=2.0)
+    sweeper = JobStore(graph, qsettings)
+    hook = at(
+        "complete:before_lock",
+        lambda: sweep(sweeper, now=3.0, me=Identity.current()),
+    )
+    stale_owner = JobStore(graph, qsettings, hook=hook)
+    assert stale_owner.complete(job.id, job.claim_token, now=4.0) is False
+    assert hook.fired  # type: ignore[attr-defined]
+    final = store.get(job.id)
+    assert (final.status, final.crash_count, final.attempts) == (JobStatus.PENDING, 1, 1)
+
+
+def test_requeue_vs_stale_completion(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    store.enqueue("org/a", now=1.0)
+    first = store.claim("w", KINDS, now=2.0)
+    store.recover(first.id, first.claim_token, now=3.0, reason="x")
+    job = store.claim("w", KINDS, now=4.0)
+    quarantined = store.recover(job.id, job.claim_token, now=5.0, reason="x")
+    assert quarantined.status is JobStatus.QUARANTINED
+    stale = JobStore(graph, qsettings)
+    results: list[bool] = []
+    hook = at(
+        "requeue:before_lock",
+        lambda: results.append(stale.complete(job.id, job.claim_token, now=6.0)),
+    )
+    operator = JobStore(graph, qsettings, hook=hook)
+    back = operator.requeue(job.id, now=7.0)
+    assert results == [False]
+    assert (back.status, back.attempts, back.crash_count) == (JobStatus.PENDING, 0, 0)
+    # and the other order: the requeue commits, then the stale owner tries again
+    assert stale.complete(job.id, job.claim_token, now=8.0) is False
+    assert store.get(job.id).status is JobStatus.PENDING
+
+
+def test_requeue_waits_for_nothing_it_does_not_own(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    """A requeue racing a claim of the job it just requeued never resets a running job."""
+    store.enqueue("org/a", now=1.0)
+    job = store.claim("w", KINDS, now=2.0)
+    store.abandon(job.id, now=3.0, reason="x")
+    store.acknowledge_abandon(job.id, job.claim_token, now=4.0)
+    store.requeue(job.id, now=5.0)
+    other = JobStore(graph, qsettings)
+    hook = at("requeue:before_lock", lambda: other.claim("w2", KINDS, now=6.0))
+    operator = JobStore(graph, qsettings, hook=hook)
+    with pytest.raises(Exception, match="running"):
+        operator.requeue(job.id, now=7.0)
+    assert store.get(job.id).status is JobStatus.RUNNING
+
+
+def test_coalescing_enqueue_vs_claim_claim_wins(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    first = store.enqueue("org/a", now=1.0, commit="c1")
+    claimer = JobStore(graph, qsettings)
+    claimed: list[str | None] = []
+    hook = at(
+        "enqueue:after_read",
+        lambda: claimed.append(claimer.claim("w", KINDS, now=2.0).commit),
+    )
+    pusher = JobStore(graph, qsettings, hook=hook)
+    res = pusher.enqueue("org/a", now=3.0, commit="c2")
+    assert claimed == ["c1"]
+    assert res.outcome == "follow_up" and res.job_id != first.job_id
+    assert store.get(res.job_id).commit == "c2"  # the push is not lost
+    assert store.get(first.job_id).commit == "c1"
+
+
+def test_coalescing_enqueue_vs_claim_enqueue_wins(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    first = store.enqueue("org/a", now=1.0, commit="c1")
+    pusher = JobStore(graph, qsettings)
+    outcomes: list[str] = []
+    hook = at(
+        "claim:after_read",
+        lambda: outcomes.append(pusher.enqueue("org/a", now=2.0, commit="c2").outcome),
+    )
+    claimer = JobStore(graph, qsettings, hook=hook)
+    job = claimer.claim("w", KINDS, now=3.0)
+    assert outcomes == ["coalesced"]
+    assert job.id == first.job_id and job.commit == "c2"  # the claim saw the merged push
+    assert store.list(status="pending") == []
+
+
+def test_abandon_vs_completion(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    store.enqueue("org/a", now=1.0)
+    job = store.claim("w", KINDS, now=2.0)
+    owner = JobStore(graph, qsettings)
+    hook = at("abandon:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
+    operator = JobStore(graph, qsettings, hook=hook)
+    with pytest.raises(Exception, match="succeeded"):
+        operator.abandon(job.id, now=4.0, reason="late")
+    assert store.get(job.id).status is JobStatus.SUCCEEDED
+
+
+# -- the sweep never touches a live owner -----------------------------------------------------
+
+
+def test_sweep_leaves_jobs_of_live_owners_alone(store) -> None:  # type: ignore[no-untyped-def]
+    me = Identity.current()
+    store.register_worker("alive-here", {"name": "t", **me.to_props()}, now=1.0)
+    store.register_worker(
+        "alive-remote",
+        {"name": "t", "host": "elsewhere", "boot_id": "b", "pid": 1, "pid_start": "1"},
+        now=1.0,
+    )
+    store.register_worker(
+        "dead-here",
+        {**me.to_props(), "name": "t", "pid": 2**22 + 7, "pid_start": "1"},
+        now=1.0,
+    )
+    for repo, worker in (
+        ("r/here", "alive-here"),
+        ("r/remote", "alive-remote"),
+        ("r/dead", "dead-here"),
+    ):
+        store.enqueue(repo, now=1.0)
+        job = store.claim(worker, KINDS, now=2.0)
+        assert job.worker_id == worker
+    # far past every lease: the local live owner is still provably alive
+    changed = sweep(store, now=10_000.0, me=me, my_worker_id="sweeper")
+    assert sorted(j.repo_key for j in changed) == ["r/dead", "r/remote"]
+    statuses = {j.repo_key: j.status for j in store.list()}
+    assert statuses["r/here"] is JobStatus.RUNNING
+    # within the lease, a remote owner is presumed alive
+    store.enqueue("r/remote2", now=20_000.0)
+    store.claim("alive-remote", KINDS, now=20_000.0)
+    assert sweep(store, now=20_001.0, me=me, my_worker_id="sweeper") == []
