@@ -171,6 +171,14 @@ from semgraph.web.cli import serve  # noqa: E402
 app.command("serve")(serve)
 
 
+# -- code graph + index runs (issue 5) --------------------------------------------------------
+
+from semgraph.graph.cli import graph_app, runs_app  # noqa: E402
+
+app.add_typer(graph_app, name="graph")
+app.add_typer(runs_app, name="runs")
+
+
 # -- job queue + worker (issue 3) -------------------------------------------------------------
 
 from semgraph.queue import cli as queue_cli  # noqa: E402

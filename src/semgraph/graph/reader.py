@@ -94,11 +94,14 @@ class GraphReader:
         if not 1 <= depth <= self.max_depth:
             raise GraphInputError(f"depth must be between 1 and {self.max_depth}, got {depth}")
         found = self.definitions(name, repo, limit=self._limit(limit))
-        answer = Answer(kind, name, matches=found.matches, truncated=found.truncated)
-        if len(found.matches) != 1:
-            answer.ambiguous = len(found.matches) > 1
+        matches = found.matches
+        if len(matches) > 1:  # a module named like a function does not make it ambiguous
+            matches = [m for m in matches if m["kind"] != "module"] or matches
+        answer = Answer(kind, name, matches=matches, truncated=found.truncated)
+        if len(matches) != 1:
+            answer.ambiguous = len(matches) > 1
             return answer
-        target = found.matches[0]
+        target = matches[0]
         seen = {target["key"]}
         frontier = [target["key"]]
         scope = [target["key"]]
@@ -119,7 +122,7 @@ class GraphReader:
                 if row["key"] not in seen:
                     seen.add(row["key"])
                     frontier.append(row["key"])
-            if kind == "callees":
+            if kind == "callees" and level < depth:  # their calls are walked next
                 scope += frontier
         answer.unresolved_in_scope = self._scope_stats(kind, scope, target["repo"])
         return answer

@@ -1,0 +1,200 @@
+"""``semgraph graph def|callers|callees|imports`` and ``semgraph runs list|show``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from semgraph.config import Settings, load_settings
+from semgraph.errors import GraphInputError, RunStateError
+
+graph_app = typer.Typer(
+    help="Query the code graph: definitions, callers, callees, imports.", no_args_is_help=True
+)
+runs_app = typer.Typer(help="Index runs: what each reindex did.", no_args_is_help=True)
+
+out = Console(highlight=False, soft_wrap=True)
+
+REPO_HELP = "Only this repository (its key)."
+LIMIT_HELP = "At most this many results (bounded by SEMGRAPH_GRAPH_MAX_LIMIT)."
+JSON_HELP = "Print JSON."
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    root = ctx.find_root()
+    if not isinstance(root.obj, Settings):
+        root.obj = load_settings()
+    return root.obj
+
+
+def _emit(data: Any) -> None:
+    out.out(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def _reader_call(ctx: typer.Context, method: str, *args: Any, **kwargs: Any) -> Any:
+    from semgraph.db import connect_graph
+    from semgraph.graph.reader import GraphReader
+
+    settings = _settings(ctx)
+    with connect_graph(settings) as graph:
+        reader = GraphReader(graph, settings.graph_max_limit, settings.graph_max_depth)
+        return getattr(reader, method)(*args, **kwargs)
+
+
+def _print_symbol(s: dict[str, Any]) -> str:
+    return f"{s['qualified_name']}  [{s['kind']}]  {s['repo']}:{s['path']}:{s['start_line']}"
+
+
+def _print_answer(answer: Any, as_json: bool) -> None:
+    if as_json:
+        _emit(answer.to_dict())
+        return
+    if not answer.matches:
+        out.print(f"no symbol or file matches {answer.name!r}", markup=False)
+        return
+    if answer.query == "definitions" or answer.ambiguous:
+        if answer.ambiguous and answer.query != "definitions":
+            out.print(f"{answer.name!r} is ambiguous; candidates:", markup=False)
+        for s in answer.matches:
+            out.print(_print_symbol(s) if "qualified_name" in s else s["path"], markup=False)
+    else:
+        _print_edges(answer)
+    if answer.truncated:
+        out.print("(truncated: raise --limit to see more)")
+
+
+def _print_edges(answer: Any) -> None:
+    if answer.query == "imports":
+        for e in answer.edges:
+            arrow = "->" if e["direction"] == "imports" else "<-"
+            out.print(f"{arrow} {e['target']}  [{e['kind']}]  line {e['line']}", markup=False)
+    else:
+        arrow = "<-" if answer.query == "callers" else "->"
+        for e in answer.edges:
+            tier = e["tier"] + (f" of {e['candidates']}" if e["tier"] == "ambiguous" else "")
+            indent = "  " * (e["depth"] - 1)
+            out.print(
+                f"{indent}{arrow} {e['qualified_name']}  [{tier}]  {e['path']}:{e['line']}",
+                markup=False,
+            )
+        if not answer.edges:
+            out.print(f"no {answer.query} found", markup=False)
+    unresolved = ", ".join(f"{k}={v}" for k, v in answer.unresolved_in_scope.items())
+    if unresolved:
+        out.print(f"not resolved in scope: {unresolved}", markup=False)
+
+
+def _check_depth(depth: int) -> int:
+    if depth < 1:
+        raise GraphInputError("--depth must be at least 1")
+    return depth
+
+
+@graph_app.command("def")
+def def_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Short or qualified name."),
+    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
+    limit: int = typer.Option(20, "--limit", help=LIMIT_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Where NAME is defined (every candidate when it is ambiguous)."""
+    _print_answer(_reader_call(ctx, "definitions", name, repo=repo, limit=limit), as_json)
+
+
+@graph_app.command("callers")
+def callers_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Short or qualified name."),
+    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
+    depth: int = typer.Option(1, "--depth", help="Levels (bounded by SEMGRAPH_GRAPH_MAX_DEPTH)."),
+    limit: int = typer.Option(50, "--limit", help=LIMIT_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Who calls NAME, each edge with its resolution tier."""
+    answer = _reader_call(ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit)
+    _print_answer(answer, as_json)
+
+
+@graph_app.command("callees")
+def callees_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Short or qualified name."),
+    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
+    depth: int = typer.Option(1, "--depth", help="Levels (bounded by SEMGRAPH_GRAPH_MAX_DEPTH)."),
+    limit: int = typer.Option(50, "--limit", help=LIMIT_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """What NAME calls, each edge with its resolution tier."""
+    answer = _reader_call(ctx, "callees", name, repo=repo, depth=_check_depth(depth), limit=limit)
+    _print_answer(answer, as_json)
+
+
+@graph_app.command("imports")
+def imports_cmd(
+    ctx: typer.Context,
+    path: str = typer.Argument(..., help="Repository-relative file path."),
+    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
+    limit: int = typer.Option(200, "--limit", help=LIMIT_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """What the file at PATH imports, and which files import it."""
+    _print_answer(_reader_call(ctx, "imports", path, repo=repo, limit=limit), as_json)
+
+
+def _run_store(ctx: typer.Context) -> Any:
+    from semgraph.db import connect_graph
+    from semgraph.graph.runs import RunStore
+
+    graph = connect_graph(_settings(ctx))
+    return graph, RunStore(graph)
+
+
+@runs_app.command("list")
+def runs_list(
+    ctx: typer.Context,
+    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
+    status: str | None = typer.Option(None, "--status", help="Only runs with this status."),
+    limit: int = typer.Option(20, "--limit", help="At most this many runs (1-10000)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Recent index runs, newest first."""
+    graph, store = _run_store(ctx)
+    with graph:
+        runs = store.list(repo=repo, limit=limit, status=status)
+    if as_json:
+        _emit(runs)
+        return
+    for r in runs:
+        rate = r.get("resolution_rate")
+        out.print(
+            f"{r['id']}  {r['repo']}  {r.get('status')}  commit={str(r.get('commit'))[:12]}  "
+            f"started={r.get('started_at')}  rate={rate if rate is not None else '-'}",
+            markup=False,
+        )
+    if not runs:
+        out.print("no index runs")
+
+
+@runs_app.command("show")
+def runs_show(
+    ctx: typer.Context,
+    run_id: str = typer.Argument(..., help="The run id."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Everything recorded about one index run."""
+    graph, store = _run_store(ctx)
+    with graph:
+        run = store.get(run_id)
+    if run is None:
+        raise RunStateError(f"no index run {run_id!r}")
+    if as_json:
+        _emit(run)
+        return
+    for key in sorted(run):
+        value = run[key]
+        text = json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
+        out.print(f"{key:<28} {text}", markup=False)
