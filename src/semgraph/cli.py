@@ -171,6 +171,13 @@ from semgraph.web.cli import serve  # noqa: E402
 app.command("serve")(serve)
 
 
+# -- search (issue 6) ------------------------------------------------------------------------
+
+from semgraph.search.cli import search_cmd  # noqa: E402
+
+app.command("search")(search_cmd)
+
+
 # -- code graph + index runs (issue 5) --------------------------------------------------------
 
 from semgraph.graph.cli import graph_app, runs_app  # noqa: E402

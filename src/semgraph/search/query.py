@@ -1,0 +1,271 @@
+"""Hybrid search: BM25 and kNN run separately, fused client-side with reciprocal rank fusion
+(works on every license tier: no server-side RRF retriever needed).
+
+Both searches go in one ``_msearch`` request against the *concrete* indexes behind the
+aliases, resolved once per attempt, so the two rankings always come from the same run. If an
+alias flipped and its old index was deleted in between, the search is retried from the
+alias resolution (bounded), so searches during a reindex neither fail nor mix runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import elasticsearch
+
+from semgraph.config import Settings
+from semgraph.db import search_errors
+from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchRequestError
+from semgraph.logs import event
+from semgraph.search.embed import Embedder
+from semgraph.search.index import SearchIndex
+from semgraph.search.split import identifier_words, split_text
+
+log = logging.getLogger(__name__)
+
+MODES = ("hybrid", "bm25", "knn")
+MAX_K = 200
+RESOLVE_ATTEMPTS = 3
+SNIPPET_LINES = 4
+SNIPPET_CHARS = 400
+
+HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
+
+BM25_FIELDS_RAW = ["code", "identifiers", "symbol_text^3", "path_text^0.5"]
+BM25_FIELDS_SPLIT = ["identifiers", "symbol_text^3", "path_text^0.5"]
+BM25_NAME_BOOST = 5.0
+# a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
+MAX_NAME_TERM_CHARS = 128
+
+
+def search_filters(
+    *, repo: str | None, lang: str | None, path_prefix: str | None
+) -> list[dict[str, Any]]:
+    filters: list[dict[str, Any]] = []
+    if repo is not None:
+        filters.append({"term": {"repo": repo}})
+    if lang is not None:
+        filters.append({"term": {"language": lang}})
+    if path_prefix:
+        filters.append({"prefix": {"path": path_prefix}})
+    return filters
+
+
+def bm25_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    """BM25 over the code, the client-split identifiers, the symbol and the path."""
+    should: list[dict[str, Any]] = [
+        {"multi_match": {"query": query, "fields": BM25_FIELDS_RAW}},
+    ]
+    split = split_text(query)
+    if split and split != query.lower():
+        should.append({"multi_match": {"query": split, "fields": BM25_FIELDS_SPLIT}})
+    token = query.strip()
+    if 0 < len(token) <= MAX_NAME_TERM_CHARS and not any(c.isspace() for c in token):
+        should.append(
+            {"term": {"name": {"value": token, "case_insensitive": True, "boost": BM25_NAME_BOOST}}}
+        )
+    return {
+        "size": size,
+        "query": {"bool": {"should": should, "minimum_should_match": 1, "filter": filters}},
+        "_source": HIT_SOURCE,
+        "track_total_hits": False,
+    }
+
+
+def knn_body(
+    vector: list[float], filters: list[dict[str, Any]], size: int, num_candidates: int
+) -> dict[str, Any]:
+    """Approximate kNN on the chunk vectors (cosine), with the same filters."""
+    knn: dict[str, Any] = {
+        "field": "embedding",
+        "query_vector": vector,
+        "k": size,
+        "num_candidates": max(num_candidates, size),
+    }
+    if filters:
+        knn["filter"] = filters
+    return {"size": size, "knn": knn, "_source": HIT_SOURCE, "track_total_hits": False}
+
+
+@dataclass
+class SearchHit:
+    repo: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str | None
+    language: str
+    score: float
+    snippet: str
+    run_id: str
+    index: str
+    bm25_rank: int | None = None
+    knn_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def rrf(rankings: list[list[str]], k: int) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: score(d) = sum over rankings of 1 / (k + rank), rank from 1.
+
+    Ties are broken by the best single rank, then by id, so the order is deterministic."""
+    scores: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for ranking in rankings:
+        for rank, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+            best[doc] = min(best.get(doc, rank), rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], best[item[0]], item[0]))
+
+
+def snippet(
+    code: str, query: str, *, lines: int = SNIPPET_LINES, chars: int = SNIPPET_CHARS
+) -> str:
+    """A few lines of ``code`` starting at the line that mentions the most query words."""
+    all_lines = code.splitlines()
+    if not all_lines:
+        return ""
+    words = {w for w in identifier_words(query) if len(w) > 1}
+    start = 0
+    if words:
+        counts = [len(words & set(identifier_words(line))) for line in all_lines]
+        best = max(counts)
+        if best:
+            start = counts.index(best)
+    picked = [ln.rstrip() for ln in all_lines[start : start + lines]]
+    text = "\n".join(picked)
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def validate(query: str, *, k: int, mode: str, settings: Settings) -> str:
+    text = query.strip()
+    if not text:
+        raise SearchQueryError("the search query is empty")
+    if len(text) > settings.search_max_query_chars:
+        raise SearchQueryError(
+            f"the search query has {len(text)} characters; the limit is "
+            f"{settings.search_max_query_chars} (SEMGRAPH_SEARCH_MAX_QUERY_CHARS)"
+        )
+    if not 1 <= k <= MAX_K:
+        raise SearchQueryError(f"k must be between 1 and {MAX_K}, got {k}")
+    if mode not in MODES:
+        raise SearchQueryError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return text
+
+
+def resolve_targets(manager: SearchIndex, repo: str | None) -> list[str]:
+    """The concrete indexes to search: the one behind ``repo``'s alias, or all of them."""
+    if repo is not None:
+        index = manager.live_index(repo)
+        if index is None:
+            raise SearchNotIndexed(
+                f"repository {repo!r} is not indexed (no alias {manager.alias_name(repo)}); "
+                "run `semgraph index` for it first"
+            )
+        return [index]
+    targets = sorted(set(manager.live_indexes().values()))
+    if not targets:
+        raise SearchNotIndexed(
+            f"no repository is indexed yet (no {manager.prefix}-* alias); "
+            "run `semgraph index PATH` first"
+        )
+    return targets
+
+
+def _run_msearch(
+    es: elasticsearch.Elasticsearch, targets: list[str], bodies: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """The responses, or None when an index vanished (flip + delete raced us)."""
+    searches: list[dict[str, Any]] = []
+    for body in bodies:
+        searches.append({"index": targets, "ignore_unavailable": False})
+        searches.append(body)
+    with search_errors("search"):
+        resp = es.msearch(searches=searches)
+    responses: list[dict[str, Any]] = list(resp["responses"])
+    for r in responses:
+        error = r.get("error")
+        if error is None:
+            continue
+        if error.get("type") == "index_not_found_exception":
+            return None
+        raise SearchRequestError(f"search: {error.get('type')}: {error.get('reason')}")
+    return responses
+
+
+def _ranked(response: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(f"{h['_index']}/{h['_id']}", h) for h in response["hits"]["hits"]]
+
+
+def search(
+    es: elasticsearch.Elasticsearch,
+    settings: Settings,
+    embedder: Embedder | None,
+    query: str,
+    *,
+    repo: str | None = None,
+    lang: str | None = None,
+    path_prefix: str | None = None,
+    k: int = 10,
+    mode: str = "hybrid",
+) -> list[SearchHit]:
+    """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn)."""
+    text = validate(query, k=k, mode=mode, settings=settings)
+    if mode != "bm25" and embedder is None:
+        raise SearchQueryError(f"mode {mode} needs an embedder")
+    manager = SearchIndex(es, settings)
+    filters = search_filters(repo=repo, lang=lang, path_prefix=path_prefix)
+    window = max(k, settings.search_rank_window)
+    bodies: list[dict[str, Any]] = []
+    if mode in ("hybrid", "bm25"):
+        bodies.append(bm25_body(text, filters, window))
+    if mode in ("hybrid", "knn"):
+        assert embedder is not None
+        vector = embedder.embed([text])[0]
+        bodies.append(knn_body(vector, filters, window, settings.search_knn_num_candidates))
+    for _attempt in range(RESOLVE_ATTEMPTS):
+        targets = resolve_targets(manager, repo)
+        responses = _run_msearch(es, targets, bodies)
+        if responses is not None:
+            break
+        event(log, logging.INFO, "search_retry_flipped", "an index vanished; resolving again")
+    else:
+        raise SearchRequestError("search: the indexes kept changing under the query; try again")
+    return _fuse(responses, mode, text, k, settings.search_rrf_k)
+
+
+def _fuse(
+    responses: list[dict[str, Any]], mode: str, query: str, k: int, rrf_k: int
+) -> list[SearchHit]:
+    ranked = [_ranked(r) for r in responses]
+    by_id = {doc_id: hit for ranking in ranked for doc_id, hit in ranking}
+    ranks = [{doc_id: i for i, (doc_id, _) in enumerate(ranking, start=1)} for ranking in ranked]
+    bm25_ranks = ranks[0] if mode in ("hybrid", "bm25") else {}
+    knn_ranks = ranks[-1] if mode in ("hybrid", "knn") else {}
+    fused = rrf([[doc_id for doc_id, _ in ranking] for ranking in ranked], rrf_k)
+    hits: list[SearchHit] = []
+    for doc_id, score in fused[:k]:
+        hit = by_id[doc_id]
+        src = hit["_source"]
+        hits.append(
+            SearchHit(
+                repo=src["repo"],
+                path=src["path"],
+                start_line=int(src["start_line"]),
+                end_line=int(src["end_line"]),
+                symbol=src.get("symbol"),
+                kind=src.get("kind"),
+                language=src.get("language", ""),
+                score=round(score, 6),
+                snippet=snippet(src.get("code", ""), query),
+                run_id=src.get("run_id", ""),
+                index=hit["_index"],
+                bm25_rank=bm25_ranks.get(doc_id),
+                knn_rank=knn_ranks.get(doc_id),
+            )
+        )
+    return hits
