@@ -167,8 +167,10 @@ def doctor_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")
 # -- web (issue 7) ---------------------------------------------------------------------------
 
 from semgraph.web.cli import serve  # noqa: E402
+from semgraph.web.probes import probe_worker_cmd  # noqa: E402
 
 app.command("serve")(serve)
+app.command("probe-worker")(probe_worker_cmd)
 
 
 # -- search (issue 6) ------------------------------------------------------------------------
@@ -193,6 +195,13 @@ from semgraph.queue import cli as queue_cli  # noqa: E402
 app.command("enqueue")(queue_cli.enqueue_cmd)
 app.add_typer(queue_cli.jobs_app, name="jobs")
 app.command("worker")(queue_cli.worker_cmd)
+
+
+# -- the main job and the divergence check ---------------------------------------------------
+from semgraph.index_cli import check_cmd, index_cmd  # noqa: E402
+
+app.command("index")(index_cmd)
+app.command("check")(check_cmd)
 
 
 # -- entry points ---------------------------------------------------------------------------

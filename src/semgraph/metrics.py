@@ -1,0 +1,11 @@
+"""Prometheus metrics shared across layers (each layer may keep its own module too)."""
+
+from __future__ import annotations
+
+from prometheus_client import Gauge
+
+INDEX_DIVERGED = Gauge(
+    "semgraph_index_diverged",
+    "1 while a repository's graph run and the index behind its alias disagree.",
+    ["repo"],
+)
