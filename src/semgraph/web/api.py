@@ -171,9 +171,26 @@ async def metrics(request: Request) -> Response:
 # -- jobs ---------------------------------------------------------------------------------------
 
 
+# what ``repo_key_for`` accepts: a URL with a host, a file:// URL, an absolute path, or the
+# scp-like ``user@host:path``; never a leading '-' or a control character
+SOURCE_PATTERN = (
+    r"^(?:(?:https?|ssh|git)://(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(?::[0-9]{1,4})?"
+    r"(?:/[^\x00-\x1f\x7f]*)?"
+    r"|file:///?[^\x00-\x1f\x7f]*"
+    r"|/[^\x00-\x1f\x7f]*"
+    r"|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\x00-\x1f\x7f][^\x00-\x1f\x7f]*)$"
+)
+REF_PATTERN = r"^[^\x00-\x1f\x7f\s-][^\x00-\x1f\x7f]*$"
+
+
 class EnqueueRequest(BaseModel):
-    source: str = Field(min_length=1, max_length=2048, description="clone URL or local path")
-    ref: str | None = Field(default=None, max_length=1024)
+    source: str = Field(
+        min_length=1,
+        max_length=2048,
+        pattern=SOURCE_PATTERN,
+        description="clone URL (https, http, ssh, git, scp-like) or absolute local path",
+    )
+    ref: str | None = Field(default=None, max_length=1024, pattern=REF_PATTERN)
     commit: str | None = Field(default=None, pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
     priority: int = Field(default=0, ge=-1000, le=1000)
 

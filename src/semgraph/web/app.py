@@ -16,6 +16,7 @@ from typing import Any
 
 import elasticsearch
 from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -31,7 +32,7 @@ from semgraph.errors import (
 from semgraph.logs import event
 from semgraph.queue.metrics import publish_stats
 from semgraph.queue.store import JobStore
-from semgraph.web import api
+from semgraph.web import api, read_api
 from semgraph.web.metrics import WEBHOOK_ACK_SECONDS, WEBHOOK_DELIVERIES, WORKERS_ALIVE
 from semgraph.web.schemas import WEBHOOK_OPENAPI
 from semgraph.web.webhooks import RETRY_AFTER_S, WebhookPolicy, WebhookReceiver
@@ -131,6 +132,28 @@ def _install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PayloadError, payload_error)
 
 
+def _install_openapi(app: FastAPI, settings: Settings) -> None:
+    """The served document says what this configuration does: while read endpoints are
+    open, their bearer token is optional (an empty security requirement)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                routes=app.routes,
+            )
+            for item in schema.get("paths", {}).values():
+                operation = item.get("get")
+                if operation and operation.get("security") and settings.api_read_open:
+                    operation["security"] = [{}, *operation["security"]]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(
     settings: Settings,
     *,
@@ -178,4 +201,6 @@ def create_app(
         )
     _install_error_handlers(app)
     app.include_router(api.router)
+    app.include_router(read_api.router)
+    _install_openapi(app, settings)
     return app
