@@ -8,12 +8,15 @@ child processes rebuild an identical object from the same environment.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from semgraph.errors import ConfigError
 
@@ -79,10 +82,12 @@ class Settings(BaseSettings):
     webhook_secret: str | None = None
     # JSON object: repository full name ("org/repo") or clone URL -> its own secret
     webhook_secrets: dict[str, str] = Field(default_factory=dict)
-    # JSON list of repository full names / clone URLs; empty: any repository with a secret
-    webhook_allowlist: list[str] = Field(default_factory=list)
-    # JSON list of branch names or fnmatch patterns; empty: the repository's default branch
-    webhook_branches: list[str] = Field(default_factory=list)
+    # repository full names / clone URLs (JSON list or comma-separated); empty: any
+    # repository with a secret
+    webhook_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # branch names or fnmatch patterns (JSON list or comma-separated); empty: the
+    # repository's default branch
+    webhook_branches: Annotated[list[str], NoDecode] = Field(default_factory=list)
     webhook_tag_pushes: bool = False
     # accept clone URLs that are local paths or file:// (tests, single-host setups)
     webhook_allow_local_sources: bool = False
@@ -160,6 +165,19 @@ class Settings(BaseSettings):
             raise ValueError("es_url host name is longer than 253 characters")
         return value.rstrip("/")
 
+    @field_validator("webhook_allowlist", "webhook_branches", mode="before")
+    @classmethod
+    def _split_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    return json.loads(text)
+                except ValueError as exc:
+                    raise ValueError(f"not a JSON list: {exc}") from exc
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _check_level(cls, value: str) -> str:
@@ -199,3 +217,7 @@ def load_settings(**overrides: object) -> Settings:
             for err in exc.errors()
         )
         raise ConfigError(f"invalid configuration: {problems}") from exc
+    except SettingsError as exc:  # a mapping/list variable that is not valid JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = f"SEMGRAPH_{field.group(1).upper()}" if field else "a SEMGRAPH_ variable"
+        raise ConfigError(f"invalid configuration: {name}: not valid JSON") from exc
