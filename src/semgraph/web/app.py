@@ -181,6 +181,7 @@ def create_app(
         event(log, logging.INFO, "web_start", host=settings.web_host, port=settings.web_port)
         yield
         ctx.close()
+        event(log, logging.INFO, "web_stop", "stopped: connections closed")
 
     app = FastAPI(
         title="semgraph",
