@@ -28,7 +28,7 @@ class RepoCheck:
     graph_run_id: str | None
     index_run_id: str | None
     live_index: str | None
-    status: str  # ok | diverged | repaired | requeued
+    status: str  # ok | in_flight | diverged | repaired | requeued
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -39,14 +39,21 @@ def check_repositories(
     settings: Settings, graph: Graph, *, repair: bool = False, alert: bool = True
 ) -> list[RepoCheck]:
     from semgraph.graph.reader import GraphReader
+    from semgraph.graph.runs import RunStore
     from semgraph.search.index import SearchIndex
 
     es = connect_search(settings)
     try:
         index = SearchIndex(es, settings)
         results = []
+        runs = RunStore(graph)
         for repo in GraphReader(graph).repositories():
             result = _check_one(index, repo)
+            if result.status == "diverged" and _in_flight(
+                settings, graph, runs, result.graph_run_id
+            ):
+                # committed a moment ago by a live worker that is about to flip the alias
+                result.status, result.detail = "in_flight", "alias flip pending in a live run"
             if result.status == "diverged":
                 INDEX_DIVERGED.labels(repo=result.repo).set(1)
                 if alert:
@@ -64,6 +71,22 @@ def check_repositories(
         return results
     finally:
         es.close()
+
+
+def _in_flight(settings: Settings, graph: Graph, runs: Any, run_id: str | None) -> bool:
+    """Whether ``run_id`` is still being published by a live worker (its job runs under an
+    owner the crash sweep would not recover)."""
+    from semgraph.queue.store import JobStore
+    from semgraph.queue.sweep import Identity, death_reason
+
+    run = runs.get(run_id) if run_id else None
+    if not run or run.get("status") != "running":
+        return False
+    me, now = Identity.current(), time.time()
+    for job in JobStore(graph, settings).running_jobs():
+        if job.id == run.get("job_id"):
+            return death_reason(job, me, None, now) is None
+    return False
 
 
 def _check_one(index: Any, repo: dict[str, Any]) -> RepoCheck:
@@ -110,7 +133,27 @@ def _repair(
 def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
     from semgraph.graph.runs import RunStore
 
-    if run_id:
-        runs = RunStore(graph)
-        if runs.get(run_id) is not None:
-            runs.finish(run_id, status, time.time(), repaired=True)
+    run = RunStore(graph).get(run_id) if run_id else None
+    if run_id and run is not None and run.get("status") == "diverged":
+        RunStore(graph).finish(run_id, status, time.time(), repaired=True)
+
+
+def maintain_search(settings: Settings, graph: Graph) -> None:
+    """Worker maintenance: repair divergence, then delete orphaned staging indexes (those
+    of no live alias, no repository's recorded run and no running run)."""
+    from semgraph.graph.reader import GraphReader
+    from semgraph.graph.runs import RunStore
+    from semgraph.search.index import SearchIndex
+
+    check_repositories(settings, graph, repair=True)
+    keep = {(str(r["key"]), str(r["run_id"])) for r in GraphReader(graph).repositories()}
+    keep |= {
+        (str(r["repo"]), str(r["id"])) for r in RunStore(graph).list(status="running", limit=10_000)
+    }
+    es = connect_search(settings)
+    try:
+        SearchIndex(es, settings).gc_orphans(
+            keep, now=time.time(), min_age_s=settings.staging_gc_min_age_s
+        )
+    finally:
+        es.close()

@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     java_home: Path | None = None
     services_start_timeout_s: float = Field(default=180.0, gt=0, le=3600)
 
+    # -- publish / repair -------------------------------------------------------------------
+    # staging indexes younger than this are never garbage-collected (a run may be starting)
+    staging_gc_min_age_s: float = Field(default=600.0, ge=0, le=7 * 86400)
+
     # -- alerts -----------------------------------------------------------------------------
     alert_webhook_url: str | None = None
     alert_webhook_style: str = Field(default="generic", pattern="^(generic|slack)$")

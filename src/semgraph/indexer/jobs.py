@@ -13,7 +13,7 @@ from typing import Any
 from semgraph.config import Settings
 from semgraph.errors import JobError
 from semgraph.indexer.pipeline import Reindex, ReindexRequest, ReindexResult
-from semgraph.queue.registry import JobContext, register
+from semgraph.queue.registry import JobContext, on_maintenance, register
 
 KIND = "reindex"
 
@@ -65,4 +65,11 @@ def reindex_job(ctx: JobContext) -> None:
     last_result = run.run()
 
 
+def _maintain(settings: Settings, graph: Any) -> None:
+    from semgraph.check import maintain_search
+
+    maintain_search(settings, graph)
+
+
 register(KIND, reindex_job)
+on_maintenance(_maintain)

@@ -90,6 +90,22 @@ def register(kind: str, fn: JobFn) -> None:
     _KINDS[kind] = fn
 
 
+MaintenanceHook = Callable[[Settings, "Graph"], None]
+_MAINTENANCE: list[MaintenanceHook] = []
+
+
+def on_maintenance(fn: MaintenanceHook) -> None:
+    """Run ``fn(settings, graph)`` at worker start (after the sweep) and at every periodic
+    rescue. The indexer registers its divergence check/repair and staging-index GC here. A
+    hook that raises is logged; it never stops the worker."""
+    if fn not in _MAINTENANCE:
+        _MAINTENANCE.append(fn)
+
+
+def maintenance_hooks() -> list[MaintenanceHook]:
+    return list(_MAINTENANCE)
+
+
 def unregister(kind: str) -> None:
     _KINDS.pop(kind, None)
 

@@ -127,6 +127,18 @@ class Worker:
             my_worker_id=self.worker_id,
             alerter=self.alerter,
         )
+        for hook in registry.maintenance_hooks():
+            try:
+                hook(self.settings, self.graph)
+            except Exception as exc:  # a failing hook is logged; the worker goes on
+                event(
+                    log,
+                    logging.ERROR,
+                    "maintenance_hook_failed",
+                    str(exc),
+                    hook=getattr(hook, "__name__", repr(hook)),
+                    worker_id=self.worker_id,
+                )
         pruned = self.store.purge(older_than_s=self.settings.job_retention_s, now=now)
         if pruned:
             event(log, logging.INFO, "jobs_pruned", f"pruned {pruned} old jobs", count=pruned)

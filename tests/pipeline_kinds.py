@@ -1,0 +1,40 @@
+"""Test-only job kinds around the real reindex pipeline. Worker subprocesses load them with
+``SEMGRAPH_JOB_MODULES=tests.pipeline_kinds`` (repository root on PYTHONPATH)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from semgraph.indexer.jobs import request_from_args, shared_embedder
+from semgraph.indexer.pipeline import Reindex
+from semgraph.queue.registry import JobContext, register
+
+KILL_POINTS = (
+    "after_checkout",
+    "after_spill",
+    "after_staging",
+    "after_graph_commit",
+    "after_alias_flip",
+)
+
+
+def _sigkill() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def reindex_killed(ctx: JobContext) -> None:
+    """The real reindex, SIGKILLed at ``args.kill_at`` on the first attempt only."""
+    point = str(ctx.job.args.get("kill_at", ""))
+    faults = {point: _sigkill} if ctx.job.attempts == 1 and point in KILL_POINTS else {}
+    Reindex(
+        ctx.settings,
+        ctx.graph,
+        request_from_args(ctx),
+        checkpoint=ctx.checkpoint,
+        embedder=shared_embedder(ctx.settings),
+        faults=faults,
+    ).run()
+
+
+register("reindex_killed", reindex_killed)
