@@ -19,11 +19,12 @@ def _progress_printer(live: bool) -> Any:
 
     def show(p: Any) -> None:
         rate = p.files_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
-        total = getattr(p, "files_total", None)
+        total = p.files_total
+        seen = p.files_done + p.files_skipped
         eta = ""
         if total and rate > 0:
-            eta = f", ETA {max(total - p.files_done, 0) / rate:.0f}s"
-        done = f"{p.files_done}/{total}" if total else f"{p.files_done}"
+            eta = f", ETA {max(total - seen, 0) / rate:.0f}s"
+        done = f"{seen}/{total}" if total else f"{seen}"
         err.print(
             f"\r  parse: {done} files, {p.files_failed} failed, {rate:.0f} files/s{eta}   ",
             end="",

@@ -137,6 +137,9 @@ def test_checkout_then_parse_whole_repository(tmp_path: Path, pool_size: int) ->
         "symlink": 1,
     }
     assert stats.parse_failures == [] and stats.retries == 0
+    final = seen[-1]
+    assert final.files_total == len(facts) + len(skipped)
+    assert final.files_done + final.files_skipped == final.files_total
     service = facts["app/core/service.py"]
     assert [(s.kind, s.qualified_name) for s in service.symbols] == [
         ("class", "app.core.service.Service"),

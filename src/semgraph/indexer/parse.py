@@ -41,6 +41,7 @@ class ParseProgress:
     files_failed: int
     in_flight: int
     elapsed_s: float
+    files_total: int | None = None  # candidates found by the walk (indexed + skipped)
 
 
 @dataclass(slots=True)
@@ -83,6 +84,7 @@ class _Run:
         self.skipped: Counter[str] = Counter()
         self.inflight: dict[concurrent.futures.Future[TaskResult], tuple[str, int]] = {}
         self.done = 0
+        self.total: int | None = None
         self.started = time.monotonic()
 
     def skip(self, item: SkippedFile) -> None:
@@ -166,6 +168,7 @@ class _Run:
                     files_failed=len(self.stats.parse_failures),
                     in_flight=len(self.inflight),
                     elapsed_s=time.monotonic() - self.started,
+                    files_total=self.total,
                 )
             )
 
@@ -214,6 +217,7 @@ def parse_repository(
             Path(workspace),
             max_file_bytes=settings.max_file_bytes,
             git_timeout_s=settings.git_timeout_s,
+            on_total=lambda n: setattr(run, "total", n),
         ):
             if isinstance(item, SkippedFile):
                 run.skip(item)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -208,15 +208,22 @@ def _classify(root: Path, path: str, max_file_bytes: int) -> WalkEntry | Skipped
 
 
 def walk(
-    root: Path, *, max_file_bytes: int, git_timeout_s: float = 600.0
+    root: Path,
+    *,
+    max_file_bytes: int,
+    git_timeout_s: float = 600.0,
+    on_total: Callable[[int], None] | None = None,
 ) -> Iterator[WalkEntry | SkippedFile]:
-    """Every candidate file of ``root``, either to index (:class:`WalkEntry`) or skipped."""
+    """Every candidate file of ``root``, either to index (:class:`WalkEntry`) or skipped.
+    ``on_total`` is told how many candidates there are before the first is yielded."""
     root = Path(root).resolve()
     pre_skipped: list[SkippedFile] = []
     if (root / ".git").exists():
         raw = _git_files(root, git_timeout_s)
     else:
         raw, pre_skipped = _tree_files(root)
+    if on_total is not None:
+        on_total(len(raw) + len(pre_skipped))
     yield from pre_skipped
     semgraphignore = _load_spec(root / ".semgraphignore")
     for raw_path in raw:
