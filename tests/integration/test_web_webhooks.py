@@ -10,7 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from semgraph.config import Settings
 from semgraph.indexer.checkout import repo_key_for
@@ -22,6 +24,7 @@ pytestmark = pytest.mark.integration
 
 SECRET = "integration-secret"
 HOSTS = ("github", "gitlab", "gitea")
+PRINTABLE = st.characters(min_codepoint=0x20, max_codepoint=0x7E)  # legal in a header value
 EVENT = {"github": "push", "gitlab": "Push Hook", "gitea": "push"}
 
 
@@ -215,3 +218,33 @@ def test_unique_delivery_keys_per_host(base_url: str, store: JobStore) -> None:
         )
         assert post(base_url, host, h, b).json()["outcome"] == "created"
     assert len(all_jobs(store)) == 2
+
+
+@hypothesis.settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture],
+)
+@hypothesis.given(
+    host=st.sampled_from(HOSTS),
+    after=st.from_regex(r"\A[0-9a-f]{40}\Z"),
+    signature=st.text(PRINTABLE, max_size=80).map(str.strip),
+    wrong_secret=st.text(PRINTABLE, min_size=1, max_size=30)
+    .map(str.strip)
+    .filter(lambda s: s and s != SECRET),
+)
+def test_generated_forgeries_never_reach_the_queue(
+    base_url: str, store: JobStore, host: str, after: str, signature: str, wrong_secret: str
+) -> None:
+    payload = push_payload(host, "o/forged", "https://git.example/o/forged.git", after=after)
+    headers, body = signed_delivery(host, payload, wrong_secret)
+    assert post(base_url, host, headers, body).status_code == 401
+    auth = {
+        "github": "X-Hub-Signature-256",
+        "gitlab": "X-Gitlab-Token",
+        "gitea": "X-Gitea-Signature",
+    }
+    status = post(base_url, host, headers | {auth[host]: signature}, body).status_code
+    assert status == 401 or (host == "gitlab" and signature == SECRET)
+    assert all_jobs(store) == []
