@@ -21,6 +21,7 @@ SCHEMA: tuple[IndexSpec, ...] = (
     # claims lock one node per repository so that at most one job per repository runs
     IndexSpec("RepoLock", "key", unique=True),
     IndexSpec("JobDelivery", "job_id"),
+    IndexSpec("JobQueue", "claim_key"),  # set only while pending; sorts in claim order
     IndexSpec("IndexRun", "job_id"),
     # code graph
     IndexSpec("Repository", "key", unique=True),

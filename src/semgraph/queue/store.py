@@ -31,8 +31,8 @@ from semgraph.config import Settings
 from semgraph.db import Graph, graph_errors
 from semgraph.errors import (
     GraphConflict,
+    GraphError,
     GraphQueryError,
-    GraphUnavailable,
     InvalidTransition,
     JobNotFound,
 )
@@ -74,6 +74,7 @@ RETURN properties(j) AS job
 UPDATE_JOB = """
 MATCH (j:JobQueue {id: $id})
 SET j += $props
+RETURN properties(j) AS job
 """
 
 RUNNING_FOR_REPO = """
@@ -116,19 +117,26 @@ DETACH DELETE j
 
 # -- claim --------------------------------------------------------------------------------------
 
+# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id),
+# so the index hands candidates over in claim order instead of sorting every pending job
 CLAIM_CANDIDATES = """
 OPTIONAL MATCH (r:JobQueue {status: 'running'})
 WITH collect(DISTINCT r.repo_key) AS busy
-MATCH (j:JobQueue {status: 'pending'})
-WHERE j.run_after <= $now AND j.kind IN $kinds AND NOT j.repo_key IN busy
+MATCH (j:JobQueue)
+WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
+  AND NOT j.repo_key IN busy
 RETURN j.id AS id, j.repo_key AS repo_key
-ORDER BY j.priority DESC, j.run_after ASC, j.created_at ASC, j.id ASC
+ORDER BY j.claim_key ASC
 LIMIT $limit
 """
 
+# lock the repository first, then count its running jobs (seen after the lock)
 CLAIM_LOCK_REPO = """
 MERGE (l:RepoLock {key: $repo_key})
 SET l.locked_at = $now
+WITH l
+OPTIONAL MATCH (j:JobQueue {repo_key: $repo_key, status: 'running'})
+RETURN count(j) AS running
 """
 
 # -- sweep --------------------------------------------------------------------------------------
@@ -238,6 +246,14 @@ class RunningJob:
     worker: dict[str, Any] | None
 
 
+def claim_key(priority: int, run_after: float, created_at: float, job_id: str) -> str:
+    """A string whose order is (priority DESC, run_after, created_at, id)."""
+    return (
+        f"{1_000_000 - priority:07d}|{max(run_after, 0.0):020.6f}|"
+        f"{max(created_at, 0.0):020.6f}|{job_id}"
+    )
+
+
 class _Retry(Exception):
     """Internal: the transaction lost a race it can resolve by running again."""
 
@@ -310,11 +326,6 @@ class JobStore:
                         if not tx.closed():
                             tx.rollback()
                 return result
-            except GraphUnavailable:
-                # a dropped connection before COMMIT was sent changed nothing: run it again;
-                # during COMMIT the outcome is unknown, so the caller must decide
-                if committing or attempt == limit:
-                    raise
             except (GraphConflict, _Retry) as exc:
                 if attempt == limit:
                     if isinstance(exc, _Retry):
@@ -322,6 +333,11 @@ class JobStore:
                     raise
             except GraphQueryError as exc:
                 if not (retry_unique and _is_unique_violation(exc)) or attempt == limit:
+                    raise
+            except GraphError:
+                # a connection that broke before COMMIT was sent changed nothing: run it
+                # again; during COMMIT the outcome is unknown, so the caller must decide
+                if committing or attempt == limit:
                     raise
             metrics.CONFLICT_RETRIES.labels(op=op).inc()
             time.sleep(self._rng.uniform(0, 0.002 * attempt))
@@ -338,8 +354,8 @@ class JobStore:
     @staticmethod
     def _update(
         tx: neo4j.ManagedTransaction | neo4j.Transaction, job_id: str, props: dict[str, Any]
-    ) -> None:
-        tx.run(UPDATE_JOB, id=job_id, props=props).consume()
+    ) -> Job:
+        return Job.from_props(tx.run(UPDATE_JOB, id=job_id, props=props).single(strict=True)["job"])
 
     def _history(self, job: Job, now: float, kind: FailureKind, message: str) -> str:
         entries = [
@@ -377,6 +393,12 @@ class JobStore:
                 )
                 tx.run(ABSORB_MOVE_DELIVERIES, from_id=other.id, to_id=job.id).consume()
                 tx.run(ABSORB_DELETE, id=other.id).consume()
+        props["claim_key"] = claim_key(
+            int(props.get("priority", job.priority)),
+            float(props.get("run_after", job.run_after)),
+            job.created_at,
+            job.id,
+        )
         return props
 
     # -- enqueue ----------------------------------------------------------------------------
@@ -436,11 +458,13 @@ class JobStore:
             pending = self._lock(tx, record["id"])
             if pending is None or pending.status is not JobStatus.PENDING:
                 raise _Retry()  # claimed (or merged away) since we read it: decide again
+            priority = max(pending.priority, req["priority"])
             props = {
                 "commit": req["commit"],
                 "ref": req["ref"] if req["ref"] is not None else pending.ref,
                 "args": req["args"] if req["args"] != "{}" else json.dumps(pending.args),
-                "priority": max(pending.priority, req["priority"]),
+                "priority": priority,
+                "claim_key": claim_key(priority, pending.run_after, pending.created_at, pending.id),
                 "coalesced_count": pending.coalesced_count + 1,
                 "updated_at": now,
             }
@@ -459,6 +483,7 @@ class JobStore:
             "commit": req["commit"],
             "status": JobStatus.PENDING.value,
             "pending_key": repo_key,
+            "claim_key": claim_key(req["priority"], now, now, job_id),
             "priority": req["priority"],
             "attempts": 0,
             "crash_count": 0,
@@ -495,8 +520,8 @@ class JobStore:
         rows = list(tx.run(CLAIM_CANDIDATES, now=now, kinds=kinds, limit=8))
         self.pause("claim:after_read")
         for row in rows:
-            tx.run(CLAIM_LOCK_REPO, repo_key=row["repo_key"], now=now).consume()
-            if tx.run(RUNNING_FOR_REPO, repo_key=row["repo_key"]).single(strict=True)["n"] > 0:
+            locked = tx.run(CLAIM_LOCK_REPO, repo_key=row["repo_key"], now=now)
+            if locked.single(strict=True)["running"] > 0:
                 continue
             job = self._lock(tx, row["id"])
             if job is None or job.status is not JobStatus.PENDING or job.run_after > now:
@@ -504,6 +529,7 @@ class JobStore:
             props = {
                 "status": JobStatus.RUNNING.value,
                 "pending_key": None,
+                "claim_key": None,
                 "attempts": job.attempts + 1,
                 "claim_token": uuid.uuid4().hex,
                 "worker_id": worker_id,
@@ -512,8 +538,7 @@ class JobStore:
                 "lease_expires_at": now + self.settings.lease_s,
                 "finished_at": None,
             }
-            self._update(tx, job.id, props)
-            return self._lock(tx, job.id)
+            return self._update(tx, job.id, props)
         return None
 
     # -- fenced transitions (the owner of a claim) ----------------------------------------------
@@ -602,8 +627,7 @@ class JobStore:
                     self._rng,
                 )
                 props = self._to_pending(tx, job, {**props, "run_after": now + delay}, now)
-            self._update(tx, job_id, props)
-            return self._lock(tx, job_id)
+            return self._update(tx, job_id, props)
 
         return self._finish("fail", tx_fn)
 
@@ -621,8 +645,7 @@ class JobStore:
             else:
                 base = {"attempts": max(0, job.attempts - 1), "run_after": now}
                 props = self._to_pending(tx, job, base, now)
-            self._update(tx, job_id, props)
-            return self._lock(tx, job_id)
+            return self._update(tx, job_id, props)
 
         return self._finish("release", tx_fn)
 
@@ -634,8 +657,7 @@ class JobStore:
             if job is None:
                 return None
             reason = job.cancel_reason or "abandoned"
-            self._update(tx, job_id, self._abandon_props(job, now, reason))
-            return self._lock(tx, job_id)
+            return self._update(tx, job_id, self._abandon_props(job, now, reason))
 
         return self._finish("acknowledge_abandon", tx_fn)
 
@@ -647,6 +669,7 @@ class JobStore:
             "updated_at": now,
             "lease_expires_at": None,
             "pending_key": None,
+            "claim_key": None,
         }
 
     def _abandon_props(self, job: Job, now: float, reason: str) -> dict[str, Any]:
@@ -691,9 +714,9 @@ class JobStore:
                     crashes, self.settings.backoff_base_s, self.settings.backoff_cap_s, self._rng
                 )
                 props = self._to_pending(tx, job, {**props, "run_after": now + delay}, now)
-            self._update(tx, job_id, props)
+            updated = self._update(tx, job_id, props)
             tx.run(RECOVER_ABANDON_RUNS, job_id=job_id, now=now, reason=message).consume()
-            return self._lock(tx, job_id)
+            return updated
 
         job = self._write("recover", tx_fn)
         if job is None:
@@ -726,8 +749,7 @@ class JobStore:
                 "max_attempts": max(job.max_attempts, 1),
                 "max_crashes": max(job.max_crashes, 1),
             }
-            self._update(tx, job_id, self._to_pending(tx, job, base, now))
-            return self._lock(tx, job_id) or job
+            return self._update(tx, job_id, self._to_pending(tx, job, base, now))
 
         job = self._write("requeue", tx_fn)
         metrics.TRANSITIONS.labels(action="requeue").inc()
@@ -744,15 +766,12 @@ class JobStore:
             if job is None:
                 raise JobNotFound(f"no job with id {job_id!r}")
             if job.status is JobStatus.PENDING:
-                self._update(tx, job_id, self._abandon_props(job, now, reason))
-            elif job.status is JobStatus.RUNNING:
-                self._update(tx, job_id, {"cancel_reason": reason, "updated_at": now})
-            else:
-                raise InvalidTransition(
-                    f"job {job_id} is {job.status.value}; only pending or running jobs can "
-                    "be abandoned"
-                )
-            return self._lock(tx, job_id) or job
+                return self._update(tx, job_id, self._abandon_props(job, now, reason))
+            if job.status is JobStatus.RUNNING:
+                return self._update(tx, job_id, {"cancel_reason": reason, "updated_at": now})
+            raise InvalidTransition(
+                f"job {job_id} is {job.status.value}; only pending or running jobs can be abandoned"
+            )
 
         job = self._write("abandon", tx_fn)
         metrics.TRANSITIONS.labels(action="abandon").inc()
