@@ -616,7 +616,7 @@ class JobStore:
                 "updated_at": now,
             }
             if job.cancel_reason is not None:
-                props.update(self._terminal(JobStatus.ABANDONED, now))
+                props.update(self._terminal(JobStatus.ABANDONED, now), cancel_reason=None)
             elif job.attempts >= job.max_attempts:
                 props.update(self._terminal(JobStatus.FAILED, now))
             else:
