@@ -1,0 +1,115 @@
+"""Peak RSS of the worker and of its parse pool for the WHOLE reindex job, against repository
+size, with each size's phase split.
+
+    python -m bench.bench_memory [--sizes 100,200,400]
+
+Each size runs in a fresh process (so one size's peak cannot hide another's): it generates a
+synthetic repository (``bench.synth``), then runs the real job (``Reindex``: checkout, parse
+pool + spill, resolve, embedding + staging index, one graph transaction, alias flip) against
+the stack named by ``SEMGRAPH_*``. Worker peak = ``getrusage(RUSAGE_SELF).ru_maxrss`` of that
+process at the end of the job (it includes the embedding model); pool peak = the largest peak
+RSS any parse child reported. The smallest size is the baseline measured in the same run;
+each size prints the ratio to it (target for the worker: <= 1.3 from the smallest to the
+largest size, i.e. memory bounded by window size, not repository size).
+
+The embedding phase dominates the job's time on a CPU-only machine, so the default sizes are
+small; ``bench.bench_parse`` covers the parse phase at 1k/5k/20k files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 1.3
+
+
+def run_one(n_files: int) -> dict[str, Any]:
+    from bench.synth import generate
+    from semgraph.config import load_settings
+    from semgraph.db import connect_graph
+    from semgraph.graph.schema import SCHEMA
+    from semgraph.indexer.memory import rss_bytes
+    from semgraph.indexer.pipeline import Reindex, ReindexRequest
+
+    settings = load_settings()
+    rss_start = rss_bytes()
+    with (
+        tempfile.TemporaryDirectory(prefix="semgraph-bench-memory-") as tmp,
+        connect_graph(settings) as graph,
+    ):
+        graph.ensure_schema(SCHEMA)
+        repo = generate(Path(tmp) / f"bench-memory-{n_files}", n_files, seed=n_files)
+        started = time.perf_counter()
+        result = Reindex(settings, graph, ReindexRequest(source=str(repo), force=True)).run()
+        wall = time.perf_counter() - started
+    parse = result.stats.get("parse", {})
+    index = result.stats.get("index", {})
+    return {
+        "files": n_files,
+        "status": result.status,
+        "wall_s": round(wall, 2),
+        "phases_s": result.phases_s,
+        "chunks": index.get("chunks"),
+        "embedded": index.get("embedded"),
+        "nodes": sum(result.stats.get("publish", {}).get("nodes", {}).values()),
+        "rss_start_bytes": rss_start,
+        "worker_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "pool_peak_rss_bytes": parse.get("child_peak_rss_bytes", 0),
+        "pool_size": parse.get("pool_size"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="100,200,400")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one)))
+        return
+    sizes = sorted({int(s) for s in args.sizes.split(",")})
+    results: list[dict[str, Any]] = []
+    for n in sizes:
+        load = os.getloadavg()[0]
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.bench_memory", "--one", str(n)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"job at {n} files failed:\n{proc.stderr[-3000:]}")
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        r["load_1m"] = load
+        results.append(r)
+        print(json.dumps(r, sort_keys=True))
+    base = results[0]
+    print(f"\nbaseline: the job at {base['files']} files (same run)")
+    mib = 2**20
+    for r in results:
+        print(
+            f"{r['files']:>6} files: job {r['wall_s']:.1f} s ({r['chunks']} chunks), worker peak "
+            f"RSS {r['worker_peak_rss_bytes'] / mib:.1f} MiB "
+            f"({r['worker_peak_rss_bytes'] / base['worker_peak_rss_bytes']:.3f}x), pool peak RSS "
+            f"{r['pool_peak_rss_bytes'] / mib:.1f} MiB "
+            f"({r['pool_peak_rss_bytes'] / max(base['pool_peak_rss_bytes'], 1):.3f}x); "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in r["phases_s"].items())
+        )
+    ratio = results[-1]["worker_peak_rss_bytes"] / base["worker_peak_rss_bytes"]
+    verdict = "OK" if ratio <= TARGET_RATIO else "OVER TARGET"
+    print(
+        f"worker peak RSS ratio {results[-1]['files']}/{base['files']} files: {ratio:.3f} "
+        f"(target <= {TARGET_RATIO}: {verdict})"
+    )
+
+
+if __name__ == "__main__":
+    main()
