@@ -211,9 +211,14 @@ class Worker:
             thread = threading.Thread(
                 target=_run_fn, args=(fn, ctx, outcome), name=f"job-{job.id}", daemon=True
             )
+            began = self.clock()  # before the job can run: its own time counts
             thread.start()
-            if not self._watch(job, token, ctx, thread):
+            if not self._watch(job, token, ctx, thread, began):
                 # the job ignored its cancellation: record what we know, then leave
+                if outcome.error is None:  # still running: it did not succeed
+                    outcome.error = JobCancelled(
+                        "the job ignored its cancellation", reason=ctx.cancel_requested or ""
+                    )
                 self._record(job, token, ctx, outcome, started)
                 event(
                     log,
@@ -229,9 +234,10 @@ class Worker:
         self._record(job, token, ctx, outcome, started)
         self.jobs_done += 1
 
-    def _watch(self, job: Job, token: str, ctx: JobContext, thread: threading.Thread) -> bool:
+    def _watch(
+        self, job: Job, token: str, ctx: JobContext, thread: threading.Thread, start: float
+    ) -> bool:
         """Supervise the job thread until it ends (True) or ignores a cancel (False)."""
-        start = self.clock()
         next_beat = start + self.settings.heartbeat_s
         deadline: float | None = None
         while True:

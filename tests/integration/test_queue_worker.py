@@ -1,0 +1,169 @@
+"""The worker in-process against the real Bolt server, with an injected clock: the time limit
+(cooperative and stuck jobs), a stale owner that lost its job, retention, metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client import REGISTRY
+
+from semgraph.config import Settings, load_settings
+from semgraph.queue import registry
+from semgraph.queue.models import JobStatus
+from semgraph.queue.registry import JobContext
+from semgraph.queue.store import JobStore
+from semgraph.queue.worker import EXIT_STUCK, Worker
+
+pytestmark = pytest.mark.integration
+
+
+class FakeClock:
+    """Seconds that pass only when a test (or the job under test) says so."""
+
+    def __init__(self, start: float = 1_000.0, step: float = 0.0) -> None:
+        self.t = start
+        self.step = step
+        self.lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self.lock:
+            self.t += self.step
+            return self.t
+
+    def advance(self, seconds: float) -> None:
+        with self.lock:
+            self.t += seconds
+
+
+@pytest.fixture
+def wsettings() -> Settings:
+    return load_settings(
+        job_timeout_s=100,
+        job_cancel_grace_s=5,
+        heartbeat_s=1,
+        lease_s=30,
+        backoff_base_s=0,
+        job_max_attempts=3,
+        poll_interval_s=0.01,
+    )
+
+
+@pytest.fixture
+def kinds() -> Iterator[dict[str, object]]:
+    made: dict[str, object] = {}
+    yield made
+    for kind in made:
+        registry.unregister(kind)
+
+
+def test_time_limit_stops_a_cooperative_job_and_counts_as_timeout(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+
+    def slow(ctx: JobContext) -> None:
+        clock.advance(wsettings.job_timeout_s + 1)  # "two hours later"
+        while True:
+            ctx.checkpoint("loop")
+            time.sleep(0.005)
+
+    registry.register("wt_slow", slow)
+    kinds["wt_slow"] = slow
+    store = JobStore(graph, wsettings)
+    jid = store.enqueue("r/slow", now=clock(), kind="wt_slow").job_id
+    exits: list[int] = []
+    worker = Worker(wsettings, graph, clock=clock, hard_exit=exits.append, tick_s=0.01)
+    assert worker.run(once=True) == 0
+    job = store.get(jid)
+    assert exits == []
+    assert (job.status, job.attempts) == (JobStatus.PENDING, 1)
+    assert job.errors[-1].kind == "timeout" and "timeout" in (job.last_error or "")
+
+
+def test_stuck_job_is_recorded_then_the_worker_exits(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock(step=0.5)  # time moves on every look at the clock
+    release = threading.Event()
+
+    def stuck(ctx: JobContext) -> None:
+        release.wait(60)  # never reaches a checkpoint
+
+    registry.register("wt_stuck", stuck)
+    kinds["wt_stuck"] = stuck
+    store = JobStore(graph, wsettings)
+    jid = store.enqueue("r/stuck", now=clock(), kind="wt_stuck").job_id
+    exits: list[int] = []
+    worker = Worker(wsettings, graph, clock=clock, hard_exit=exits.append, tick_s=0.001)
+    try:
+        worker.run(once=True)
+    finally:
+        release.set()
+    assert exits == [EXIT_STUCK]
+    job = store.get(jid)
+    assert job.status is JobStatus.PENDING and job.errors[-1].kind == "timeout"
+
+
+def test_owner_that_lost_the_job_stops_and_writes_nothing(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+    other = JobStore(graph, wsettings)
+
+    def robbed(ctx: JobContext) -> None:
+        token = graph.query(
+            "token", "MATCH (j:JobQueue {id: $id}) RETURN j.claim_token AS t", id=ctx.job.id
+        )[0]["t"]
+        other.recover(ctx.job.id, token, now=clock(), reason="presumed dead")  # a sweep
+        clock.advance(wsettings.heartbeat_s + 1)
+        while True:
+            ctx.checkpoint("loop")
+            time.sleep(0.005)
+
+    registry.register("wt_robbed", robbed)
+    kinds["wt_robbed"] = robbed
+    jid = other.enqueue("r/robbed", now=clock(), kind="wt_robbed").job_id
+    exits: list[int] = []
+    worker = Worker(wsettings, graph, clock=clock, hard_exit=exits.append, tick_s=0.01)
+    worker.run(once=True)
+    job = other.get(jid)
+    assert exits == []
+    assert (job.status, job.crash_count, job.attempts) == (JobStatus.PENDING, 1, 1)
+    assert [e.kind for e in job.errors] == ["crash"]  # the stale owner recorded nothing
+
+
+def test_job_error_retries_with_backoff_then_fails_and_alerts(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+
+    def broken(ctx: JobContext) -> None:
+        raise ValueError(f"bad input on attempt {ctx.job.attempts}")
+
+    registry.register("wt_broken", broken)
+    kinds["wt_broken"] = broken
+    store = JobStore(graph, wsettings)
+    jid = store.enqueue("r/broken", now=clock(), kind="wt_broken").job_id
+    before = REGISTRY.get_sample_value("semgraph_alerts_total", {"action": "job_failed"}) or 0
+    worker = Worker(wsettings, graph, clock=clock, hard_exit=lambda code: None, tick_s=0.01)
+    worker.run(max_jobs=3, idle_exit_s=0)
+    job = store.get(jid)
+    assert (job.status, job.attempts) == (JobStatus.FAILED, 3)
+    assert [e.message for e in job.errors] == [
+        f"ValueError: bad input on attempt {n}" for n in (1, 2, 3)
+    ]
+    after = REGISTRY.get_sample_value("semgraph_alerts_total", {"action": "job_failed"})
+    assert after == before + 1
+    retries = REGISTRY.get_sample_value("semgraph_queue_retries_total", {"reason": "error"})
+    assert retries is not None and retries >= 2
+
+
+def test_maintenance_prunes_old_jobs_and_publishes_gauges(graph, wsettings) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock(start=10.0)
+    store = JobStore(graph, wsettings)
+    old = store.enqueue("r/old", now=1.0).job_id
+    store.abandon(old, now=2.0, reason="x")
+    store.enqueue("r/keep", now=5.0)
+    clock.t = 2.0 + wsettings.job_retention_s + 1
+    worker = Worker(wsettings, graph, clock=clock)
+    worker.register()
+    worker.maintain()
+    assert store.get(old) is None
+    assert REGISTRY.get_sample_value("semgraph_queue_jobs", {"status": "pending"}) == 1
+    age = REGISTRY.get_sample_value("semgraph_queue_oldest_pending_age_seconds")
+    assert age == pytest.approx(clock.t - 5.0)
