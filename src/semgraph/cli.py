@@ -51,14 +51,29 @@ def settings_from(ctx: typer.Context) -> Settings:
 @app.callback()
 def main_callback(
     ctx: typer.Context,
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show tracebacks and debug logs."),
-    bolt_uri: str | None = typer.Option(
-        None, help="Bolt URI of the graph server [env SEMGRAPH_BOLT_URI]."
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        envvar="SEMGRAPH_VERBOSE",
+        show_envvar=True,
+        help="Show tracebacks and debug logs.",
     ),
-    es_url: str | None = typer.Option(None, help="Elasticsearch URL [env SEMGRAPH_ES_URL]."),
-    state_dir: str | None = typer.Option(None, help="State directory [env SEMGRAPH_STATE_DIR]."),
+    bolt_uri: str | None = typer.Option(
+        None, envvar="SEMGRAPH_BOLT_URI", show_envvar=True, help="Bolt URI of the graph server."
+    ),
+    es_url: str | None = typer.Option(
+        None, envvar="SEMGRAPH_ES_URL", show_envvar=True, help="Elasticsearch URL."
+    ),
+    state_dir: str | None = typer.Option(
+        None, envvar="SEMGRAPH_STATE_DIR", show_envvar=True, help="State directory."
+    ),
     log_json: bool | None = typer.Option(
-        None, "--log-json/--no-log-json", help="JSON log lines [env SEMGRAPH_LOG_JSON]."
+        None,
+        "--log-json/--no-log-json",
+        envvar="SEMGRAPH_LOG_JSON",
+        show_envvar=True,
+        help="JSON log lines.",
     ),
 ) -> None:
     _State.verbose = verbose
@@ -105,7 +120,12 @@ def _print_states(states: list[Any], as_json: bool) -> None:
 
 
 @services_app.command("up")
-def services_up(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def services_up(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
+    ),
+) -> None:
     """Start Elasticsearch and the Bolt graph server (no-op when already running)."""
     from semgraph.services import Stack
 
@@ -122,7 +142,12 @@ def services_down(ctx: typer.Context) -> None:
 
 
 @services_app.command("status")
-def services_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def services_status(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
+    ),
+) -> None:
     """Show whether each local service runs and answers; exit 1 unless all are healthy."""
     from semgraph.services import Stack
 
@@ -148,7 +173,12 @@ def init_cmd(ctx: typer.Context) -> None:
 
 
 @app.command("doctor")
-def doctor_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def doctor_cmd(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
+    ),
+) -> None:
     """Print server kinds, versions and health; exit 1 when a server is unreachable."""
     from semgraph.doctor import run_doctor
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -38,9 +39,23 @@ def _progress_printer(live: bool) -> Any:
 def index_cmd(
     ctx: typer.Context,
     source: str = typer.Argument(..., help="Git URL (https, ssh, file://) or local path."),
-    ref: str | None = typer.Option(None, "--ref", help="Branch, tag or commit (default HEAD)."),
-    force: bool = typer.Option(False, "--force", help="Reindex even if nothing changed."),
-    as_json: bool = typer.Option(False, "--json", help="Print the run as JSON."),
+    ref: str | None = typer.Option(
+        None,
+        "--ref",
+        envvar="SEMGRAPH_INDEX_REF",
+        show_envvar=True,
+        help="Branch, tag or commit (default: the default branch).",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        envvar="SEMGRAPH_INDEX_FORCE",
+        show_envvar=True,
+        help="Reindex even if nothing changed.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the run as JSON."
+    ),
 ) -> None:
     """Enqueue a reindex of SOURCE and run the worker until that job finishes."""
     from semgraph.cli import emit_json, err, out, settings_from
@@ -48,13 +63,16 @@ def index_cmd(
     from semgraph.graph.runs import RunStore
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer import jobs
-    from semgraph.indexer.checkout import repo_key_for
+    from semgraph.indexer.checkout import CheckoutError, normalize_source, repo_key_for
     from semgraph.queue import registry
     from semgraph.queue.models import TERMINAL, JobStatus
     from semgraph.queue.store import JobStore
     from semgraph.queue.worker import Worker
 
     settings = settings_from(ctx)
+    url = normalize_source(source)  # hostile or malformed sources fail here, before enqueue
+    if url.startswith("file://") and not Path(url.removeprefix("file://")).exists():
+        raise CheckoutError(f"no repository at {url.removeprefix('file://')!r}")
     repo_key = repo_key_for(source)
     with connect_graph(settings) as graph:
         graph.ensure_schema(SCHEMA)
@@ -109,8 +127,16 @@ def _print_run(run: dict[str, Any]) -> None:
 
 def check_cmd(
     ctx: typer.Context,
-    repair: bool = typer.Option(False, "--repair", help="Finish the alias flip or requeue."),
-    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        envvar="SEMGRAPH_CHECK_REPAIR",
+        show_envvar=True,
+        help="Finish the alias flip, or requeue the repository.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
+    ),
 ) -> None:
     """Compare each repository's graph run id with the index behind its alias; exit 1 when
     any repository is diverged (and not repaired)."""
