@@ -1,0 +1,131 @@
+"""The operator CLI as a user runs it: enqueue, jobs list|show|requeue|abandon|purge|stats,
+one-line errors with a non-zero exit, stable --json, flags from environment variables."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from semgraph.config import load_settings
+from semgraph.queue.store import JobStore
+
+pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JOB_KEYS = {
+    "id",
+    "kind",
+    "repo_key",
+    "status",
+    "args",
+    "ref",
+    "commit",
+    "priority",
+    "attempts",
+    "crash_count",
+    "max_attempts",
+    "max_crashes",
+    "run_after",
+    "created_at",
+    "updated_at",
+    "claimed_at",
+    "finished_at",
+    "claim_token",
+    "worker_id",
+    "lease_expires_at",
+    "last_error",
+    "errors",
+    "coalesced_count",
+    "cancel_reason",
+}
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semgraph.cli", *args],
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_enqueue_list_show_stats_json(graph) -> None:  # type: ignore[no-untyped-def]
+    first = cli("enqueue", "org/a", "--ref", "main", "--commit", "abc", "--json")
+    assert first.returncode == 0, first.stderr
+    created = json.loads(first.stdout)
+    assert created["outcome"] == "created"
+    again = cli("enqueue", "org/a", "--json", env={"SEMGRAPH_ENQUEUE_PRIORITY": "5"})
+    assert json.loads(again.stdout) == {"job_id": created["job_id"], "outcome": "coalesced"}
+    listed = cli("jobs", "list", "--json", "--status", "pending")
+    jobs = json.loads(listed.stdout)
+    assert [j["id"] for j in jobs] == [created["job_id"]]
+    assert set(jobs[0]) == JOB_KEYS
+    assert (jobs[0]["priority"], jobs[0]["coalesced_count"], jobs[0]["ref"]) == (5, 1, "main")
+    shown = json.loads(cli("jobs", "show", created["job_id"], "--json").stdout)
+    assert shown == jobs[0]
+    stats = json.loads(cli("jobs", "stats", "--json").stdout)
+    assert stats["counts"]["pending"] == 1 and set(stats["counts"]) >= {"running", "failed"}
+    human = cli("jobs", "list", "--repo", "org/a")
+    assert created["job_id"] in human.stdout and "pending" in human.stdout
+
+
+def test_show_prints_error_history_and_requeue_resets(graph) -> None:  # type: ignore[no-untyped-def]
+    store = JobStore(graph, load_settings(job_max_attempts=1))
+    jid = store.enqueue("org/b", now=time.time()).job_id
+    job = store.claim("w", ["reindex"], now=time.time())
+    store.fail(jid, job.claim_token, now=time.time(), message="disk full")
+    shown = cli("jobs", "show", jid)
+    assert shown.returncode == 0 and "failed" in shown.stdout
+    assert "attempt 1 error: disk full" in shown.stdout
+    requeued = cli("jobs", "requeue", jid)
+    assert requeued.returncode == 0, requeued.stderr
+    after = store.get(jid)
+    assert after.status.value == "pending" and after.attempts == 0 < after.max_attempts
+    assert "can be requeued" in one_line_error(cli("jobs", "requeue", jid))
+
+
+def test_abandon_purge_and_bad_input(graph) -> None:  # type: ignore[no-untyped-def]
+    jid = json.loads(cli("enqueue", "org/c", "--json").stdout)["job_id"]
+    assert "reason" in cli("jobs", "abandon", jid).stderr.lower()  # --reason is required
+    done = cli("jobs", "abandon", jid, "--reason", "duplicate")
+    assert done.returncode == 0 and f"abandoned {jid}" in done.stdout
+    assert "only pending or running" in one_line_error(
+        cli("jobs", "abandon", jid, "--reason", "again")
+    )
+    assert "no job with id" in one_line_error(cli("jobs", "show", "does-not-exist"))
+    assert "no job with id" in one_line_error(cli("jobs", "requeue", "does-not-exist"))
+    assert cli("jobs", "purge", "--older-than", "1h").stdout.strip() == "purged 0 jobs"
+    assert cli("jobs", "purge", "--older-than", "0s").stdout.strip() == "purged 1 jobs"
+    assert "invalid duration" in one_line_error(cli("jobs", "purge", "--older-than", "soon"))
+    assert cli("jobs", "list", "--status", "bogus").returncode == 2
+    assert cli("enqueue", "org/c", "--priority", "high").returncode == 2
+    assert cli("enqueue", "x" * 600).returncode == 2
+    assert cli("enqueue", "a\x01b").returncode == 2
+    assert cli("jobs", "list", "--json").stdout.strip() == "[]"
+
+
+def test_worker_flags_read_from_environment(graph) -> None:  # type: ignore[no-untyped-def]
+    helptext = cli("worker", "--help").stdout
+    for var in ("SEMGRAPH_WORKER_ONCE", "SEMGRAPH_WORKER_MAX_JOBS", "SEMGRAPH_WORKER_IDLE_EXIT_S"):
+        assert var in helptext
+    proc = cli("worker", env={"SEMGRAPH_WORKER_IDLE_EXIT_S": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert "worker_stopped" in proc.stderr
+    bad = cli("worker", "--once", env={"SEMGRAPH_HEARTBEAT_S": "100", "SEMGRAPH_LEASE_S": "10"})
+    assert "HEARTBEAT" in one_line_error(bad)
