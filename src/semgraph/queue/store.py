@@ -130,13 +130,33 @@ ORDER BY j.claim_key ASC
 LIMIT $limit
 """
 
-# lock the repository first, then count its running jobs (seen after the lock)
-CLAIM_LOCK_REPO = """
+# one statement: lock the repository, check (after the lock) that none of its jobs runs,
+# lock the job, re-check (after the lock) that it is still pending and due, take it
+CLAIM_ONE = """
 MERGE (l:RepoLock {key: $repo_key})
 SET l.locked_at = $now
 WITH l
-OPTIONAL MATCH (j:JobQueue {repo_key: $repo_key, status: 'running'})
-RETURN count(j) AS running
+OPTIONAL MATCH (r:JobQueue {repo_key: $repo_key, status: 'running'})
+WITH count(r) AS running
+WHERE running = 0
+MATCH (j:JobQueue {id: $id})
+SET j._lock = true
+REMOVE j._lock
+WITH j
+WHERE j.status = 'pending' AND j.run_after <= $now
+SET j += $props, j.attempts = j.attempts + 1
+RETURN properties(j) AS job
+"""
+
+# one statement: lock the job, check (after the lock) owner and status, mark it succeeded
+COMPLETE = """
+MATCH (j:JobQueue {id: $id})
+SET j._lock = true
+REMOVE j._lock
+WITH j
+WHERE j.status = 'running' AND j.claim_token = $token
+SET j += $props
+RETURN j.id AS id
 """
 
 # -- sweep --------------------------------------------------------------------------------------
@@ -520,17 +540,10 @@ class JobStore:
         rows = list(tx.run(CLAIM_CANDIDATES, now=now, kinds=kinds, limit=8))
         self.pause("claim:after_read")
         for row in rows:
-            locked = tx.run(CLAIM_LOCK_REPO, repo_key=row["repo_key"], now=now)
-            if locked.single(strict=True)["running"] > 0:
-                continue
-            job = self._lock(tx, row["id"])
-            if job is None or job.status is not JobStatus.PENDING or job.run_after > now:
-                continue
             props = {
                 "status": JobStatus.RUNNING.value,
                 "pending_key": None,
                 "claim_key": None,
-                "attempts": job.attempts + 1,
                 "claim_token": uuid.uuid4().hex,
                 "worker_id": worker_id,
                 "claimed_at": now,
@@ -538,7 +551,10 @@ class JobStore:
                 "lease_expires_at": now + self.settings.lease_s,
                 "finished_at": None,
             }
-            return self._update(tx, job.id, props)
+            params = {"repo_key": row["repo_key"], "id": row["id"], "now": now, "props": props}
+            record = tx.run(CLAIM_ONE, params).single()
+            if record is not None:
+                return Job.from_props(record["job"])
         return None
 
     # -- fenced transitions (the owner of a claim) ----------------------------------------------
@@ -569,19 +585,18 @@ class JobStore:
     def complete(self, job_id: str, token: str, *, now: float) -> bool:
         """Mark the job succeeded; False when the caller no longer owns it."""
 
+        props = {
+            "status": JobStatus.SUCCEEDED.value,
+            "finished_at": now,
+            "updated_at": now,
+            "lease_expires_at": None,
+            "cancel_reason": None,
+        }
+
         def tx_fn(tx: neo4j.Transaction) -> bool:
-            job = self._fenced(tx, "complete", job_id, token)
-            if job is None:
-                return False
-            props = {
-                "status": JobStatus.SUCCEEDED.value,
-                "finished_at": now,
-                "updated_at": now,
-                "lease_expires_at": None,
-                "cancel_reason": None,
-            }
-            self._update(tx, job_id, props)
-            return True
+            self.pause("complete:before_lock")
+            record = tx.run(COMPLETE, id=job_id, token=token, props=props).single()
+            return record is not None
 
         return self._finish("complete", tx_fn)
 
