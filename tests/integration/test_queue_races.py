@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
@@ -19,6 +20,7 @@ from semgraph.queue.sweep import Identity, sweep
 pytestmark = pytest.mark.integration
 
 KINDS = ["reindex"]
+OP = {"op": "enqueue"}
 
 
 @pytest.fixture
@@ -271,8 +273,11 @@ def test_coalescing_enqueue_vs_claim_claim_wins(store, graph, qsettings) -> None
         lambda: claimed.append(claimer.claim("w", KINDS, now=2.0).commit),
     )
     pusher = JobStore(graph, qsettings, hook=hook)
+    retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) or 0
     res = pusher.enqueue("org/a", now=3.0, commit="c2")
     assert claimed == ["c1"]
+    # the enqueue saw its pending job claimed under it and ran again (counted)
+    assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) == retries + 1
     assert res.outcome == "follow_up" and res.job_id != first.job_id
     assert store.get(res.job_id).commit == "c2"  # the push is not lost
     assert store.get(first.job_id).commit == "c1"
