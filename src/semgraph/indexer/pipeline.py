@@ -27,7 +27,7 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
-from semgraph.errors import JobError
+from semgraph.errors import GraphError, GraphUnavailable, JobError
 from semgraph.graph.schema import SCHEMA_VERSION
 from semgraph.indexer import memory
 from semgraph.indexer.model import MODEL_VERSION, FileFacts, SkippedFile
@@ -142,6 +142,7 @@ class Reindex:
         self.stats: dict[str, Any] = {}
         self.staging: str | None = None
         self.committed = False
+        self.commit_in_doubt = False  # the connection broke during COMMIT; outcome unknown
         self.repo_key = ""
         self.commit = ""
 
@@ -301,15 +302,37 @@ class Reindex:
         )
         before_commit = self.faults.get("before_graph_commit")
         writer = GraphWriter(self.graph, self.settings)
-        return writer.publish(
-            repo,
-            _records(spill),
-            resolution,
-            run_id=self.run_id,
-            fingerprint=fp,
-            now=time.time(),
-            before_commit=before_commit,
-        )
+        try:
+            return writer.publish(
+                repo,
+                _records(spill),
+                resolution,
+                run_id=self.run_id,
+                fingerprint=fp,
+                now=time.time(),
+                before_commit=before_commit,
+            )
+        except GraphUnavailable:
+            # the connection broke: before COMMIT nothing changed; during COMMIT the outcome
+            # is unknown, and the run id the transaction writes on :Repository tells which
+            if self._graph_has_run():
+                self._log(
+                    logging.WARNING,
+                    "publish_commit_confirmed",
+                    "the answer to COMMIT was lost, but the graph holds this run",
+                )
+                return None
+            raise
+
+    def _graph_has_run(self) -> bool:
+        from semgraph.graph.reader import GraphReader
+
+        try:
+            repos = GraphReader(self.graph).repositories()
+        except GraphError:
+            self.commit_in_doubt = True  # keep the staging index: repair may need it
+            return False
+        return any(r.get("key") == self.repo_key and r.get("run_id") == self.run_id for r in repos)
 
     def _flip(self) -> None:
         assert self.staging is not None
@@ -345,7 +368,7 @@ class Reindex:
     def _on_failure(self, exc: BaseException) -> None:
         if isinstance(exc, PublishDiverged):
             return  # recorded in _flip; the staging index is what repair flips to
-        if not self.committed and self.staging is not None:
+        if not self.committed and not self.commit_in_doubt and self.staging is not None:
             try:
                 self.index.delete_index(self.staging)
             except Exception as cleanup_exc:  # the sweep removes orphans later

@@ -5,6 +5,11 @@ an operator's abandon and a shutdown signal, and records the outcome; the job's 
 only has to call ``ctx.checkpoint(name)``. A job that does not reach a checkpoint within
 ``job_cancel_grace_s`` after being told to stop has its outcome recorded and the worker
 process exits (status 3) so that nothing keeps running a job it no longer owns.
+
+The worker outlives a graph-server outage: a claim, maintenance pass or outcome write that
+cannot reach the server is retried with a capped backoff (the driver reconnects), and a
+claim whose COMMIT was cut (outcome unknown) is handed back once the server answers again,
+since an idle worker owns no running job.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.errors import ConfigError, JobCancelled, SemgraphError
+from semgraph.errors import ConfigError, GraphError, JobCancelled, SemgraphError
 from semgraph.logs import event
 from semgraph.queue import metrics, registry
 from semgraph.queue.models import FailureKind, Job, JobStatus
@@ -35,6 +40,7 @@ from semgraph.queue.sweep import Identity, sweep
 log = logging.getLogger(__name__)
 
 EXIT_STUCK = 3  # a job ignored its cancellation past the grace period
+OUTAGE_WAIT_CAP_S = 5.0  # longest wait between tries while the graph server is unreachable
 Clock = Callable[[], float]
 
 
@@ -77,6 +83,7 @@ class Worker:
         self.worker_id = uuid.uuid4().hex
         self.identity = Identity.current()
         self.jobs_done = 0
+        self._uncertain_claim = False
         self._stop = threading.Event()
         self._signals = 0
 
@@ -152,17 +159,27 @@ class Worker:
         self.register()
         last_maintain = float("-inf")
         idle_since = self.clock()
+        outages = 0
         try:
             while not self._stop.is_set():
                 now = self.clock()
-                if now - last_maintain >= self.settings.sweep_interval_s:
-                    self.maintain()
-                    last_maintain = now
-                job = self.store.claim(self.worker_id, kinds, now=now)
+                try:
+                    if self._uncertain_claim:
+                        self._release_own_running(now)
+                    if now - last_maintain >= self.settings.sweep_interval_s:
+                        self.maintain()
+                        last_maintain = now
+                    job = self._claim(kinds, now)
+                    if job is None:
+                        self.store.worker_heartbeat(self.worker_id, now=now)
+                except GraphError as exc:
+                    outages += 1
+                    self._outage_wait("worker_loop", exc, outages)
+                    continue
+                outages = 0
                 if job is None:
                     if once or (idle_exit_s is not None and now - idle_since >= idle_exit_s):
                         break
-                    self.store.worker_heartbeat(self.worker_id, now=now)
                     self._stop.wait(self.settings.poll_interval_s)
                     continue
                 self.run_job(job)
@@ -170,9 +187,52 @@ class Worker:
                 if once or (max_jobs is not None and self.jobs_done >= max_jobs):
                     break
         finally:
-            self.store.stop_worker(self.worker_id, now=self.clock())
+            try:
+                self.store.stop_worker(self.worker_id, now=self.clock())
+            except SemgraphError as exc:  # the next start's sweep sees the pid is gone
+                event(log, logging.WARNING, "worker_stop_unrecorded", str(exc))
             event(log, logging.INFO, "worker_stopped", worker_id=self.worker_id)
         return 0
+
+    # -- graph-server outages ---------------------------------------------------------------------
+
+    def _outage_wait(self, action: str, exc: BaseException, tries: int) -> None:
+        wait_s = min(OUTAGE_WAIT_CAP_S, self.settings.poll_interval_s * 2 ** min(tries, 10))
+        event(
+            log,
+            logging.WARNING,
+            "graph_unavailable",
+            f"{action}: {exc}; retrying in {wait_s:.2f}s",
+            worker_id=self.worker_id,
+            tries=tries,
+        )
+        self._stop.wait(wait_s)
+
+    def _claim(self, kinds: list[str], now: float) -> Job | None:
+        try:
+            return self.store.claim(self.worker_id, kinds, now=now)
+        except GraphError:
+            # a cut during COMMIT may have claimed a job that nobody will run
+            self._uncertain_claim = True
+            raise
+
+    def _release_own_running(self, now: float) -> None:
+        """Hand back every job still marked running under this worker: between jobs it owns
+        none, so such a job was claimed by a COMMIT whose answer was lost."""
+        for running in self.store.running_jobs():
+            if (running.worker or {}).get("id") != self.worker_id:
+                continue
+            job = self.store.release(running.id, running.claim_token, now=now)
+            event(
+                log,
+                logging.WARNING,
+                "claim_released",
+                "a claim whose answer was lost is handed back",
+                job_id=running.id,
+                repo=running.repo_key,
+                status=job.status.value if job else "changed hands",
+            )
+        self._uncertain_claim = False
 
     # -- one job -------------------------------------------------------------------------------
 
@@ -289,32 +349,49 @@ class Worker:
         error = outcome.error
         result: Job | bool | None
         cancelled = isinstance(error, JobCancelled) and reason is not None
+        store = self.store
         if error is None:
-            result = self.store.complete(job.id, token, now=now)
+            result = self._persist(lambda: store.complete(job.id, token, now=now))
             label = "succeeded"
         elif reason == "timeout":
             message = f"timeout: over {self.settings.job_timeout_s}s"
-            result = self.store.fail(
-                job.id, token, now=now, message=message, kind=FailureKind.TIMEOUT
+            result = self._persist(
+                lambda: store.fail(
+                    job.id, token, now=now, message=message, kind=FailureKind.TIMEOUT
+                )
             )
             label = "timeout"
         elif reason == "lost":
             result = None
             label = "lost"
         elif cancelled and reason == "shutdown":
-            result = self.store.release(job.id, token, now=now)
+            result = self._persist(lambda: store.release(job.id, token, now=now))
             label = "released"
         elif cancelled and reason == "abandoned":
-            result = self.store.acknowledge_abandon(job.id, token, now=now)
+            result = self._persist(lambda: store.acknowledge_abandon(job.id, token, now=now))
             label = "abandoned"
         else:
             message = f"{type(error).__name__}: {error}"
-            result = self.store.fail(job.id, token, now=now, message=message)
+            result = self._persist(lambda: store.fail(job.id, token, now=now, message=message))
             label = "error"
         metrics.JOB_DURATION.labels(kind=job.kind, outcome=label).observe(
             time.monotonic() - started
         )
         self._log_result(job, label, result, error)
+
+    def _persist(self, write: Callable[[], Job | bool | None]) -> Job | bool | None:
+        """Run an outcome write, retrying while the graph server is unreachable (the write is
+        fenced, so a late one is harmless). Gives up only when the worker is stopping: the
+        next start's sweep then recovers the job."""
+        tries = 0
+        while True:
+            try:
+                return write()
+            except GraphError as exc:
+                tries += 1
+                if self._stop.is_set() and tries > 1:
+                    raise
+                self._outage_wait("record_outcome", exc, tries)
 
     def _log_result(
         self, job: Job, label: str, result: Job | bool | None, error: BaseException | None

@@ -1,0 +1,107 @@
+"""Job kinds for the fault suite. Worker subprocesses load them with
+``SEMGRAPH_JOB_MODULES=tests.chaos.kinds`` (repository root on PYTHONPATH).
+
+``chaos_reindex`` is the real reindex pipeline with a fault at one named point, on the
+job's first attempt only: ``args.kill_at`` SIGKILLs the worker there; ``args.pause_at``
+writes ``<signal_dir>/<point>.reached`` and waits (bounded) for ``<signal_dir>/<point>.go``,
+so the test can stop a server or cut a connection at exactly that moment.
+
+``chaos_record`` is a short job that appends ``job_id attempt commit worker_id`` to a tally
+file when it finishes, after announcing its start in ``args.started_dir``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from semgraph.indexer.jobs import request_from_args, shared_embedder
+from semgraph.indexer.pipeline import Reindex
+from semgraph.queue.registry import JobContext, register
+
+# the points a job passes, in order; "after_claim" and "mid_parse" are hooked here, the rest
+# are the fault points of semgraph.indexer.pipeline.Reindex
+POINTS = (
+    "after_claim",
+    "after_checkout",
+    "mid_parse",
+    "after_spill",
+    "during_staging",
+    "after_staging",
+    "before_graph_commit",
+    "after_graph_commit",
+    "alias_flip",
+    "after_alias_flip",
+)
+PAUSE_LIMIT_S = 180.0
+
+
+def _sigkill() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _pause(signal_dir: Path, point: str) -> Callable[[], None]:
+    def wait() -> None:
+        (signal_dir / f"{point}.reached").write_text(str(os.getpid()))
+        deadline = time.monotonic() + PAUSE_LIMIT_S
+        while not (signal_dir / f"{point}.go").exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"chaos pause at {point}: never released")
+            time.sleep(0.02)
+
+    return wait
+
+
+def chaos_reindex(ctx: JobContext) -> None:
+    args = ctx.job.args
+    fault: Callable[[], None] | None = None
+    point = ""
+    if ctx.job.attempts == 1:
+        if args.get("kill_at") in POINTS:
+            point, fault = str(args["kill_at"]), _sigkill
+        elif args.get("pause_at") in POINTS:
+            point = str(args["pause_at"])
+            fault = _pause(Path(str(args["signal_dir"])), point)
+    if fault is not None and point == "after_claim":
+        fault()
+    parse_fault = fault if point == "mid_parse" else None
+
+    def checkpoint(name: str) -> None:
+        ctx.checkpoint(name)
+        if name == "parse" and parse_fault is not None:
+            parse_fault()
+
+    faults = {point: fault} if fault is not None else {}
+    Reindex(
+        ctx.settings,
+        ctx.graph,
+        request_from_args(ctx),
+        checkpoint=checkpoint,
+        embedder=shared_embedder(ctx.settings),
+        faults=faults,
+    ).run()
+
+
+def chaos_record(ctx: JobContext) -> None:
+    args = ctx.job.args
+    ctx.checkpoint("start")
+    started = Path(str(args["started_dir"])) / f"{ctx.job.id}-{ctx.job.attempts}"
+    started.write_text(str(os.getpid()))
+    deadline = time.monotonic() + float(args.get("work_s", 0.2))
+    while time.monotonic() < deadline:  # work that reaches a checkpoint now and then
+        ctx.checkpoint("work")
+        time.sleep(0.01)
+    line = f"{ctx.job.id} {ctx.job.attempts} {ctx.job.commit} {ctx.worker_id}\n"
+    fd = os.open(str(args["tally"]), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+    ctx.checkpoint("done")
+
+
+register("chaos_reindex", chaos_reindex)
+register("chaos_record", chaos_record)

@@ -1,0 +1,115 @@
+"""A TCP proxy on loopback, run in the test process, that can cut live connections.
+
+Worker subprocesses talk to the Bolt server through it. :meth:`CutProxy.cut` closes every
+connection at once (both sides), exactly like a network failure; new connections are still
+accepted afterwards. :meth:`CutProxy.cut_after_commit` arms a cut that fires right after the
+next Bolt ``COMMIT`` message has been forwarded to the server, so the server commits but the
+client never sees the answer (the "outcome unknown" case).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+# a Bolt COMMIT message: chunk size 2, tiny struct (0xB0) with signature 0x12, end marker
+BOLT_COMMIT = b"\x00\x02\xb0\x12\x00\x00"
+
+
+class CutProxy:
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._lock = threading.Lock()
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._arm_commit = threading.Event()
+        self.cuts = 0
+        self.commit_cuts = 0
+        self._closed = False
+        threading.Thread(target=self._accept, name="cut-proxy", daemon=True).start()
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._pairs.append((client, upstream))
+            state = {"commit_sent": False}
+            threading.Thread(
+                target=self._pump, args=(client, upstream, True, state), daemon=True
+            ).start()
+            threading.Thread(
+                target=self._pump, args=(upstream, client, False, state), daemon=True
+            ).start()
+
+    def _pump(
+        self, src: socket.socket, dst: socket.socket, from_client: bool, state: dict[str, bool]
+    ) -> None:
+        tail = b""
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if not from_client and state["commit_sent"]:
+                    # the server answered the COMMIT: it has committed; the client never knows
+                    self.commit_cuts += 1
+                    self.cut()
+                    break
+                if from_client and self._arm_commit.is_set():
+                    window = tail + data
+                    tail = window[-(len(BOLT_COMMIT) - 1) :]
+                    if BOLT_COMMIT in window:
+                        self._arm_commit.clear()
+                        state["commit_sent"] = True
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            self._close_pair(src, dst)
+
+    def _close_pair(self, a: socket.socket, b: socket.socket) -> None:
+        for sock in (a, b):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                sock.close()
+        with self._lock:
+            self._pairs = [p for p in self._pairs if a not in p and b not in p]
+
+    def cut(self) -> int:
+        """Close every open connection now; returns how many were cut."""
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for client, upstream in pairs:
+            for sock in (client, upstream):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()
+        self.cuts += 1
+        return len(pairs)
+
+    def cut_after_commit(self) -> None:
+        """Cut every connection right after the next COMMIT reaches the server."""
+        self._arm_commit.set()
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        self.cut()
