@@ -50,6 +50,8 @@ def test_health_ready_and_metrics(base: str) -> None:
     assert "semgraph_workers_alive 0.0" in text
     assert 'semgraph_webhook_deliveries_total{host="github",outcome="created"}' in text
     assert "semgraph_webhook_ack_seconds_bucket" in text
+    assert 'semgraph_http_requests_total{route="/healthz",status="200"}' in text
+    assert 'semgraph_http_requests_total{route="/webhooks/github",status="202"}' in text
     assert "semgraph_alerts_total" in text or "semgraph_queue_transitions_total" in text
 
 

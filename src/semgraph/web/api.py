@@ -25,7 +25,6 @@ from starlette.concurrency import run_in_threadpool
 from semgraph.db import graph_errors, search_errors
 from semgraph.errors import JobError, StoreError
 from semgraph.queue.models import JobStatus
-from semgraph.web.metrics import HTTP_REQUESTS
 
 if TYPE_CHECKING:
     from semgraph.web.app import WebContext
@@ -164,7 +163,6 @@ async def metrics(request: Request) -> Response:
     """Prometheus text exposition of every counter in this process plus queue gauges."""
     ctx = context(request)
     await run_in_threadpool(ctx.refresh_gauges, time.time())
-    HTTP_REQUESTS.labels(route="/metrics", status="200").inc()
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -33,7 +33,12 @@ from semgraph.logs import event
 from semgraph.queue.metrics import publish_stats
 from semgraph.queue.store import JobStore
 from semgraph.web import api, read_api
-from semgraph.web.metrics import WEBHOOK_ACK_SECONDS, WEBHOOK_DELIVERIES, WORKERS_ALIVE
+from semgraph.web.metrics import (
+    HTTP_REQUESTS,
+    WEBHOOK_ACK_SECONDS,
+    WEBHOOK_DELIVERIES,
+    WORKERS_ALIVE,
+)
 from semgraph.web.schemas import WEBHOOK_OPENAPI
 from semgraph.web.webhooks import RETRY_AFTER_S, WebhookPolicy, WebhookReceiver
 
@@ -108,6 +113,18 @@ def _webhook_route(host: str) -> Callable[[Request], Any]:
 
     receive.__name__ = f"webhook_{host}"
     return receive
+
+
+def _install_request_metrics(app: FastAPI) -> None:
+    """Count every answer by route template (never the raw path: bounded label values)."""
+
+    @app.middleware("http")
+    async def count(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        response: Response = await call_next(request)
+        route = request.scope.get("route")
+        template = getattr(route, "path", None) or "unmatched"
+        HTTP_REQUESTS.labels(route=template, status=str(response.status_code)).inc()
+        return response
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -201,6 +218,7 @@ def create_app(
             openapi_extra=WEBHOOK_OPENAPI[host],
         )
     _install_error_handlers(app)
+    _install_request_metrics(app)
     app.include_router(api.router)
     app.include_router(read_api.router)
     _install_openapi(app, settings)

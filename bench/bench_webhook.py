@@ -1,0 +1,245 @@
+"""Webhook benchmarks on the local stack, with a real ``semgraph serve`` and ``semgraph worker``.
+
+    python -m bench.bench_webhook [--burst 500] [--concurrency 50] [--files 5000] [--rounds 5]
+
+1. Acknowledgement latency under a burst: ``--burst`` signed GitHub pushes (50 repositories,
+   unique delivery ids) sent ``--concurrency`` at a time; each answer is a 202 sent after its
+   job was committed in the graph. Baseline, same run, same server and concurrency:
+   ``GET /healthz`` (the HTTP path without signature check or store). Target p99 <= 200 ms.
+2. Push-to-searchable latency of a one-file change in a ``--files``-file synthetic repository
+   (``bench.synth``): commit one new file, POST the signed push, poll ``GET /search`` until the
+   new function is found. Baseline, same run: the first full index of the repository through
+   the same path. Target p95 <= 30 s.
+
+Uses the servers of SEMGRAPH_BOLT_URI / SEMGRAPH_ES_URL (``semgraph services up``). The burst
+jobs are abandoned afterwards so the worker never tries to clone their made-up URLs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from semgraph.config import load_settings
+from semgraph.db import connect_graph
+from semgraph.graph.schema import SCHEMA
+from semgraph.indexer.checkout import repo_key_for
+from semgraph.queue.store import JobStore
+from semgraph.web.fixtures import push_payload, signed_delivery
+
+SECRET = "bench-webhook-secret"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def process(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "semgraph", *args], env=env, stdout=out, stderr=out
+        )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"semgraph serve exited:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("semgraph serve did not become ready")
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def timed(client: httpx.Client, method: str, url: str, **kw: Any) -> tuple[float, int]:
+    t = time.perf_counter()
+    resp = client.request(method, url, **kw)
+    return time.perf_counter() - t, resp.status_code
+
+
+def burst(base: str, n: int, concurrency: int) -> tuple[list[float], list[float], set[str]]:
+    deliveries = []
+    for i in range(n):
+        url = f"https://git.example/bench/burst-{i % 50}.git"
+        payload = push_payload("github", f"bench/burst-{i % 50}", url, after=f"{i + 1:040x}")
+        deliveries.append(signed_delivery("github", payload, SECRET, delivery=str(uuid.uuid4())))
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    with (
+        httpx.Client(timeout=60, limits=limits) as client,
+        ThreadPoolExecutor(max_workers=concurrency) as pool,
+    ):
+        base_lat = list(pool.map(lambda _: timed(client, "GET", f"{base}/healthz"), range(n)))
+        hook_lat = list(
+            pool.map(
+                lambda d: timed(
+                    client, "POST", f"{base}/webhooks/github", headers=d[0], content=d[1]
+                ),
+                deliveries,
+            )
+        )
+    bad = [s for _, s in hook_lat if s != 202]
+    if bad:
+        raise SystemExit(f"{len(bad)} deliveries were not acknowledged with 202: {bad[:5]}")
+    keys = {repo_key_for(f"https://git.example/bench/burst-{i}.git") for i in range(50)}
+    return [t for t, _ in base_lat], [t for t, _ in hook_lat], keys
+
+
+def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float) -> float:
+    payload = push_payload("github", "bench/synthetic", str(repo), after=sha)
+    headers, body = signed_delivery("github", payload, SECRET)
+    key = repo_key_for(str(repo))
+    started = time.perf_counter()
+    resp = httpx.post(f"{base}/webhooks/github", headers=headers, content=body, timeout=60)
+    if resp.status_code != 202:
+        raise SystemExit(f"push not acknowledged: {resp.status_code} {resp.text}")
+    while time.perf_counter() - started < timeout_s:
+        found = httpx.get(
+            f"{base}/search", params={"q": needle, "repo": key, "mode": "bm25", "k": 3}, timeout=60
+        )
+        if found.status_code == 200 and any(
+            needle in (h.get("symbol") or "") for h in found.json()
+        ):
+            return time.perf_counter() - started
+        time.sleep(0.2)
+    raise SystemExit(f"{needle} not searchable after {timeout_s:.0f}s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--burst", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--files", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--skip-burst", action="store_true")
+    parser.add_argument("--skip-push", action="store_true")
+    opts = parser.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so the server and worker child processes are stopped too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    settings = load_settings()
+    with connect_graph(settings) as graph:
+        graph.ensure_schema(SCHEMA)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "SEMGRAPH_WEBHOOK_SECRET": SECRET,
+        "SEMGRAPH_WEBHOOK_ALLOW_LOCAL_SOURCES": "true",
+        "SEMGRAPH_LOG_LEVEL": "WARNING",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    with tempfile.TemporaryDirectory(prefix="semgraph-bench-webhook-") as tmp:
+        work = Path(tmp)
+        with process(["serve", "--port", str(port)], env, work / "web.log") as web:
+            wait_ready(base, web, work / "web.log")
+            if not opts.skip_burst:
+                base_lat, hook_lat, keys = burst(base, opts.burst, opts.concurrency)
+                with connect_graph(settings) as graph:
+                    store = JobStore(graph, settings)
+                    for key in keys:
+                        for job in store.list(status="pending", repo=key, limit=10):
+                            store.abandon(job.id, now=time.time(), reason="benchmark burst")
+                b99, h99 = pct(base_lat, 0.99), pct(hook_lat, 0.99)
+                print(
+                    f"burst of {opts.burst} deliveries, {opts.concurrency} concurrent:\n"
+                    f"  ack latency  p50 {pct(hook_lat, 0.5) * 1000:.1f} ms  "
+                    f"p95 {pct(hook_lat, 0.95) * 1000:.1f} ms  p99 {h99 * 1000:.1f} ms "
+                    f"(target p99 <= 200 ms)\n"
+                    f"  baseline GET /healthz  p50 {pct(base_lat, 0.5) * 1000:.1f} ms  "
+                    f"p99 {b99 * 1000:.1f} ms\n"
+                    f"  ratio ack/baseline  p50 {pct(hook_lat, 0.5) / pct(base_lat, 0.5):.2f}x  "
+                    f"p99 {h99 / b99:.2f}x"
+                )
+            if opts.skip_push:
+                return
+            from bench.synth import generate
+
+            repo = generate(work / "synthetic", opts.files)
+            with process(["worker"], env, work / "worker.log"):
+                first = _first_index(base, repo)
+                print(f"first full index of {opts.files} files: {first:.1f} s", flush=True)
+                latencies = []
+                for n in range(opts.rounds):
+                    name = f"bench_marker_function_{n}_{uuid.uuid4().hex[:8]}"
+                    path = repo / "bench_changes" / f"change_{n}.py"
+                    path.parent.mkdir(exist_ok=True)
+                    path.write_text(f"def {name}(values):\n    return sorted(values)[:3]\n")
+                    git(repo, "add", "-A")
+                    git(repo, "commit", "-qm", f"change {n}")
+                    latencies.append(
+                        push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), name, 900)
+                    )
+                    print(f"  round {n + 1}: {latencies[-1]:.1f} s", flush=True)
+            p50, p95 = pct(latencies, 0.5), pct(latencies, 0.95)
+            print(
+                f"push-to-searchable, one-file change in a {opts.files}-file repository "
+                f"({opts.rounds} rounds):\n"
+                f"  p50 {p50:.1f} s  p95 {p95:.1f} s  max {max(latencies):.1f} s "
+                f"(target p95 <= 30 s); all: {', '.join(f'{x:.1f}' for x in latencies)}\n"
+                f"  baseline first full index through the same path: {first:.1f} s\n"
+                f"  ratio one-file change / full index  p50 {p50 / first:.2f}  "
+                f"p95 {p95 / first:.2f}"
+            )
+
+
+def _first_index(base: str, repo: Path) -> float:
+    """Index the repository once (the baseline), waiting for a symbol of its first file."""
+    marker = f"bench_first_marker_{uuid.uuid4().hex[:8]}"
+    (repo / "bench_first.py").write_text(f"def {marker}():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first marker")
+    return push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), marker, 3600)
+
+
+if __name__ == "__main__":
+    main()
