@@ -139,7 +139,9 @@ class Chaos:
         except subprocess.TimeoutExpired as exc:
             proc.kill()
             proc.wait()
-            raise AssertionError(f"worker still running after {timeout}s:\n{log_of(proc)}") from exc
+            raise AssertionError(
+                f"worker still running after {timeout}s:\n{log_of(proc, 6000)}"
+            ) from exc
         return code, log_of(proc)
 
     def cli(
@@ -174,12 +176,14 @@ class Chaos:
             subprocess.run(["rm", "-rf", str(child)], check=False)
 
 
-def log_of(proc: subprocess.Popen[str]) -> str:
+def log_of(proc: subprocess.Popen[str], tail: int | None = None) -> str:
+    """The worker's whole log (or its last ``tail`` characters, for failure messages)."""
     path: Path = proc.log_path  # type: ignore[attr-defined]
     try:
-        return path.read_text(errors="replace")[-6000:]
+        text = path.read_text(errors="replace")
     except OSError:
         return "(no log)"
+    return text[-tail:] if tail else text
 
 
 def wait_for(
@@ -193,10 +197,10 @@ def wait_for(
     while not predicate():
         if proc is not None and proc.poll() is not None:
             raise AssertionError(
-                f"worker exited ({proc.returncode}) before {what}:\n{log_of(proc)}"
+                f"worker exited ({proc.returncode}) before {what}:\n{log_of(proc, 6000)}"
             )
         if time.monotonic() > deadline:
-            tail = log_of(proc) if proc is not None else ""
+            tail = log_of(proc, 6000) if proc is not None else ""
             if proc is not None:
                 proc.kill()
             raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{tail}")

@@ -85,6 +85,8 @@ def test_sigkill_at_named_point(chaos: Chaos, tmp_path: Path, point: str) -> Non
     assert job is not None
     assert (job.status, job.attempts, job.crash_count) == (JobStatus.SUCCEEDED, 2, 1), out
     assert [e.kind for e in job.errors] == ["crash"]
+    if point == "after_graph_commit":  # the divergence was alerted on and repaired
+        assert "index_diverged" in out and "index_repaired" in out, out
     runs = chaos.graph.query(
         "runs",
         "MATCH (r:IndexRun {job_id: $id}) RETURN r.status AS s ORDER BY r.started_at",
