@@ -60,10 +60,11 @@ def index_cmd(
     """Enqueue a reindex of SOURCE and run the worker until that job finishes."""
     from semgraph.cli import emit_json, err, out, settings_from
     from semgraph.db import connect_graph
+    from semgraph.errors import CheckoutError
     from semgraph.graph.runs import RunStore
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer import jobs
-    from semgraph.indexer.checkout import CheckoutError, normalize_source, repo_key_for
+    from semgraph.indexer.checkout import normalize_source, repo_key_for
     from semgraph.queue import registry
     from semgraph.queue.models import TERMINAL, JobStatus
     from semgraph.queue.store import JobStore
