@@ -122,6 +122,22 @@ def wipe(driver: Any) -> None:
             s.run(f"DROP INDEX `{rec['name']}` IF EXISTS").consume()
 
 
+def wipe_search() -> None:
+    """Delete every semgraph index (and so its alias) on the stack's Elasticsearch."""
+    from semgraph.config import load_settings
+    from semgraph.db import connect_search
+    from semgraph.search.index import SearchIndex
+
+    settings = load_settings()
+    es = connect_search(settings)
+    try:
+        manager = SearchIndex(es, settings)
+        for info in manager.list_indexes():
+            manager.delete_index(info.name)
+    finally:
+        es.close()
+
+
 def counts(driver: Any) -> dict[str, Any]:
     """Nodes, edges and call edges in the graph, bookkeeping labels left out."""
     with driver.session() as s:
@@ -197,6 +213,9 @@ def _error_line(text: str) -> str:
     """The last line that names an error, for the report."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     lines = [ln for ln in lines if not ln.startswith(("Command ", "Exit status"))]
+    raised = [ln for ln in lines if re.match(r"^[A-Z]\w*(Error|Exception): ", ln)]
+    if raised:  # the exception a CLI died with (its message may wrap over several lines)
+        return raised[-1][:400]
     hits = [ln for ln in lines if re.search(r"error|Error|ERROR|not responding|failed", ln)]
     return (hits or lines or ["(no output)"])[-1][:400]
 
@@ -256,6 +275,7 @@ def run_tools(repo: Path, bolt: str, driver: Any) -> list[dict[str, Any]]:
         "TRANSFORMERS_OFFLINE": "1",
     }
     wipe(driver)
+    wipe_search()  # no vectors to reuse: semgraph embeds everything, as on a first index
     subprocess.run([sys.executable, "-m", "semgraph", "init"], env=sg_env, check=True)
     sg = [sys.executable, "-m", "semgraph", "index", str(repo), "--force", "--json"]
     r = timed(sg, sg_env, repo, logs / f"semgraph-{tag}.log")

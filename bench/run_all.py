@@ -153,7 +153,8 @@ def parse_memory(out: str) -> list[Figure]:
             ratio = r[key] / max(base[key], 1)
             figs.append(
                 Figure(
-                    f"whole job peak RSS, {who}, {r['files']:,} files ({r['chunks']} chunks)",
+                    f"whole job peak RSS, {who}, {r['files']:,} files ({r['chunks']} chunks, "
+                    f"{r.get('embedded')} embedded)",
                     f"{_f(r[key] / MIB, 1)} MiB",
                     f"{_f(base[key] / MIB, 1)} MiB at {base['files']:,} files",
                     f"{ratio:.3f}",
@@ -161,7 +162,14 @@ def parse_memory(out: str) -> list[Figure]:
                     _ok(ratio <= 1.3),
                 )
             )
+    order = ["checkout", "parse", "resolve", "embed_index", "graph_publish", "alias_flip"]
     for r in rows:
+        r["phases_s"] = dict(
+            sorted(
+                r["phases_s"].items(),
+                key=lambda kv: (kv[0] not in order, order.index(kv[0]) if kv[0] in order else 0),
+            )
+        )
         total = sum(r["phases_s"].values()) or 1.0
         split = ", ".join(
             f"{k} {v:.1f}s ({v / total:.0%})" for k, v in r["phases_s"].items() if v >= 0.05
@@ -487,8 +495,9 @@ def machine() -> dict[str, str]:
             )
         es = connect_search(settings)
         try:
-            ver = es.info()["version"]
-            info["Elasticsearch server"] = f"{ver['number']} ({ver.get('build_flavor', '')})"
+            nodes = es.nodes.info(node_id="_local", metric="_none")  # as `semgraph doctor`
+            node = next(iter(nodes["nodes"].values()))
+            info["Elasticsearch server"] = f"{node['version']} ({node.get('build_flavor', '')})"
         finally:
             es.close()
     except Exception as exc:  # the report still says what it could not read
@@ -590,6 +599,18 @@ def render(
             "pessimistic and noisy; ratios within one benchmark are the more reliable reading.",
             "",
         ]
+    missed = [
+        f"{f.name} ({f.value}; target {f.target})"
+        for o in outcomes
+        for f in o.figures
+        if f.verdict == "**missed**"
+    ]
+    met = sum(1 for o in outcomes for f in o.figures if f.verdict == "met")
+    failed = [f"{o.bench.name}: {o.error}" for o in outcomes if o.error]
+    lines += [f"**Targets:** {met} met, {len(missed)} missed."]
+    lines += [f"- missed: {_cell(m)}" for m in missed]
+    lines += [f"- not measured: {_cell(m)}" for m in failed]
+    lines += [""]
     lines += ["## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {_cell(v)} |" for k, v in info.items()]
     lines += [
@@ -712,6 +733,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated benchmark names")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--peers", type=Path, default=ROOT / "bench" / "peers.json")
+    parser.add_argument("--logs", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument(
         "--from-logs", action="store_true", help="re-render from bench/results/*.log, run nothing"
     )
@@ -720,13 +742,13 @@ def main() -> None:
     unknown = wanted - {b.name for b in BENCHES}
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
-    logs = ROOT / "bench" / "results"
-    logs.mkdir(exist_ok=True)
+    logs = args.logs
+    logs.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if args.from_logs and (logs / "machine.json").exists():
         info = json.loads((logs / "machine.json").read_text())
     else:
-        info = machine()
+        info = {"run started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **machine()}
         (logs / "machine.json").write_text(json.dumps(info, indent=1) + "\n")
     selected = [b for b in BENCHES if not wanted or b.name in wanted]
     if args.from_logs:

@@ -45,6 +45,7 @@ def test_memory_rows_from_json_lines() -> None:
         {
             "files": n,
             "chunks": n * 10,
+            "embedded": n * 9,
             "wall_s": n / 10,
             "phases_s": {"parse": n / 100, "embed_index": n / 20},
             "worker_peak_rss_bytes": rss,
@@ -54,7 +55,7 @@ def test_memory_rows_from_json_lines() -> None:
     ]
     out = "\n".join(json.dumps(r) for r in rows) + "\nworker peak RSS ratio 200/50 files: 1.100\n"
     figs = {f.name: f for f in parse_memory(out)}
-    worker = figs["whole job peak RSS, worker, 200 files (2000 chunks)"]
+    worker = figs["whole job peak RSS, worker, 200 files (2000 chunks, 1800 embedded)"]
     assert (worker.value, worker.ratio, worker.verdict) == ("1,100.0 MiB", "1.100", "met")
     split = figs["end-to-end job by phase, 200 files"]
     assert "embed_index 10.0s" in split.value and split.ratio == "4.00x for 4.0x files"
