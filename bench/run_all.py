@@ -575,7 +575,12 @@ def _cell(text: str) -> str:
 
 
 def render(
-    info: dict[str, str], outcomes: list[Outcome], quick: bool, total_s: float, peers: str
+    info: dict[str, str],
+    outcomes: list[Outcome],
+    quick: bool,
+    total_s: float,
+    peers: str,
+    logs: str = "bench/results",
 ) -> str:
     loads = [o.load_1m for o in outcomes]
     cores = int(info.get("cores available", "1"))
@@ -586,7 +591,7 @@ def render(
         f"Written by `python -m bench.run_all{' --quick' if quick else ''}` on "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {total_s / 60:.1f} min. "
         "Every ratio is against a baseline measured in the same run; raw output of each "
-        "benchmark is in `bench/results/`.",
+        f"benchmark is in `{logs}/`.",
         "",
     ]
     if quick:
@@ -644,6 +649,9 @@ def render(
                 for f in o.figures
             ]
             lines += [""]
+    notes = ROOT / "bench" / "NOTES.md"
+    if notes.exists() and not quick:
+        lines += [notes.read_text().strip(), ""]
     lines += [peers]
     return "\n".join(lines) + "\n"
 
@@ -757,7 +765,8 @@ def main() -> None:
     else:
         outcomes = [run_bench(b, args.quick, logs) for b in selected]
     total_s = sum(o.seconds for o in outcomes) if args.from_logs else time.monotonic() - started
-    report = render(info, outcomes, args.quick, total_s, render_peers(args.peers))
+    shown = str(logs.relative_to(ROOT)) if logs.is_relative_to(ROOT) else str(logs)
+    report = render(info, outcomes, args.quick, total_s, render_peers(args.peers), shown)
     args.out.write_text(report)
     print(f"[run_all] wrote {args.out} in {(time.monotonic() - started) / 60:.1f} min")
     failed = [o.bench.name for o in outcomes if o.rc != 0 or o.error]
