@@ -588,8 +588,9 @@ def render(
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `python -m bench.run_all{' --quick' if quick else ''}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {total_s / 60:.1f} min. "
+        f"Measured by `python -m bench.run_all{' --quick' if quick else ''}`, run started "
+        f"{info.get('run started', '?')}, {total_s / 60:.1f} min of benchmarks; written "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
         "Every ratio is against a baseline measured in the same run; raw output of each "
         f"benchmark is in `{logs}/`.",
         "",
