@@ -154,15 +154,19 @@ def test_eight_concurrent_claimers_run_every_job_exactly_once(  # type: ignore[n
 
 
 def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type: ignore[no-untyped-def]
-    store, graphs, qsettings
+    store, qsettings
 ) -> None:
     barrier = threading.Barrier(100)
     outcomes: list[str] = []
     ids: set[str] = set()
     errors: list[BaseException] = []
 
+    # one driver per pusher: 100 truly independent clients (sharing a few drivers' pools
+    # between 100 threads once left two threads spinning inside the driver's pool)
+    drivers = [connect_graph(qsettings) for _ in range(100)]
+
     def push(i: int) -> None:
-        mine = JobStore(graphs[i % len(graphs)], qsettings)
+        mine = JobStore(drivers[i], qsettings)
         try:
             barrier.wait(timeout=60)
             res = mine.enqueue("org/hot", now=1000.0 + i, commit=f"c{i}", priority=i % 7)
@@ -191,6 +195,8 @@ def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type
         t.start()
     for t in threads:
         t.join(timeout=300)
+    for d in drivers:
+        d.close()
     assert not errors, errors[:3]
     assert collections.Counter(outcomes) == {"follow_up": 1, "coalesced": 99}
     assert len(ids) == 1 and job.id not in ids
