@@ -184,11 +184,12 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
     """Reader loops assert the per-run invariant (run r1: 40 symbols, no ``refund``; run r2:
     41 symbols with ``refund``) while r2 is published in small batches and held open.
 
-    Every symbol scan must be exactly one run's graph. The run id is read before and after
-    the scan (a seqlock): the Neo4j test server is read-committed, so one statement reading
-    both the repository node and the symbols may straddle the commit; a sample whose run id
-    changed across it is not attributed to either run (Memgraph, in production, gives each
-    query a snapshot)."""
+    Every symbol scan must be exactly one run's graph — never a mix of r1 and r2. Which run a
+    scan saw is not pinned to the run id read around it: the Neo4j test server is
+    read-committed and applies a commit's node and index changes in steps, so a scan just
+    after the run id turned r2 was once seen (in CI) still matching r1's complete graph
+    through the index. That is an old-but-whole answer, not a mix, so it is allowed here;
+    Memgraph, in production, gives each query a snapshot."""
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     expected = {"r1": (40, 0), "r2": (41, 1)}
     stop = threading.Event()
@@ -208,7 +209,7 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
             scan = graph.query("invariant", scan_query)[0]
             after = graph.query("run after", run_query)[0]["run"]
             state = (scan["n"], scan["refund"])
-            if state not in expected.values() or (before == after and state != expected[before]):
+            if state not in expected.values():
                 violations.append((before, state, after))
             if publishing.is_set() and not stop.is_set():
                 reads_during.append(before)
