@@ -6,6 +6,7 @@ named by our pid files whose command line carries our state directory.
 
 from __future__ import annotations
 
+import abc
 import logging
 import os
 import pwd
@@ -97,7 +98,9 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
             os.lchown(os.path.join(root, name), uid, gid)
 
 
-class _Service:
+class _Service(abc.ABC):
+    """One local server process: how to prepare, launch, probe and stop it."""
+
     name = ""
 
     def __init__(self, settings: Settings) -> None:
@@ -112,23 +115,28 @@ class _Service:
         return str(self.home / "data")
 
     @property
+    @abc.abstractmethod
     def url(self) -> str:
-        raise NotImplementedError
+        """The URL clients use."""
 
+    @abc.abstractmethod
     def address(self) -> tuple[str, int]:
-        raise NotImplementedError
+        """The (host, port) the server listens on."""
 
     def pid(self) -> int | None:
         return procs.read_pid(self.pid_file, self.marker)
 
+    @abc.abstractmethod
     def healthy(self) -> bool:
-        raise NotImplementedError
+        """Whether the server answers as ready."""
 
+    @abc.abstractmethod
     def prepare(self) -> None:
-        raise NotImplementedError
+        """Resolve, build or unpack whatever the server needs before it starts."""
 
+    @abc.abstractmethod
     def launch_spec(self) -> tuple[list[str], dict[str, str], str | None]:
-        raise NotImplementedError
+        """(argv, environment, user to run as or None)."""
 
     def state(self) -> ServiceState:
         pid = self.pid()
