@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,31 +12,7 @@ from semgraph.errors import CheckoutError, JobError
 from semgraph.indexer.checkout import checkout, normalize_source, repo_key_for
 from semgraph.indexer.model import SkippedFile
 from semgraph.indexer.walk import WalkEntry, walk
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def make_repo(root: Path, files: dict[str, bytes | str]) -> Path:
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    for rel, content in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content.encode() if isinstance(content, str) else content)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
-    return root
+from tests.repos import git, make_repo
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from semgraph.indexer.checkout import checkout
 from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.indexer.parse import ParseProgress, parse_repository
 from semgraph.indexer.spill import SpillReader
+from tests.repos import commit, git
 
 FILES: dict[str, bytes | str] = {
     "app/__init__.py": "",
@@ -32,27 +33,11 @@ FILES: dict[str, bytes | str] = {
 }
 
 
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
 def make_repo(root: Path, extra: dict[str, str] | None = None) -> Path:
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
-    for rel, content in {**FILES, **(extra or {})}.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content.encode() if isinstance(content, str) else content)
     (root / "escape").symlink_to("/etc")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
+    commit(root, {**FILES, **(extra or {})}, "one")
     return root
 
 
