@@ -119,6 +119,13 @@ class Settings(BaseSettings):
     search_rrf_k: int = Field(default=60, ge=1, le=10_000)
     search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
 
+    # -- incremental reindex: parse cache + cloned live index (issue 7) ----------------------
+    # reuse the parse result of a file whose path and blob are unchanged since the last job
+    parse_cache: bool = True
+    # a reindex that changes at most this share of the files clones the live search index
+    # and rewrites only those files' documents; above it (or 0) it loads a fresh index
+    search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)
+
     # -- queue + worker (issue 3) -------------------------------------------------------------
     job_max_attempts: int = Field(default=5, ge=1, le=1000)  # claims before a job is failed
     job_max_crashes: int = Field(default=3, ge=1, le=1000)  # worker deaths before quarantine

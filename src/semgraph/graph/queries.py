@@ -207,6 +207,12 @@ RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit 
 ORDER BY r.key
 """
 
+# the live files of a repository and their blobs (incremental staging compares them)
+FILE_BLOBS = """
+MATCH (f:File {repo: $repo})
+RETURN f.path AS path, f.blob_sha AS blob_sha
+"""
+
 # -- runs: RunStore -------------------------------------------------------------------------
 
 RUN_START = """

@@ -171,3 +171,8 @@ class GraphReader:
 
     def repositories(self) -> list[dict[str, Any]]:
         return self.graph.query("repositories", q.REPOSITORIES)
+
+    def file_blobs(self, repo: str) -> dict[str, str]:
+        """``{path: blob sha}`` of the repository's ``File`` nodes (names and keys only)."""
+        rows = self.graph.query("file blobs", q.FILE_BLOBS, repo=repo)
+        return {str(r["path"]): str(r["blob_sha"]) for r in rows}

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semgraph.config import Settings
-from semgraph.indexer.extract import failed_file
+from semgraph.indexer.extract import blob_sha, failed_file
 from semgraph.indexer.memory import rss_bytes
 from semgraph.indexer.model import ParseStatus, SkippedFile
+from semgraph.indexer.parsecache import CachedResult, ParseCache
 from semgraph.indexer.pool import ParsePool, TaskResult
 from semgraph.indexer.spill import SpillWriter
 from semgraph.indexer.walk import walk
@@ -50,6 +51,7 @@ class ParseStats:
     skipped_by_reason: dict[str, int] = field(default_factory=dict)
     parse_failures: list[ParseFailureRecord] = field(default_factory=list)
     retries: int = 0
+    files_reused: int = 0  # results taken from the parse cache (unchanged path + blob)
     bytes_parsed: int = 0
     spill_bytes: int = 0
     duration_s: float = 0.0
@@ -74,11 +76,14 @@ class _Run:
         pool: ParsePool,
         spill: SpillWriter,
         progress: Callable[[ParseProgress], None] | None,
+        cache: ParseCache | None = None,
     ) -> None:
         self.settings = settings
         self.pool = pool
         self.spill = spill
         self.progress = progress
+        self.cache = cache
+        self.blobs: dict[str, str] = {}  # path -> blob sha of the files in flight (cache only)
         self.stats = ParseStats(pool_size=pool.size)
         self.status: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
@@ -92,7 +97,28 @@ class _Run:
         self.skipped[item.reason] += 1
 
     def submit(self, path: str) -> None:
+        if self.cache is not None:
+            try:
+                with open(Path(self.pool.config.root) / path, "rb") as fh:
+                    blob = blob_sha(fh.read(self.pool.config.max_file_bytes + 1))
+            except OSError:
+                blob = ""  # the child reports the read error; nothing is cached
+            hit = self.cache.lookup(path, blob) if blob else None
+            if hit is not None:
+                self.reuse(hit)
+                return
+            if blob:
+                self.blobs[path] = blob
         self.inflight[self.pool.submit(path)] = (path, 1)
+
+    def reuse(self, hit: CachedResult) -> None:
+        self.spill.append_packed(hit.kind, hit.packed)
+        self.stats.files_reused += 1
+        if hit.status.startswith("skipped:"):
+            self.skipped[hit.status.removeprefix("skipped:")] += 1
+        else:
+            self.status[hit.status] += 1
+            self.done += 1
 
     def drain(self, *, until: int) -> None:
         """Collect results until at most ``until`` files are in flight."""
@@ -122,9 +148,14 @@ class _Run:
                 self.stats.retries += 1
                 self.inflight[self.pool.retry(path)] = (path, 2)
                 return
+            self.blobs.pop(path, None)
             self.give_up(path, reason)
             return
         self.spill.append_packed(result.kind, result.packed)
+        blob = self.blobs.pop(path, None)
+        if self.cache is not None and blob is not None:
+            kept = CachedResult(result.kind, result.status, result.size_bytes, result.packed)
+            self.cache.keep(path, blob, kept)
         if result.status.startswith("skipped:"):
             self.skipped[result.status.removeprefix("skipped:")] += 1
         else:
@@ -187,13 +218,16 @@ def parse_repository(
     *,
     checkpoint: Callable[[str], None] | None = None,
     progress: Callable[[ParseProgress], None] | None = None,
+    cache: ParseCache | None = None,
 ) -> ParseStats:
     """Parse every indexable file of ``workspace`` into a new spill at ``spill_path``.
 
     ``checkpoint("parse")`` is called between windows of ``parse_window_files`` results; it
     may raise to cancel the job, in which case the pool is stopped (children killed) and the
     partial spill removed before the exception propagates. ``progress`` gets a
-    :class:`ParseProgress` at the same points.
+    :class:`ParseProgress` at the same points. With a ``cache``, a file whose path and blob
+    are in it is copied to the spill instead of parsed, and every parsed result is kept for
+    the next job (the caller commits or discards the cache).
     """
     window = settings.parse_window_files
     with (
@@ -202,7 +236,7 @@ def parse_repository(
         ) as spill,
         ParsePool(settings, workspace) as pool,
     ):
-        run = _Run(settings, pool, spill, progress)
+        run = _Run(settings, pool, spill, progress, cache)
         event(
             logger,
             logging.INFO,
@@ -240,6 +274,7 @@ def parse_repository(
         f"parsed {stats.files_indexed} files, skipped {stats.files_skipped}, "
         f"failed {len(stats.parse_failures)} in {stats.duration_s:.1f}s",
         files=stats.files_indexed,
+        reused=stats.files_reused,
         skipped=stats.files_skipped,
         failed=len(stats.parse_failures),
         parent_peak_rss_bytes=stats.parent_peak_rss_bytes,

@@ -220,7 +220,7 @@ class Reindex:
         self._fault("after_checkout")
 
         spill = self.workdir / "parse.spill"
-        parse_stats = self._timed("parse", lambda: self._parse(co.workspace, spill))
+        parse_stats = self._timed("parse", lambda: self._parse(co.workspace, spill, fp))
         self.stats["parse"] = _as_dict(parse_stats)
         self._fault("after_spill")
 
@@ -228,7 +228,7 @@ class Reindex:
             self.stats["resolution"] = _as_dict(resolution.counts)
             self.stats["resolution_rate"] = round(resolution.rate, 4)
 
-            index_stats = self._timed("embed_index", lambda: self._stage(spill))
+            index_stats = self._timed("embed_index", lambda: self._stage(spill, fp))
             self.stats["index"] = _as_dict(index_stats)
             self._fault("after_staging")
             self.checkpoint("before_publish")
@@ -266,33 +266,98 @@ class Reindex:
             )
         return False
 
-    def _parse(self, workspace: Path, spill: Path) -> Any:
+    def _parse(self, workspace: Path, spill: Path, fp: str) -> Any:
         from semgraph.indexer.parse import parse_repository
+        from semgraph.indexer.parsecache import ParseCache
 
-        return parse_repository(
-            self.settings, workspace, spill, checkpoint=self.checkpoint, progress=self.progress
-        )
+        if not self.settings.parse_cache:
+            return parse_repository(
+                self.settings, workspace, spill, checkpoint=self.checkpoint, progress=self.progress
+            )
+        # a forced reindex parses everything again (and refreshes the cache)
+        reuse = not self.request.force
+        with ParseCache.for_repo(self.settings, self.repo_key, fp, reuse=reuse) as cache:
+            stats = parse_repository(
+                self.settings,
+                workspace,
+                spill,
+                checkpoint=self.checkpoint,
+                progress=self.progress,
+                cache=cache,
+            )
+            cache.commit()
+        return stats
 
     def _resolve(self, spill: Path) -> Any:
         from semgraph.graph.resolve import resolve
 
         return resolve(_records(spill), self.repo_key, self.workdir / "resolve")
 
-    def _stage(self, spill: Path) -> Any:
+    def _stage(self, spill: Path, fp: str) -> Any:
+        from semgraph.search import incremental
+        from semgraph.search.index import staging_meta
+
+        docs_fp = incremental.docs_fingerprint(fp, self.settings.search_max_code_chars)
+        plan = None
+        if not self.request.force:
+            plan = incremental.plan(
+                self.index,
+                self.repo_key,
+                docs_fp=docs_fp,
+                model_id=self.embedder.model_id,
+                dims=self.embedder.dims,
+                graph_run_id=self._graph_run_id(),
+                graph_files=self._graph_files,
+                facts=_facts(spill)(),
+            )
         self.staging = self.index.staging_name(self.repo_key, self.run_id)
-        self.index.create_staging(
-            self.repo_key,
-            self.run_id,
-            self.embedder.dims,
-            model_id=self.embedder.model_id,
-            now=time.time(),
-        )
+        facts = _facts(spill)()
+        if plan is None:
+            self.index.create_staging(
+                self.repo_key,
+                self.run_id,
+                self.embedder.dims,
+                model_id=self.embedder.model_id,
+                now=time.time(),
+                docs_fingerprint=docs_fp,
+            )
+        else:
+            meta = staging_meta(
+                self.repo_key,
+                self.run_id,
+                self.embedder.dims,
+                self.embedder.model_id,
+                time.time(),
+                docs_fp,
+            )
+            incremental.clone_live(self.index, self.repo_key, self.run_id, plan.live, meta)
+            self.stats["incremental"] = {
+                "from_index": plan.live,
+                "changed_files": len(plan.changed),
+                "removed_files": len(plan.removed),
+                "deleted_docs": incremental.delete_paths(self.index, self.staging, plan.stale),
+            }
+            facts = (f for f in facts if f.path in plan.changed)
         self._fault("during_staging")
         stats = self.index.index_files(
-            self.staging, self.repo_key, self.run_id, _facts(spill)(), self.embedder
+            self.staging, self.repo_key, self.run_id, facts, self.embedder
         )
         self.index.refresh(self.staging)
         return stats
+
+    def _graph_run_id(self) -> str | None:
+        from semgraph.graph.reader import GraphReader
+
+        for repo in GraphReader(self.graph).repositories():
+            if repo.get("key") == self.repo_key:
+                run_id = repo.get("run_id")
+                return str(run_id) if run_id is not None else None
+        return None
+
+    def _graph_files(self) -> dict[str, str]:
+        from semgraph.graph.reader import GraphReader
+
+        return GraphReader(self.graph).file_blobs(self.repo_key)
 
     def _publish(self, co: Any, spill: Path, resolution: Any, fp: str) -> Any:
         from semgraph.graph.writer import GraphWriter, RepoInfo

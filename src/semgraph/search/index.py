@@ -8,9 +8,10 @@ so two different keys never share a name), hence a staging name can never equal 
 repository's alias name.
 
 Every index we create carries ``_meta`` in its mapping: the marker ``semgraph_index``, the
-repository key, the run id, the model id, the vector size and the creation time passed in
-from Python. The divergence check reads the run id from there (:meth:`index_run_id`), and
-the orphan GC only ever touches indexes with the marker.
+repository key, the run id, the model id, the vector size, the creation time passed in
+from Python, and the fingerprint of what the documents depend on (incremental staging
+reuses an index only under the same one). The divergence check reads the run id from
+there (:meth:`index_run_id`), and the orphan GC only ever touches indexes with the marker.
 
 All mappings and request bodies are the named constants and ``*_body`` builders below;
 every request goes through :func:`semgraph.db.search_errors`.
@@ -91,6 +92,7 @@ LOOKUP_VECTORS_SOURCE = ["vector_key", "embedding"]
 LIVE_INDEX_FILTER = "*.aliases"
 LIST_INDEXES_FILTER = ["*.aliases", "*.mappings._meta"]
 INDEX_META_FILTER = "*.mappings._meta"
+RUN_IDS_FILTER = "*.mappings._meta.run_id"
 
 
 def create_staging_body(
@@ -103,6 +105,26 @@ def create_staging_body(
     mappings["_meta"] = meta
     mappings["properties"]["embedding"]["dims"] = dims
     return {"settings": settings, "mappings": mappings}
+
+
+def staging_meta(
+    repo_key: str,
+    run_id: str,
+    dims: int,
+    model_id: str,
+    now: float | None,
+    docs_fingerprint: str,
+) -> dict[str, Any]:
+    """The ``_meta`` of a run's index (see the module docstring)."""
+    return {
+        META_MARKER: INDEX_FORMAT,
+        "repo": repo_key,
+        "run_id": run_id,
+        "model_id": model_id,
+        "dims": dims,
+        "created_at": time.time() if now is None else now,
+        "docs_fingerprint": docs_fingerprint,
+    }
 
 
 def lookup_vectors_body(keys: list[str]) -> dict[str, Any]:
@@ -203,19 +225,13 @@ class SearchIndex:
         *,
         model_id: str = "",
         now: float | None = None,
+        docs_fingerprint: str = "",
     ) -> str:
         """Create the empty staging index for a run and return its name."""
         if not 1 <= dims <= 4096:
             raise SearchRequestError(f"vector size {dims} is outside 1..4096")
         name = self.staging_name(repo_key, run_id)
-        meta = {
-            META_MARKER: INDEX_FORMAT,
-            "repo": repo_key,
-            "run_id": run_id,
-            "model_id": model_id,
-            "dims": dims,
-            "created_at": time.time() if now is None else now,
-        }
+        meta = staging_meta(repo_key, run_id, dims, model_id, now, docs_fingerprint)
         body = create_staging_body(
             dims=dims,
             meta=meta,
@@ -291,6 +307,24 @@ class SearchIndex:
             if isinstance(meta, dict):
                 return meta
         return {}
+
+    def run_ids(self, indexes: list[str]) -> dict[str, str] | None:
+        """Index name -> the run id in its ``_meta``, in one request; None when one of the
+        indexes vanished (an alias flip deleted it)."""
+        if not indexes:
+            return {}
+        for name in indexes:
+            self._check_ours(name)
+        with search_errors("read the runs of the searched indexes"):
+            resp = self.es.options(ignore_status=404).indices.get_mapping(
+                index=",".join(indexes), filter_path=RUN_IDS_FILTER
+            )
+        if resp.meta.status == 404:
+            return None
+        return {
+            name: str(body.get("mappings", {}).get("_meta", {}).get("run_id", ""))
+            for name, body in resp.body.items()
+        }
 
     def index_run_id(self, index: str) -> str | None:
         """The run id recorded in an index's ``_meta`` (None if missing or not ours)."""
@@ -374,7 +408,9 @@ class SearchIndex:
             meta = info.meta
             if META_MARKER not in meta or info.aliases:
                 continue
-            if (str(meta.get("repo")), str(meta.get("run_id"))) in keep:
+            repo, run = str(meta.get("repo")), str(meta.get("run_id"))
+            # a clone whose _meta was never set to its own run still names the live run
+            if (repo, run) in keep and info.name == self.staging_name(repo, run):
                 continue
             created = meta.get("created_at")
             if now is not None and isinstance(created, int | float) and now - created < min_age_s:

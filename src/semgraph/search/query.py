@@ -230,17 +230,26 @@ def search(
     for _attempt in range(RESOLVE_ATTEMPTS):
         targets = resolve_targets(manager, repo)
         responses = _run_msearch(es, targets, bodies)
-        if responses is not None:
+        runs = manager.run_ids(targets) if responses is not None else None
+        if responses is not None and runs is not None:
             break
         event(log, logging.INFO, "search_retry_flipped", "an index vanished; resolving again")
     else:
         raise SearchRequestError("search: the indexes kept changing under the query; try again")
-    return _fuse(responses, mode, text, k, settings.search_rrf_k)
+    assert responses is not None and runs is not None  # the loop breaks only then
+    return _fuse(responses, runs, mode, text, k, settings.search_rrf_k)
 
 
 def _fuse(
-    responses: list[dict[str, Any]], mode: str, query: str, k: int, rrf_k: int
+    responses: list[dict[str, Any]],
+    runs: dict[str, str],
+    mode: str,
+    query: str,
+    k: int,
+    rrf_k: int,
 ) -> list[SearchHit]:
+    """Fused hits; a hit's ``run_id`` is the run its index serves (from the index's
+    ``_meta``): an incremental index keeps older runs' documents of unchanged files."""
     ranked = [_ranked(r) for r in responses]
     by_id = {doc_id: hit for ranking in ranked for doc_id, hit in ranking}
     ranks = [{doc_id: i for i, (doc_id, _) in enumerate(ranking, start=1)} for ranking in ranked]
@@ -262,7 +271,7 @@ def _fuse(
                 language=src.get("language", ""),
                 score=round(score, 6),
                 snippet=snippet(src.get("code", ""), query),
-                run_id=src.get("run_id", ""),
+                run_id=runs.get(hit["_index"]) or src.get("run_id", ""),
                 index=hit["_index"],
                 bm25_rank=bm25_ranks.get(doc_id),
                 knn_rank=knn_ranks.get(doc_id),

@@ -1,0 +1,201 @@
+"""The parse cache: each file's parse result keyed by ``(path, blob sha)``, kept per
+repository between jobs, so a reindex after a small push parses only the files that changed.
+
+One SQLite file per repository, ``<state_dir>/cache/<sha256 of the repo key>/parse.sqlite``,
+whose ``meta`` table holds the parser fingerprint (grammar versions, model and schema
+versions, chunking options): a cache written under another fingerprint is a miss as a whole.
+A job reads the previous cache and writes a NEW one holding exactly the files of this job
+(so the cache never grows beyond the repository); the new file replaces the old one with an
+atomic rename only when the parse phase succeeded. A missing, unreadable or corrupt cache is
+a miss (logged), never an error: the cache only saves work, it never decides content.
+
+Parse failures are never cached (a timeout may pass next time). Rows are zstd-compressed
+msgpack records, exactly what the pool children produce for the spill.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+
+import zstandard
+
+from semgraph.config import Settings
+from semgraph.indexer.model import ParseStatus
+from semgraph.logs import event
+
+log = logging.getLogger(__name__)
+
+CACHE_FILE = "parse.sqlite"
+CACHE_FORMAT = "1"
+META_KEYS = ("fingerprint", "format")
+
+CREATE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT NOT NULL, "
+    "kind TEXT NOT NULL, status TEXT NOT NULL, size_bytes INTEGER NOT NULL, packed BLOB NOT NULL)",
+)
+SELECT_META = "SELECT value FROM meta WHERE key = ?"
+INSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+SELECT_FILE = "SELECT kind, status, size_bytes, packed FROM files WHERE path = ? AND blob = ?"
+INSERT_FILE = (
+    "INSERT OR REPLACE INTO files (path, blob, kind, status, size_bytes, packed) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def cache_dir(settings: Settings, repo_key: str) -> Path:
+    """The repository's cache directory (a hash of the key: no key can escape the root)."""
+    digest = hashlib.sha256(repo_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return settings.state_dir / "cache" / digest
+
+
+class CachedResult:
+    """One cached parse result, as the spill takes it."""
+
+    __slots__ = ("kind", "packed", "size_bytes", "status")
+
+    def __init__(self, kind: str, status: str, size_bytes: int, packed: bytes) -> None:
+        self.kind, self.status, self.size_bytes, self.packed = kind, status, size_bytes, packed
+
+
+class ParseCache:
+    """Read the previous cache of one repository and write the next one.
+
+    Use as a context manager: leaving the block by an exception discards the new cache
+    (the previous one stays); :meth:`commit` installs the new one.
+    """
+
+    def __init__(
+        self, directory: Path, fingerprint: str, *, repo: str = "", reuse: bool = True
+    ) -> None:
+        self.directory = Path(directory)
+        self.fingerprint = fingerprint
+        self.repo = repo
+        self.path = self.directory / CACHE_FILE
+        self.new_path = self.directory / f"{CACHE_FILE}.new-{os.getpid()}"
+        self.hits = 0
+        self.misses = 0
+        self._zc = zstandard.ZstdCompressor(level=1)
+        self._zd = zstandard.ZstdDecompressor()
+        self._old = self._open_old() if reuse else None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.new_path.unlink(missing_ok=True)
+        self._new: sqlite3.Connection | None = sqlite3.connect(self.new_path)
+        for statement in CREATE_TABLES:
+            self._new.execute(statement)
+        self._new.execute(INSERT_META, ("fingerprint", fingerprint))
+        self._new.execute(INSERT_META, ("format", CACHE_FORMAT))
+
+    @classmethod
+    def for_repo(
+        cls, settings: Settings, repo_key: str, fingerprint: str, *, reuse: bool = True
+    ) -> ParseCache:
+        """``reuse=False`` ignores the previous cache (a forced reindex) but still writes
+        the next one."""
+        return cls(cache_dir(settings, repo_key), fingerprint, repo=repo_key, reuse=reuse)
+
+    def __enter__(self) -> ParseCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._new is not None:
+            self.discard()
+        self._close_old()
+
+    def _miss_all(self, why: str) -> None:
+        event(log, logging.INFO, "parse_cache_miss", f"parse cache not used: {why}", repo=self.repo)
+
+    def _open_old(self) -> sqlite3.Connection | None:
+        if not self.path.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            rows = {key: conn.execute(SELECT_META, (key,)).fetchone() for key in META_KEYS}
+        except sqlite3.Error as exc:
+            self._miss_all(f"unreadable cache {self.path}: {exc}")
+            return None
+        found = {key: row[0] if row else None for key, row in rows.items()}
+        if found != {"fingerprint": self.fingerprint, "format": CACHE_FORMAT}:
+            conn.close()
+            self._miss_all("written under another parser fingerprint or format")
+            return None
+        return conn
+
+    def _close_old(self) -> None:
+        if self._old is not None:
+            self._old.close()
+            self._old = None
+
+    def lookup(self, path: str, blob: str) -> CachedResult | None:
+        """The cached result of ``path`` at ``blob``, or None (a corrupt row is a miss)."""
+        if self._old is None:
+            self.misses += 1
+            return None
+        try:
+            row = self._old.execute(SELECT_FILE, (path, blob)).fetchone()
+            result = None
+            if row is not None:
+                packed = self._zd.decompress(row[3])
+                result = CachedResult(str(row[0]), str(row[1]), int(row[2]), packed)
+        except (sqlite3.Error, zstandard.ZstdError, TypeError, ValueError) as exc:
+            self._miss_all(f"corrupt cache {self.path}: {exc}")
+            self._close_old()
+            result = None
+        if result is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+            self.keep(path, blob, result)
+        return result
+
+    def keep(self, path: str, blob: str, result: CachedResult) -> None:
+        """Record a result in the new cache (parse failures are not kept)."""
+        if self._new is None or result.status == ParseStatus.PARSE_FAILED:
+            return
+        self._new.execute(
+            INSERT_FILE,
+            (
+                path,
+                blob,
+                result.kind,
+                result.status,
+                result.size_bytes,
+                self._zc.compress(result.packed),
+            ),
+        )
+
+    def commit(self) -> None:
+        """Install the new cache in place of the previous one (atomic rename)."""
+        if self._new is None:
+            return
+        self._new.commit()
+        self._new.close()
+        self._new = None
+        self._close_old()
+        os.replace(self.new_path, self.path)
+        event(
+            log,
+            logging.INFO,
+            "parse_cache_saved",
+            repo=self.repo,
+            hits=self.hits,
+            misses=self.misses,
+            path=str(self.path),
+        )
+
+    def discard(self) -> None:
+        """Drop the new cache; the previous one stays as it was."""
+        if self._new is not None:
+            self._new.close()
+            self._new = None
+        self.new_path.unlink(missing_ok=True)

@@ -1,0 +1,161 @@
+"""Incremental reindex against the real Bolt server and Elasticsearch: a small push parses
+only its files (parse cache) and rewrites only their documents (a clone of the live index),
+and the result is exactly what a full reindex produces. Every fallback to a full load is
+exercised, and a failure after the clone leaves the live index serving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semgraph.indexer.jobs import shared_embedder
+from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
+from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.search.index import SearchIndex
+from semgraph.search.query import search
+from tests.repos import POLYGLOT, commit, make_repo
+
+pytestmark = pytest.mark.e2e
+
+EXTRA = {f"lib/mod{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(10)}
+DOC_FIELDS = ["path", "start_line", "end_line", "code", "symbol", "kind", "vector_key", "name"]
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pytest.fixture(scope="module")
+def embedder(settings):  # type: ignore[no-untyped-def]
+    return shared_embedder(settings)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "incr", {**POLYGLOT, **EXTRA})
+
+
+@pytest.fixture
+def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
+    def run(source: Path, *, use_settings: Any = None, **kw: Any) -> Any:
+        faults = kw.pop("faults", None)
+        request = ReindexRequest(source=str(source), **kw)
+        return Reindex(
+            use_settings or settings, graph, request, embedder=embedder, faults=faults
+        ).run()
+
+    return run
+
+
+def _docs(es, settings, repo_key: str) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+    index = SearchIndex(es, settings)
+    live = index.live_index(repo_key)
+    assert live is not None
+    resp = es.search(index=live, size=1000, source=DOC_FIELDS, query={"match_all": {}})
+    assert resp["hits"]["total"]["value"] < 1000
+    return sorted(tuple(h["_source"].get(f) for f in DOC_FIELDS) for h in resp["hits"]["hits"])
+
+
+def _change(repo: Path) -> None:
+    commit(
+        repo,
+        {
+            "lib/mod3.py": "def helper_3(x):\n    return rotate_ledger(x) * 3\n",
+            "lib/ledger.py": "def rotate_ledger(book):\n    return book.rotate()\n",
+            "lib/mod7.py": None,
+        },
+    )
+
+
+def test_small_push_is_incremental_and_equals_a_full_reindex(  # type: ignore[no-untyped-def]
+    settings, es, embedder, repo, run_index
+) -> None:
+    first = run_index(repo)
+    assert "incremental" not in first.stats  # nothing live yet
+    assert first.stats["parse"]["files_reused"] == 0
+    _change(repo)
+    second = run_index(repo)
+    assert second.status == "succeeded"
+    inc = second.stats["incremental"]
+    assert inc["changed_files"] == 2 and inc["removed_files"] == 1
+    assert inc["deleted_docs"] >= 2  # the old documents of mod3 and mod7
+    assert second.stats["index"]["files"] == 2  # only the changed files were loaded
+    indexed = sum(second.stats["parse"]["files_by_status"].values())
+    assert second.stats["parse"]["files_reused"] == indexed - 2  # only two files parsed
+    incremental_docs = _docs(es, settings, second.repo_key)
+    paths = {d[0] for d in incremental_docs}
+    assert "lib/ledger.py" in paths and "lib/mod7.py" not in paths
+    hits = search(es, settings, embedder, "rotate_ledger", repo=second.repo_key, k=5)
+    assert hits[0].path == "lib/ledger.py"
+    assert {h.run_id for h in hits} == {second.run_id}  # the serving index's run
+
+    full = run_index(repo, force=True)  # fresh index, no parse cache
+    assert "incremental" not in full.stats and full.stats["parse"]["files_reused"] == 0
+    assert _docs(es, settings, full.repo_key) == incremental_docs
+
+
+def test_fallbacks_to_a_full_load(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+    first = run_index(repo)
+    # a document option changed: the live documents are not what this job would write
+    other = settings.model_copy(update={"search_max_code_chars": 5000})
+    commit(repo, {"lib/mod1.py": "def helper_1(x):\n    return x - 1\n"})
+    assert "incremental" not in run_index(repo, use_settings=other).stats
+    # incremental staging switched off
+    off = settings.model_copy(update={"search_incremental_max_changed_ratio": 0.0})
+    commit(repo, {"lib/mod1.py": "def helper_1(x):\n    return x - 2\n"})
+    assert "incremental" not in run_index(repo, use_settings=off).stats
+    # too large a change
+    commit(repo, {f"lib/mod{i}.py": f"def helper_{i}(y):\n    return y\n" for i in range(10)})
+    assert "incremental" not in run_index(repo).stats
+    # the graph's run is not the live index's run (e.g. a diverged publish): full load
+    graph.query("t", "MATCH (r:Repository {key: $k}) SET r.run_id = 'other'", k=first.repo_key)
+    commit(repo, {"lib/mod2.py": "def helper_2(x):\n    return x * 2\n"})
+    again = run_index(repo)
+    assert again.status == "succeeded" and "incremental" not in again.stats
+    # and back in step, the next small push is incremental again
+    commit(repo, {"lib/mod2.py": "def helper_2(x):\n    return x * 4\n"})
+    assert run_index(repo).stats["incremental"]["changed_files"] == 1
+
+
+def test_failure_after_the_clone_leaves_the_live_index_serving(  # type: ignore[no-untyped-def]
+    settings, es, embedder, repo, run_index
+) -> None:
+    first = run_index(repo)
+    index = SearchIndex(es, settings)
+    live = index.live_index(first.repo_key)
+    before = _docs(es, settings, first.repo_key)
+    _change(repo)
+
+    def boom() -> None:
+        raise Boom("after the clone")
+
+    with pytest.raises(Boom):
+        run_index(repo, faults={"during_staging": boom})
+    assert index.live_index(first.repo_key) == live
+    assert _docs(es, settings, first.repo_key) == before
+    leftovers = [i.name for i in index.list_indexes() if not i.aliases]
+    assert leftovers == []  # the clone was deleted
+    hits = search(es, settings, embedder, "compute checksum", repo=first.repo_key, k=3)
+    assert hits and {h.run_id for h in hits} == {first.run_id}
+    # the parse cache of the failed job is kept (content-addressed), so the retry reuses it
+    retry = run_index(repo)
+    assert retry.stats["incremental"]["changed_files"] == 2
+    assert retry.stats["parse"]["files_reused"] == sum(
+        retry.stats["parse"]["files_by_status"].values()
+    )
+
+
+def test_a_corrupt_parse_cache_is_a_miss_not_an_error(settings, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+    first = run_index(repo)
+    cache = cache_dir(settings, first.repo_key) / CACHE_FILE
+    assert cache.is_file()
+    cache.write_bytes(b"this is not a database" * 100)
+    _change(repo)
+    second = run_index(repo)
+    assert second.status == "succeeded" and second.stats["parse"]["files_reused"] == 0
+    commit(repo, {"lib/mod4.py": "def helper_4(x):\n    return 4\n"})
+    third = run_index(repo)  # the cache was rewritten by the second job
+    indexed = sum(third.stats["parse"]["files_by_status"].values())
+    assert third.stats["parse"]["files_reused"] == indexed - 1
