@@ -1,11 +1,15 @@
 """Webhook benchmarks on the local stack, with a real ``semgraph serve`` and ``semgraph worker``.
 
-    python -m bench.bench_webhook [--burst 500] [--concurrency 50] [--files 5000] [--rounds 5]
+    python -m bench.bench_webhook [--burst 500] [--concurrency 50[,8]] [--warmup 50]
+                                  [--files 5000] [--rounds 5]
 
 1. Acknowledgement latency under a burst: ``--burst`` signed GitHub pushes (50 repositories,
-   unique delivery ids) sent ``--concurrency`` at a time; each answer is a 202 sent after its
-   job was committed in the graph. Baseline, same run, same server and concurrency:
-   ``GET /healthz`` (the HTTP path without signature check or store). Target p99 <= 200 ms.
+   unique delivery ids) sent ``--concurrency`` at a time (one burst per listed value, each
+   after ``--warmup`` unmeasured deliveries to other repositories); each answer is a 202 sent
+   after its job was committed in the graph. Baseline, same run, same server, client and
+   concurrency: ``GET /healthz`` (the HTTP path without signature check or store). Target
+   p99 <= 200 ms. Also printed: the load average at the start, and the server's own split
+   of the time (body, check, batch_wait, commit) from its ``/metrics`` histograms.
 2. Push-to-searchable latency of a one-file change in a ``--files``-file synthetic repository
    (``bench.synth``): commit one new file, POST the signed push, poll ``GET /search`` until the
    new function is found. Baseline, same run: the first full index of the repository through
@@ -33,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
-from semgraph.config import load_settings
+from semgraph.config import Settings, load_settings
 from semgraph.db import connect_graph
 from semgraph.graph.schema import SCHEMA
 from semgraph.indexer.checkout import repo_key_for
@@ -106,12 +111,21 @@ def timed(client: httpx.Client, method: str, url: str, **kw: Any) -> tuple[float
     return time.perf_counter() - t, resp.status_code
 
 
-def burst(base: str, n: int, concurrency: int) -> tuple[list[float], list[float], set[str]]:
-    deliveries = []
+def _deliveries(n: int, prefix: str) -> list[tuple[dict[str, str], bytes]]:
+    out = []
     for i in range(n):
-        url = f"https://git.example/bench/burst-{i % 50}.git"
-        payload = push_payload("github", f"bench/burst-{i % 50}", url, after=f"{i + 1:040x}")
-        deliveries.append(signed_delivery("github", payload, SECRET, delivery=str(uuid.uuid4())))
+        url = f"https://git.example/bench/{prefix}-{i % 50}.git"
+        payload = push_payload("github", f"bench/{prefix}-{i % 50}", url, after=f"{i + 1:040x}")
+        out.append(signed_delivery("github", payload, SECRET, delivery=str(uuid.uuid4())))
+    return out
+
+
+def burst(
+    base: str, n: int, concurrency: int, prefix: str = "burst"
+) -> tuple[list[float], list[float], set[str]]:
+    """``n`` signed pushes to 50 repositories, ``concurrency`` at a time, after ``n`` GET
+    /healthz through the same client (the baseline); returns both latency lists."""
+    deliveries = _deliveries(n, prefix)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     with (
         httpx.Client(timeout=60, limits=limits) as client,
@@ -129,8 +143,97 @@ def burst(base: str, n: int, concurrency: int) -> tuple[list[float], list[float]
     bad = [s for _, s in hook_lat if s != 202]
     if bad:
         raise SystemExit(f"{len(bad)} deliveries were not acknowledged with 202: {bad[:5]}")
-    keys = {repo_key_for(f"https://git.example/bench/burst-{i}.git") for i in range(50)}
+    keys = {repo_key_for(f"https://git.example/bench/{prefix}-{i}.git") for i in range(50)}
     return [t for t, _ in base_lat], [t for t, _ in hook_lat], keys
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(base: str) -> Samples:
+    """Every sample of the server's ``GET /metrics``."""
+    text = httpx.get(f"{base}/metrics", timeout=60).text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def _delta(after: Samples, before: Samples, name: str, **labels: str) -> float:
+    key = (name, tuple(sorted(labels.items())))
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+def _bucket_quantile(after: Samples, before: Samples, name: str, q: float, **labels: str) -> str:
+    """The upper bound of the histogram bucket holding quantile ``q`` (of this burst)."""
+    bounds = sorted(
+        float(dict(lbl)["le"])
+        for (n, lbl) in after
+        if n == f"{name}_bucket" and {k: v for k, v in lbl if k != "le"} == labels
+    )
+    total = _delta(after, before, f"{name}_count", **labels)
+    for bound in bounds:
+        le = "+Inf" if bound == float("inf") else repr(bound)
+        if _delta(after, before, f"{name}_bucket", le=le, **labels) >= q * total:
+            return "inf" if bound == float("inf") else f"{bound * 1000:g} ms"
+    return "-"
+
+
+def server_phases(after: Samples, before: Samples) -> str:
+    """Where the server spent the burst's acknowledgement time (its own histograms)."""
+    lines = []
+    rows = [("ack (server)", "semgraph_webhook_ack_seconds", {"host": "github"})]
+    rows += [
+        (phase, "semgraph_webhook_phase_seconds", {"phase": phase})
+        for phase in ("body", "check", "batch_wait", "commit")
+    ]
+    for label, name, labels in rows:
+        count = _delta(after, before, f"{name}_count", **labels)
+        total = _delta(after, before, f"{name}_sum", **labels)
+        if count:
+            p99 = _bucket_quantile(after, before, name, 0.99, **labels)
+            lines.append(
+                f"    {label:<13} mean {total / count * 1000:7.1f} ms  p99 <= {p99:>8}  "
+                f"(n {count:.0f})"
+            )
+    batches = _delta(after, before, "semgraph_webhook_batch_size_count")
+    if batches:
+        size = _delta(after, before, "semgraph_webhook_batch_size_sum") / batches
+        lines.append(f"    {batches:.0f} group commits, mean {size:.1f} deliveries each")
+    return "\n".join(lines)
+
+
+def run_burst(base: str, settings: Settings, n: int, concurrency: int, warmup: int) -> None:
+    """One measured burst (after an unmeasured warm-up), printed with its baseline."""
+    if warmup:
+        burst(base, warmup, min(concurrency, warmup), prefix="warmup")
+    load = os.getloadavg()
+    before = scrape(base)
+    base_lat, hook_lat, keys = burst(base, n, concurrency)
+    after = scrape(base)
+    with connect_graph(settings) as graph:
+        store = JobStore(graph, settings)
+        for key in keys | {
+            repo_key_for(f"https://git.example/bench/warmup-{i}.git") for i in range(50)
+        }:
+            for job in store.list(status="pending", repo=key, limit=10):
+                store.abandon(job.id, now=time.time(), reason="benchmark burst")
+    b99, h99 = pct(base_lat, 0.99), pct(hook_lat, 0.99)
+    print(
+        f"burst of {n} deliveries, {concurrency} concurrent:\n"
+        f"  ack latency  p50 {pct(hook_lat, 0.5) * 1000:.1f} ms  "
+        f"p95 {pct(hook_lat, 0.95) * 1000:.1f} ms  p99 {h99 * 1000:.1f} ms "
+        f"(target p99 <= 200 ms)\n"
+        f"  baseline GET /healthz  p50 {pct(base_lat, 0.5) * 1000:.1f} ms  "
+        f"p99 {b99 * 1000:.1f} ms\n"
+        f"  ratio ack/baseline  p50 {pct(hook_lat, 0.5) / pct(base_lat, 0.5):.2f}x  "
+        f"p99 {h99 / b99:.2f}x\n"
+        f"  load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"({os.cpu_count()} cores); warm-up {warmup} deliveries not measured\n"
+        f"  server side, per delivery:\n{server_phases(after, before)}",
+        flush=True,
+    )
 
 
 def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float) -> float:
@@ -156,7 +259,13 @@ def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--burst", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument(
+        "--concurrency",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=[50],
+        help="clients sending at once; a comma-separated list runs one burst per value",
+    )
+    parser.add_argument("--warmup", type=int, default=50, help="unmeasured deliveries first")
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-burst", action="store_true")
@@ -183,23 +292,8 @@ def main() -> None:
         with process(["serve", "--port", str(port)], env, work / "web.log") as web:
             wait_ready(base, web, work / "web.log")
             if not opts.skip_burst:
-                base_lat, hook_lat, keys = burst(base, opts.burst, opts.concurrency)
-                with connect_graph(settings) as graph:
-                    store = JobStore(graph, settings)
-                    for key in keys:
-                        for job in store.list(status="pending", repo=key, limit=10):
-                            store.abandon(job.id, now=time.time(), reason="benchmark burst")
-                b99, h99 = pct(base_lat, 0.99), pct(hook_lat, 0.99)
-                print(
-                    f"burst of {opts.burst} deliveries, {opts.concurrency} concurrent:\n"
-                    f"  ack latency  p50 {pct(hook_lat, 0.5) * 1000:.1f} ms  "
-                    f"p95 {pct(hook_lat, 0.95) * 1000:.1f} ms  p99 {h99 * 1000:.1f} ms "
-                    f"(target p99 <= 200 ms)\n"
-                    f"  baseline GET /healthz  p50 {pct(base_lat, 0.5) * 1000:.1f} ms  "
-                    f"p99 {b99 * 1000:.1f} ms\n"
-                    f"  ratio ack/baseline  p50 {pct(hook_lat, 0.5) / pct(base_lat, 0.5):.2f}x  "
-                    f"p99 {h99 / b99:.2f}x"
-                )
+                for concurrency in opts.concurrency:
+                    run_burst(base, settings, opts.burst, concurrency, opts.warmup)
             if opts.skip_push:
                 return
             from bench.synth import generate

@@ -96,6 +96,12 @@ class Settings(BaseSettings):
     # accept clone URLs that are local paths or file:// (tests, single-host setups)
     webhook_allow_local_sources: bool = False
     webhook_max_body_bytes: int = Field(default=5_000_000, ge=1024, le=100_000_000)
+    # group commit: webhook enqueues that arrive within this window (or while the previous
+    # batch commits) share one graph transaction, at most this many per transaction
+    webhook_batch_window_s: float = Field(default=0.002, ge=0, le=1)
+    webhook_batch_max_requests: int = Field(default=100, ge=1, le=1000)
+    # after SIGTERM, `semgraph serve` waits this long for in-flight requests, then exits
+    web_shutdown_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     # bearer token for mutating endpoints (POST /jobs); unset: they answer 403
     api_token: str | None = None
     # whether read endpoints (search, graph, jobs, runs) answer without the bearer token

@@ -6,6 +6,7 @@
     ├── ConfigError
     ├── ServiceError              local service stack (services up/down)
     ├── PayloadError              a request body (webhook, API) is malformed or incomplete
+    ├── ShuttingDown              the web server is stopping and takes no new work (503)
     ├── QueueError                the job queue refused an operation
     │   ├── JobNotFound           no job has that id
     │   └── InvalidTransition     the job's status does not allow that operation
@@ -58,6 +59,10 @@ class ServiceError(SemgraphError):
 
 class PayloadError(SemgraphError):
     """The request payload is malformed or incomplete."""
+
+
+class ShuttingDown(SemgraphError):
+    """The server is shutting down and takes no new work; retry."""
 
 
 class QueueError(SemgraphError):

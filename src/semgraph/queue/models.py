@@ -47,6 +47,20 @@ class EnqueueResult:
 
 
 @dataclass(frozen=True)
+class EnqueueRequest:
+    """One validated enqueue (``args`` already JSON text); build it with
+    :func:`semgraph.queue.store.enqueue_request`, which refuses bad fields."""
+
+    repo_key: str
+    kind: str = "reindex"
+    args: str = "{}"
+    ref: str | None = None
+    commit: str | None = None
+    priority: int = 0
+    delivery_key: str | None = None
+
+
+@dataclass(frozen=True)
 class ErrorEntry:
     at: float
     attempt: int
@@ -130,3 +144,11 @@ class QueueStats:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def claim_key(priority: int, run_after: float, created_at: float, job_id: str) -> str:
+    """A string whose order is (priority DESC, run_after, created_at, id)."""
+    return (
+        f"{1_000_000 - priority:07d}|{max(run_after, 0.0):020.6f}|"
+        f"{max(created_at, 0.0):020.6f}|{job_id}"
+    )

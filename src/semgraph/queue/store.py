@@ -21,7 +21,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -38,16 +38,18 @@ from semgraph.errors import (
 )
 from semgraph.queue import metrics
 from semgraph.queue.backoff import backoff_s
+from semgraph.queue.enqueue import EnqueuePlan, Slot
 from semgraph.queue.models import (
     REQUEUEABLE,
     TERMINAL,
-    EnqueueOutcome,
+    EnqueueRequest,
     EnqueueResult,
     ErrorEntry,
     FailureKind,
     Job,
     JobStatus,
     QueueStats,
+    claim_key,
 )
 
 T = TypeVar("T")
@@ -87,20 +89,41 @@ MATCH (j:JobQueue {pending_key: $repo_key})
 RETURN j.id AS id
 """
 
-# -- enqueue ------------------------------------------------------------------------------------
+# -- enqueue (any number of requests in one transaction: group commit) ---------------------------
 
-ENQUEUE_FIND_DELIVERY = """
-MATCH (d:JobDelivery {key: $key})
-RETURN d.job_id AS job_id
+# what a batch decides on, in one round trip: the delivery keys already seen, and the pending
+# job (if any) and the number of running jobs of each repository; all unlocked: the pending
+# jobs are then locked and re-checked by ENQUEUE_LOCK_PENDING
+ENQUEUE_READ = """
+UNWIND $repo_keys AS repo_key
+OPTIONAL MATCH (p:JobQueue {pending_key: repo_key})
+OPTIONAL MATCH (r:JobQueue {repo_key: repo_key, status: 'running'})
+WITH repo_key, p.id AS pending_id, count(r) AS running
+WITH collect({repo_key: repo_key, pending_id: pending_id, running: running}) AS repos
+OPTIONAL MATCH (d:JobDelivery)
+WHERE d.key IN $keys
+RETURN repos, collect({key: d.key, job_id: d.job_id}) AS seen
 """
 
-ENQUEUE_CREATE = """
-CREATE (j:JobQueue)
-SET j = $props
+# ids sorted by the caller, so concurrent batches lock in one order
+ENQUEUE_LOCK_PENDING = """
+UNWIND $ids AS id
+MATCH (j:JobQueue {id: id})
+SET j._lock = true
+REMOVE j._lock
+RETURN properties(j) AS job
 """
 
-ENQUEUE_RECORD_DELIVERY = """
-CREATE (:JobDelivery {key: $key, job_id: $job_id, created_at: $now})
+# every write of a batch in one round trip: coalesced pushes, new jobs, delivery keys
+ENQUEUE_WRITE = """
+UNWIND $updates AS row
+MATCH (j:JobQueue {id: row.id})
+SET j += row.props
+WITH count(j) AS updated
+FOREACH (props IN $creates | CREATE (j:JobQueue) SET j = props)
+FOREACH (row IN $deliveries |
+  CREATE (:JobDelivery {key: row.key, job_id: row.job_id, created_at: $now}))
+RETURN updated
 """
 
 # -- merge a returning job with the repository's pending follow-up ------------------------------
@@ -266,14 +289,6 @@ class RunningJob:
     worker: dict[str, Any] | None
 
 
-def claim_key(priority: int, run_after: float, created_at: float, job_id: str) -> str:
-    """A string whose order is (priority DESC, run_after, created_at, id)."""
-    return (
-        f"{1_000_000 - priority:07d}|{max(run_after, 0.0):020.6f}|"
-        f"{max(created_at, 0.0):020.6f}|{job_id}"
-    )
-
-
 class _Retry(Exception):
     """Internal: the transaction lost a race it can resolve by running again."""
 
@@ -303,6 +318,37 @@ def _check_text(name: str, value: str | None, limit: int, required: bool = False
         raise ValueError(f"{name} is longer than {limit} characters")
     if any(ord(c) < 32 for c in value):
         raise ValueError(f"{name} contains control characters")
+
+
+def enqueue_request(
+    repo_key: str,
+    *,
+    kind: str = "reindex",
+    args: dict[str, Any] | None = None,
+    ref: str | None = None,
+    commit: str | None = None,
+    priority: int = 0,
+    delivery_key: str | None = None,
+) -> EnqueueRequest:
+    """A validated :class:`EnqueueRequest`; ``ValueError`` names the field it refuses."""
+    _check_text("repo_key", repo_key, MAX_REPO_KEY, required=True)
+    _check_text("kind", kind, MAX_KIND, required=True)
+    _check_text("ref", ref, MAX_REF)
+    _check_text("commit", commit, MAX_COMMIT)
+    _check_text("delivery_key", delivery_key, MAX_DELIVERY_KEY)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ValueError("priority must be an integer")
+    if not -1_000_000 <= priority <= 1_000_000:
+        raise ValueError("priority must be between -1000000 and 1000000")
+    return EnqueueRequest(
+        repo_key=repo_key,
+        kind=kind,
+        args=_json_args(args),
+        ref=ref,
+        commit=commit,
+        priority=priority,
+        delivery_key=delivery_key,
+    )
 
 
 class JobStore:
@@ -436,90 +482,73 @@ class JobStore:
         delivery_key: str | None = None,
     ) -> EnqueueResult:
         """Queue work for ``repo_key``; returns once the job is committed."""
-        _check_text("repo_key", repo_key, MAX_REPO_KEY, required=True)
-        _check_text("kind", kind, MAX_KIND, required=True)
-        _check_text("ref", ref, MAX_REF)
-        _check_text("commit", commit, MAX_COMMIT)
-        _check_text("delivery_key", delivery_key, MAX_DELIVERY_KEY)
-        if isinstance(priority, bool) or not isinstance(priority, int):
-            raise ValueError("priority must be an integer")
-        if not -1_000_000 <= priority <= 1_000_000:
-            raise ValueError("priority must be between -1000000 and 1000000")
-        args_json = _json_args(args)
-        request = {
-            "repo_key": repo_key,
-            "kind": kind,
-            "args": args_json,
-            "ref": ref,
-            "commit": commit,
-            "priority": priority,
-            "delivery_key": delivery_key,
-        }
-        result = self._write("enqueue", self._enqueue_tx, request, now, retry_unique=True)
-        metrics.TRANSITIONS.labels(action=f"enqueue_{result.outcome}").inc()
-        return result
-
-    def _enqueue_tx(self, tx: neo4j.Transaction, req: dict[str, Any], now: float) -> EnqueueResult:
-        key = req["delivery_key"]
-        if key is not None:
-            seen = tx.run(ENQUEUE_FIND_DELIVERY, key=key).single()
-            if seen is not None:
-                return EnqueueResult(seen["job_id"], EnqueueOutcome.DUPLICATE.value)
-        result = self._enqueue_job(tx, req, now)
-        if key is not None:
-            tx.run(ENQUEUE_RECORD_DELIVERY, key=key, job_id=result.job_id, now=now).consume()
-        return result
-
-    def _enqueue_job(self, tx: neo4j.Transaction, req: dict[str, Any], now: float) -> EnqueueResult:
-        repo_key = req["repo_key"]
-        record = tx.run(PENDING_FOR_REPO, repo_key=repo_key).single()
-        self.pause("enqueue:after_read")
-        if record is not None:
-            pending = self._lock(tx, record["id"])
-            if pending is None or pending.status is not JobStatus.PENDING:
-                raise _Retry()  # claimed (or merged away) since we read it: decide again
-            priority = max(pending.priority, req["priority"])
-            props = {
-                "commit": req["commit"],
-                "ref": req["ref"] if req["ref"] is not None else pending.ref,
-                "args": req["args"] if req["args"] != "{}" else json.dumps(pending.args),
-                "priority": priority,
-                "claim_key": claim_key(priority, pending.run_after, pending.created_at, pending.id),
-                "coalesced_count": pending.coalesced_count + 1,
-                "updated_at": now,
-            }
-            if pending.kind != req["kind"]:
-                props["kind"] = req["kind"]
-            self._update(tx, pending.id, props)
-            return EnqueueResult(pending.id, EnqueueOutcome.COALESCED.value)
-        running = tx.run(RUNNING_FOR_REPO, repo_key=repo_key).single()
-        job_id = uuid.uuid4().hex
-        props = {
-            "id": job_id,
-            "kind": req["kind"],
-            "args": req["args"],
-            "repo_key": repo_key,
-            "ref": req["ref"],
-            "commit": req["commit"],
-            "status": JobStatus.PENDING.value,
-            "pending_key": repo_key,
-            "claim_key": claim_key(req["priority"], now, now, job_id),
-            "priority": req["priority"],
-            "attempts": 0,
-            "crash_count": 0,
-            "max_attempts": self.settings.job_max_attempts,
-            "max_crashes": self.settings.job_max_crashes,
-            "run_after": now,
-            "created_at": now,
-            "updated_at": now,
-            "errors": "[]",
-            "coalesced_count": 0,
-        }
-        tx.run(ENQUEUE_CREATE, props={k: v for k, v in props.items() if v is not None}).consume()
-        busy = running is not None and running["n"] > 0
-        return EnqueueResult(
-            job_id, (EnqueueOutcome.FOLLOW_UP if busy else EnqueueOutcome.CREATED).value
+        request = enqueue_request(
+            repo_key,
+            kind=kind,
+            args=args,
+            ref=ref,
+            commit=commit,
+            priority=priority,
+            delivery_key=delivery_key,
         )
+        return self.enqueue_many([request], now=now)[0]
+
+    def enqueue_many(
+        self, requests: Sequence[EnqueueRequest], *, now: float
+    ) -> list[EnqueueResult]:
+        """Commit ``requests`` in ONE transaction (group commit) and return one result per
+        request, in order. The outcome is the one the requests would have had one after the
+        other in this order: a repeated delivery key is ``duplicate`` of the first, pushes of
+        one repository coalesce into its one pending job (created by the first of them when
+        there is none; ``follow_up`` when a job of the repository runs). All or nothing: an
+        error means none of them was stored."""
+        if not requests:
+            return []
+        results = self._write("enqueue", self._enqueue_tx, list(requests), now, retry_unique=True)
+        for result in results:
+            metrics.TRANSITIONS.labels(action=f"enqueue_{result.outcome}").inc()
+        return results
+
+    def _enqueue_tx(
+        self, tx: neo4j.Transaction, requests: list[EnqueueRequest], now: float
+    ) -> list[EnqueueResult]:
+        keys = sorted({r.delivery_key for r in requests if r.delivery_key is not None})
+        repo_keys = sorted({r.repo_key for r in requests})
+        read = tx.run(ENQUEUE_READ, repo_keys=repo_keys, keys=keys).single(strict=True)
+        self.pause("enqueue:after_read")
+        seen = {row["key"]: row["job_id"] for row in read["seen"] if row["key"] is not None}
+        acting = {r.repo_key for r in requests if r.delivery_key not in seen}
+        repos = [row for row in read["repos"] if row["repo_key"] in acting]
+        slots = self._lock_pending(tx, [row["pending_id"] for row in repos])
+        running = {row["repo_key"]: int(row["running"]) for row in repos}
+        plan = EnqueuePlan(self.settings, now, seen, slots, running)
+        results = [plan.add(request) for request in requests]
+        updates = [{"id": s.job_id, "props": s.changes} for s in plan.slots.values() if s.update]
+        creates = [s.create_props() for s in plan.slots.values() if s.new]
+        if updates or creates or plan.deliveries:
+            written = tx.run(
+                ENQUEUE_WRITE,
+                updates=updates,
+                creates=creates,
+                deliveries=plan.deliveries,
+                now=now,
+            ).single(strict=True)
+            if written["updated"] != len(updates):
+                raise _Retry()  # cannot happen: the jobs are locked by this transaction
+        self.pause("enqueue:before_commit")
+        return results
+
+    @staticmethod
+    def _lock_pending(tx: neo4j.Transaction, ids: list[str | None]) -> dict[str, Slot]:
+        """Lock the pending jobs read before; one claimed (or merged away) since is a lost
+        race: the whole batch decides again."""
+        wanted = sorted({i for i in ids if i is not None})
+        if not wanted:
+            return {}
+        jobs = [Job.from_props(r["job"]) for r in tx.run(ENQUEUE_LOCK_PENDING, ids=wanted)]
+        if len(jobs) != len(wanted) or any(j.status is not JobStatus.PENDING for j in jobs):
+            raise _Retry()
+        return {j.repo_key: Slot.existing(j) for j in jobs}
 
     # -- claim ------------------------------------------------------------------------------
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import elasticsearch
@@ -19,6 +20,7 @@ from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_graph, connect_search
@@ -27,22 +29,29 @@ from semgraph.errors import (
     GraphUnavailable,
     PayloadError,
     SearchUnavailable,
+    ShuttingDown,
     StoreError,
 )
 from semgraph.logs import event
 from semgraph.queue.metrics import publish_stats
+from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
 from semgraph.web import api, read_api
+from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.metrics import (
     HTTP_REQUESTS,
     WEBHOOK_ACK_SECONDS,
-    WEBHOOK_DELIVERIES,
+    WEBHOOK_PHASE_SECONDS,
+    WEBHOOKS_IN_FLIGHT,
     WORKERS_ALIVE,
 )
 from semgraph.web.schemas import WEBHOOK_OPENAPI
-from semgraph.web.webhooks import RETRY_AFTER_S, WebhookPolicy, WebhookReceiver
+from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookPolicy, WebhookReceiver
 
 log = logging.getLogger(__name__)
+
+#: bodies up to this size are checked (HMAC, JSON) on the event loop, larger ones in a thread
+INLINE_CHECK_MAX_BYTES = 256 * 1024
 
 
 @dataclass
@@ -54,6 +63,7 @@ class WebContext:
     search: elasticsearch.Elasticsearch
     store: JobStore
     receiver: WebhookReceiver
+    batcher: EnqueueBatcher
     owns_connections: bool
 
     def refresh_gauges(self, now: float) -> None:
@@ -93,38 +103,78 @@ async def _read_limited(request: Request, limit: int) -> bytes:
 
 def _webhook_route(host: str) -> Callable[[Request], Any]:
     async def receive(request: Request) -> Response:
-        ctx: WebContext = request.app.state.ctx
-        started = time.perf_counter()
-        limit = ctx.settings.webhook_max_body_bytes
+        WEBHOOKS_IN_FLIGHT.inc()
         try:
-            body = await _read_limited(request, limit)
-        except _TooLarge:
-            WEBHOOK_DELIVERIES.labels(host=host, outcome="too_large").inc()
-            return JSONResponse(
-                {"status": "too_large", "detail": f"body exceeds {limit} bytes"}, status_code=413
-            )
-        except PayloadError as exc:
-            WEBHOOK_DELIVERIES.labels(host=host, outcome="bad_request").inc()
-            return JSONResponse({"status": "bad_request", "detail": exc.message}, 400)
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        reply = await run_in_threadpool(ctx.receiver.receive, host, headers, body, now=time.time())
-        WEBHOOK_ACK_SECONDS.labels(host=host).observe(time.perf_counter() - started)
+            reply = await _deliver(host, request)
+        finally:
+            WEBHOOKS_IN_FLIGHT.dec()
         return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
     receive.__name__ = f"webhook_{host}"
     return receive
 
 
-def _install_request_metrics(app: FastAPI) -> None:
-    """Count every answer by route template (never the raw path: bounded label values)."""
+async def _deliver(host: str, request: Request) -> Reply:
+    """Read, check, enqueue (group commit) and answer one delivery."""
+    ctx: WebContext = request.app.state.ctx
+    started = time.perf_counter()
+    limit = ctx.settings.webhook_max_body_bytes
+    try:
+        body = await _read_limited(request, limit)
+    except _TooLarge:
+        detail = f"body exceeds {limit} bytes"
+        return ctx.receiver.count(host, Reply(413, {"status": "too_large", "detail": detail}))
+    except PayloadError as exc:
+        return ctx.receiver.count(
+            host, Reply(400, {"status": "bad_request", "detail": exc.message})
+        )
+    now = time.time()
+    checked = time.perf_counter()
+    WEBHOOK_PHASE_SECONDS.labels(phase="body").observe(checked - started)
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    if len(body) <= INLINE_CHECK_MAX_BYTES:  # microseconds: cheaper than a thread hop
+        decision = ctx.receiver.check(host, headers, body)
+    else:
+        decision = await run_in_threadpool(ctx.receiver.check, host, headers, body)
+    WEBHOOK_PHASE_SECONDS.labels(phase="check").observe(time.perf_counter() - checked)
+    if isinstance(decision, Reply):
+        reply = ctx.receiver.count(host, decision)
+    else:
+        try:
+            result = await ctx.batcher.submit(decision.request, now=now)
+        except (StoreError, ShuttingDown) as exc:
+            reply = ctx.receiver.unavailable(decision, exc)
+        else:
+            reply = ctx.receiver.accepted(decision, result)
+    WEBHOOK_ACK_SECONDS.labels(host=host).observe(time.perf_counter() - started)
+    return reply
 
-    @app.middleware("http")
-    async def count(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        response: Response = await call_next(request)
-        route = request.scope.get("route")
-        template = getattr(route, "path", None) or "unmatched"
-        HTTP_REQUESTS.labels(route=template, status=str(response.status_code)).inc()
-        return response
+
+class _CountRequests:
+    """Count every answer by route template (never the raw path: bounded label values). A
+    plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` costs a task and a stream per
+    request, which showed in the webhook burst."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500  # an exception before the response started
+
+        async def send_counted(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_counted)
+        finally:
+            template = getattr(scope.get("route"), "path", None) or "unmatched"
+            HTTP_REQUESTS.labels(route=template, status=str(status)).inc()
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -171,6 +221,10 @@ def _install_openapi(app: FastAPI, settings: Settings) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def _commit(store: JobStore, requests: Sequence[EnqueueRequest], now: float) -> list[EnqueueResult]:
+    return store.enqueue_many(requests, now=now)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -189,14 +243,19 @@ def create_app(
         from semgraph.indexer.checkout import repo_key_for as default_repo_key_for
 
         repo_key_for = default_repo_key_for
-    ctx = WebContext(
-        settings, graph, search, store, WebhookReceiver(policy, store, repo_key_for), owns
+    batcher = EnqueueBatcher(
+        partial(_commit, store),
+        window_s=settings.webhook_batch_window_s,
+        max_requests=settings.webhook_batch_max_requests,
     )
+    receiver = WebhookReceiver(policy, store, repo_key_for)
+    ctx = WebContext(settings, graph, search, store, receiver, batcher, owns)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         event(log, logging.INFO, "web_start", host=settings.web_host, port=settings.web_port)
         yield
+        await ctx.batcher.close()  # after uvicorn drained in-flight requests
         ctx.close()
         event(log, logging.INFO, "web_stop", "stopped: connections closed")
 
@@ -218,7 +277,7 @@ def create_app(
             openapi_extra=WEBHOOK_OPENAPI[host],
         )
     _install_error_handlers(app)
-    _install_request_metrics(app)
+    app.add_middleware(_CountRequests)
     app.include_router(api.router)
     app.include_router(read_api.router)
     _install_openapi(app, settings)

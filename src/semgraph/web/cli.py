@@ -1,9 +1,52 @@
-"""``semgraph serve``: the webhook receiver and HTTP API on uvicorn."""
+"""``semgraph serve``: the webhook receiver and HTTP API on uvicorn.
+
+SIGTERM (or Ctrl-C) stops it gracefully: it stops accepting connections, lets in-flight
+requests finish (their enqueues committed; at most ``web_shutdown_timeout_s``), commits
+what the enqueue batcher still holds, closes the connections and exits 0.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+
 import typer
 import uvicorn
+
+from semgraph.logs import event
+
+log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn's server, except that a stop signal ends in a normal exit.
+
+    uvicorn (since 0.29) re-raises the caught signal once it has shut down, so the process
+    dies *by* SIGTERM (exit -15 / 143) although it drained cleanly; a supervisor cannot tell
+    that from a kill. Here the signal only starts the graceful shutdown.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals can only be handled in the main thread
+            return
+        original = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def _stop(self, sig: int, frame: object) -> None:
+        if not self.should_exit:
+            event(log, logging.INFO, "web_stopping", f"{signal.Signals(sig).name}: draining")
+        self.handle_exit(sig, None)  # a second Ctrl-C forces the exit, as in uvicorn
 
 
 def serve(
@@ -21,11 +64,16 @@ def serve(
     overrides = {k: v for k, v in {"web_host": host, "web_port": port}.items() if v is not None}
     settings = base.model_copy(update=overrides)
     application = create_app(settings)
-    uvicorn.run(
+    config = uvicorn.Config(
         application,
         host=settings.web_host,
         port=settings.web_port,
         log_config=None,  # keep semgraph's structured logging
         access_log=False,
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=max(1, round(settings.web_shutdown_timeout_s)),
     )
+    server = GracefulServer(config)
+    server.run()
+    if not server.started:
+        event(log, logging.ERROR, "web_start_failed", "the web server did not start")
+        raise typer.Exit(3)

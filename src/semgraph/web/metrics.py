@@ -25,3 +25,20 @@ WORKERS_ALIVE = Gauge(
     "semgraph_workers_alive",
     "Workers whose heartbeat lease has not expired (read from the graph at scrape time).",
 )
+WEBHOOK_PHASE_SECONDS = Histogram(
+    "semgraph_webhook_phase_seconds",
+    "Where a webhook's acknowledgement time goes, by phase: body (reading it), check "
+    "(signature, JSON, policy), batch_wait (queued for the next group commit), commit (the "
+    "batch's graph transaction).",
+    ["phase"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 10.0),
+)
+WEBHOOK_BATCH_SIZE = Histogram(
+    "semgraph_webhook_batch_size",
+    "Webhook enqueues committed together in one graph transaction (group commit).",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+)
+WEBHOOKS_IN_FLIGHT = Gauge(
+    "semgraph_webhooks_in_flight",
+    "Webhook requests received and not yet answered.",
+)

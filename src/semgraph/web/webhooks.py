@@ -4,7 +4,8 @@ The order of checks is fixed so that nothing is enqueued, and nothing about a se
 revealed, unless the delivery is authentic: content type (415), signature header present
 (401), JSON object (400), the repository's secret verifies (401), allowlist (403), event
 kind and policy (202 ``ignored`` with a reason), fields we act on (400), then the enqueue,
-which commits before we answer 202 (a graph outage is 503, so the host retries).
+which commits before we answer 202 (a graph outage is 503, so the host retries). The web
+server commits the enqueues of concurrent deliveries together (:mod:`semgraph.web.batcher`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any, Protocol
 from semgraph.config import Settings
 from semgraph.errors import ConfigError, JobError, PayloadError, StoreError
 from semgraph.logs import event
+from semgraph.queue.models import EnqueueRequest
+from semgraph.queue.store import enqueue_request
 from semgraph.web import signatures
 from semgraph.web.metrics import WEBHOOK_DELIVERIES
 from semgraph.web.payloads import (
@@ -193,8 +196,23 @@ def _is_json(content_type: str | None) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Accepted:
+    """A delivery that passed every check: the validated enqueue, and what to answer with."""
+
+    push: PushEvent
+    source: str
+    repo_key: str
+    request: EnqueueRequest
+
+
 class WebhookReceiver:
-    """Checks one delivery and enqueues its push (headers are lower-cased by the caller)."""
+    """Checks one delivery and enqueues its push (headers are lower-cased by the caller).
+
+    :meth:`receive` does it all in one call. The web server splits it: :meth:`check`, then
+    the enqueue through its group-commit batcher, then :meth:`accepted` or
+    :meth:`unavailable`; both count every answer once with :meth:`count`.
+    """
 
     def __init__(
         self, policy: WebhookPolicy, store: Enqueuer, repo_key_for: Callable[[str], str]
@@ -204,12 +222,35 @@ class WebhookReceiver:
         self.repo_key_for = repo_key_for
 
     def receive(self, host: str, headers: Mapping[str, str], body: bytes, *, now: float) -> Reply:
-        reply = self._receive(host, headers, body, now)
+        decision = self.check(host, headers, body)
+        if isinstance(decision, Reply):
+            return self.count(host, decision)
+        push, req = decision.push, decision.request
+        try:
+            result = self.store.enqueue(
+                req.repo_key,
+                now=now,
+                kind=req.kind,
+                args={"source": decision.source, "ref": push.ref, "commit": push.commit},
+                ref=req.ref,
+                commit=req.commit,
+                delivery_key=req.delivery_key,
+            )
+        except ValueError as exc:  # the queue refused a field (length, control characters)
+            return self.count(host, Reply(400, {"status": "bad_request", "detail": str(exc)[:300]}))
+        except StoreError as exc:
+            return self.unavailable(decision, exc)
+        return self.accepted(decision, result)
+
+    @staticmethod
+    def count(host: str, reply: Reply) -> Reply:
         outcome = str(reply.body.get("outcome") or reply.body.get("status"))
         WEBHOOK_DELIVERIES.labels(host=host, outcome=outcome).inc()
         return reply
 
-    def _receive(self, host: str, headers: Mapping[str, str], body: bytes, now: float) -> Reply:
+    def check(self, host: str, headers: Mapping[str, str], body: bytes) -> Reply | Accepted:
+        """Every check before the enqueue: a refusal or ``ignored`` as a :class:`Reply`
+        (not yet counted), else what to enqueue."""
         names = HOST_HEADERS[host]
         if not _is_json(headers.get("content-type")):
             return Reply(
@@ -251,59 +292,65 @@ class WebhookReceiver:
             source = self.policy.source_for(hook)
         except PayloadError as exc:
             return Reply(400, {"status": "bad_request", "detail": exc.message})
-        return self._enqueue(hook, source, delivery, now)
+        return self._request(hook, source, delivery)
 
-    def _enqueue(self, push: PushEvent, source: str, delivery: str | None, now: float) -> Reply:
+    def _request(self, push: PushEvent, source: str, delivery: str | None) -> Reply | Accepted:
         try:
             repo_key = self.repo_key_for(source)
-        except (JobError, ValueError) as exc:
-            return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
-        try:
-            result = self.store.enqueue(
+            request = enqueue_request(
                 repo_key,
-                now=now,
                 kind="reindex",
                 args={"source": source, "ref": push.ref, "commit": push.commit},
                 ref=push.ref,
                 commit=push.commit,
                 delivery_key=f"{push.host}:{delivery}" if delivery else None,
             )
-        except ValueError as exc:  # the queue refused a field (length, control characters)
+        except (JobError, ValueError) as exc:  # the queue refuses a field (length, control)
             return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
-        except StoreError as exc:
-            event(
-                log,
-                logging.ERROR,
-                "webhook_store_unavailable",
-                str(exc),
-                repo=push.full_name,
-                host=push.host,
-            )
-            return Reply(
-                503,
-                {"status": "unavailable", "detail": "the job queue is unavailable; retry"},
-                {"Retry-After": RETRY_AFTER_S},
-            )
+        return Accepted(push, source, repo_key, request)
+
+    def unavailable(self, accepted: Accepted, exc: Exception) -> Reply:
+        """The 503 for a push that was not stored (the host retries)."""
+        push = accepted.push
+        event(
+            log,
+            logging.ERROR,
+            "webhook_store_unavailable",
+            str(exc),
+            repo=push.full_name,
+            host=push.host,
+        )
+        reply = Reply(
+            503,
+            {"status": "unavailable", "detail": "the job queue is unavailable; retry"},
+            {"Retry-After": RETRY_AFTER_S},
+        )
+        return self.count(push.host, reply)
+
+    def accepted(self, accepted: Accepted, result: EnqueueResultLike) -> Reply:
+        """The 202 for a push whose job is committed."""
+        push = accepted.push
         event(
             log,
             logging.INFO,
             "webhook_enqueued",
             job_id=result.job_id,
-            repo=repo_key,
+            repo=accepted.repo_key,
             host=push.host,
             outcome=result.outcome,
             commit=push.commit,
         )
-        return Reply(
+        reply = Reply(
             202,
             {
                 "status": "queued",
                 "job_id": result.job_id,
                 "outcome": result.outcome,
-                "repo": repo_key,
+                "repo": accepted.repo_key,
                 "commit": push.commit,
             },
         )
+        return self.count(push.host, reply)
 
     @staticmethod
     def _unauthorized(host: str, repo: str | None, why: str) -> Reply:
