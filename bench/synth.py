@@ -2,6 +2,10 @@
 the supported languages (plus some Markdown/YAML), with realistic sizes (tens to a few
 hundred lines: imports, classes, methods, functions that call each other) and commits them
 as one git commit. Deterministic for a given seed.
+
+``generate(..., small=True)`` writes small files instead: one or two short functions (or a
+few lines of Markdown/YAML) per file, about one or two chunks each, so a whole job at 20k
+files (embedding included) fits in a benchmark run. The default output is unchanged.
 """
 
 from __future__ import annotations
@@ -162,8 +166,51 @@ def file_text(rng: random.Random, lang: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(root: Path, n_files: int, seed: int = 0) -> Path:
-    """Create a git repository at ``root`` with ``n_files`` files in one commit."""
+def small_file_text(rng: random.Random, lang: str) -> str:
+    """A short file: one or two functions of two to four lines (or a few lines of text)."""
+    if lang == "markdown":
+        lines = [f"# {_name(rng, True)}", "", " ".join(rng.choice(WORDS) for _ in range(12))]
+    elif lang == "yaml":
+        lines = [f"{_name(rng)}:\n  enabled: true\n  size: {rng.randint(1, 500)}"]
+    else:
+        fns = [_name(rng) + f"_{i}" for i in range(rng.randint(1, 2))]
+        lines = []
+        for fn in fns:
+            body = [f"value = {rng.choice(fns)}(value, {rng.randint(0, 99)})"]
+            body += [f"value = {rng.choice(fns)}(value, n)"] * rng.randint(0, 1)
+            lines += _small_function(lang, fn, body)
+        if lang == "java":
+            lines = [f"public class {_name(rng, True)} {{", *lines, "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _small_function(lang: str, fn: str, body: list[str]) -> list[str]:
+    if lang == "python":
+        return [f"def {fn}(value, n):", *(f"    {b}" for b in body), "    return value + n", ""]
+    if lang == "go":
+        return [
+            f"func {fn}(value int, n int) int {{",
+            *(f"    {b}" for b in body),
+            "    return value",
+            "}",
+            "",
+        ]
+    if lang == "rust":
+        head = f"pub fn {fn}(mut value: i32, n: i32) -> i32 {{"
+        return [head, *(f"    {b};" for b in body), "    value", "}", ""]
+    head = {
+        "javascript": f"function {fn}(value, n) {{",
+        "typescript": f"export function {fn}(value: number, n: number): number {{",
+        "java": f"static int {fn}(int value, int n) {{",
+        "c": f"int {fn}(int value, int n) {{",
+        "cpp": f"int {fn}(int value, int n) {{",
+    }[lang]
+    return [head, *(f"    {b};" for b in body), "    return value;", "}", ""]
+
+
+def generate(root: Path, n_files: int, seed: int = 0, *, small: bool = False) -> Path:
+    """Create a git repository at ``root`` with ``n_files`` files in one commit (short ones
+    with ``small``)."""
     rng = random.Random(seed)
     root = Path(root)
     root.mkdir(parents=True, exist_ok=False)
@@ -172,7 +219,7 @@ def generate(root: Path, n_files: int, seed: int = 0) -> Path:
         pkg = f"pkg{i % 97}/sub{(i // 97) % 13}"
         path = root / pkg / f"mod_{i}.{EXT[lang]}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(file_text(rng, lang))
+        path.write_text(small_file_text(rng, lang) if small else file_text(rng, lang))
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "synth",

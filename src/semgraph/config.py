@@ -125,6 +125,17 @@ class Settings(BaseSettings):
     search_rrf_k: int = Field(default=60, ge=1, le=10_000)
     search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
 
+    # -- memory bounds of the embed + bulk phase (issue 8) -----------------------------------
+    # padded tokens per model batch (texts x longest text): bounds activation memory; a batch
+    # of long texts holds fewer of them (never more than embedding_batch_size)
+    embedding_batch_tokens: int = Field(default=4096, ge=16, le=1_000_000)
+    # a window of pending chunks is flushed at this many bytes of text even before it holds
+    # search_embed_window_chunks chunks
+    search_embed_window_bytes: int = Field(default=32_000_000, ge=100_000, le=1_000_000_000)
+    # glibc mmap threshold pinned when the model loads (0 leaves glibc's sliding threshold,
+    # under which freed activation buffers fragment the heap and RSS grows per new shape)
+    malloc_mmap_threshold_bytes: int = Field(default=131_072, ge=0, le=33_554_432)
+
     # -- incremental reindex: parse cache + cloned live index (issue 7) ----------------------
     # reuse the parse result of a file whose path and blob are unchanged since the last job
     parse_cache: bool = True

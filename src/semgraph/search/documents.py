@@ -13,6 +13,10 @@ from semgraph.search.split import split_text
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # rough JSON size of one float in a vector, for bounding bulk request bytes
 VECTOR_FLOAT_BYTES = 22
+# a float in a Python list: the float object (24) plus the list's pointer (8)
+PY_FLOAT_BYTES = 32
+# a pending chunk's fixed cost: the dataclass, its key string, the chunk object
+PENDING_OVERHEAD_BYTES = 600
 
 
 def clean_text(text: str) -> str:
@@ -47,6 +51,14 @@ class PendingChunk:
     chunk: Chunk
     text: str  # the embedded text
     key: str  # vector_key(model id, text)
+
+
+def pending_bytes(pending: PendingChunk, dims: int) -> int:
+    """What one chunk costs while it waits in an embedding window, its vector included
+    (an estimate in bytes, one per character; bounds the window)."""
+    chunk = pending.chunk
+    text = len(pending.text) + len(chunk.text) + len(pending.path) + len(chunk.symbol or "")
+    return text + PY_FLOAT_BYTES * dims + PENDING_OVERHEAD_BYTES
 
 
 def chunk_document(

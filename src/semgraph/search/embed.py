@@ -9,6 +9,14 @@ instead of being computed again.
 The model id is derived from the model's files (configs, weight file names and sizes, and the
 head and tail of each weight file), not from where it is installed, so two machines with the
 same model agree on keys, and a different model never reuses another's vectors.
+
+Memory. :meth:`Embedder.embed` tokenizes first and groups texts longest-first into batches
+whose padded size (texts x longest length) is at most ``embedding_batch_tokens``, so the
+activation memory of one batch is bounded by a setting, not by how long a repository's
+longest chunks are; before the model loads, glibc's mmap threshold is pinned
+(``malloc_mmap_threshold_bytes``, see :mod:`semgraph.indexer.memory`) so activation
+buffers of ever-new shapes do not fragment the heap. Vectors are the model's own for each
+text (batching changes them only by float rounding).
 """
 
 from __future__ import annotations
@@ -19,11 +27,15 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from semgraph.config import Settings
 from semgraph.errors import ConfigError, EmbeddingError
+from semgraph.indexer.memory import pin_mmap_threshold
 from semgraph.indexer.model import Chunk
 from semgraph.logs import event
 from semgraph.search.documents import clean_text
@@ -79,6 +91,31 @@ def vector_key(model_id: str, text: str) -> str:
     digest.update(b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> list[list[int]]:
+    """Indices of ``lengths`` grouped into model batches, longest first.
+
+    Each batch holds at most ``max_batch`` texts and its padded size (count x its longest
+    length) is at most ``max_tokens``; a text longer than ``max_tokens`` alone is a batch of
+    its own. Ties keep input order, so the plan is deterministic.
+    """
+    if max_batch < 1 or max_tokens < 1:
+        raise ValueError("max_batch and max_tokens must be positive")
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (
+            len(current) >= max_batch
+            or (len(current) + 1) * max(lengths[current[0]], 1) > max_tokens
+        ):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _file_fingerprint(path: Path, digest: Any) -> None:
@@ -166,7 +203,9 @@ class Embedder:
                 "model directory (no modules.json or config.json)"
             )
         self.batch_size = settings.embedding_batch_size
+        self.batch_tokens = settings.embedding_batch_tokens
         self.max_chars = settings.embedding_max_chars
+        self.mmap_threshold = settings.malloc_mmap_threshold_bytes
         self._device_setting = settings.embedding_device
         self._device: str | None = None
         self._model_id: str | None = None
@@ -203,6 +242,7 @@ class Embedder:
     @property
     def model(self) -> Any:
         """The loaded SentenceTransformer (loaded on first use, shared by the process)."""
+        pin_mmap_threshold(self.mmap_threshold)
         return _load(self.model_dir, self.device)
 
     def text_for(self, path: str, chunk: Chunk) -> str:
@@ -211,25 +251,54 @@ class Embedder:
     def key_for(self, text: str) -> str:
         return vector_key(self.model_id, text)
 
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Each text's token count as the model sees it (special tokens, truncation)."""
+        model = self.model
+        tokenizer = getattr(model, "tokenizer", None)
+        if tokenizer is None or not callable(tokenizer):
+            return [len(t) for t in texts]  # no text tokenizer: characters bound the size
+        limit = getattr(model, "max_seq_length", None) or None
+        try:
+            encoded = tokenizer(
+                texts,
+                add_special_tokens=True,
+                truncation=limit is not None,
+                max_length=limit,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )
+        except Exception as exc:  # tokenizers raise TypeError, ValueError, their own errors
+            raise EmbeddingError(f"tokenizing {len(texts)} texts failed: {exc}") from exc
+        return [len(ids) for ids in encoded["input_ids"]]
+
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """Normalised vectors for ``texts``, in order (batched by the model)."""
+        """Normalised vectors for ``texts``, in order, in token-bounded batches."""
         if not texts:
             return []
         model = self.model
+        batches = plan_batches(
+            self.token_lengths(texts), max_batch=self.batch_size, max_tokens=self.batch_tokens
+        )
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for batch in batches:
+            vectors = np.asarray(self._encode(model, [texts[i] for i in batch]))
+            if vectors.shape != (len(batch), self.dims):
+                raise EmbeddingError(
+                    f"model returned vectors of shape {tuple(vectors.shape)} for {len(batch)} "
+                    f"texts (expected size {self.dims})"
+                )
+            out[batch] = vectors
+        result: list[list[float]] = out.tolist()
+        return result
+
+    def _encode(self, model: Any, texts: list[str]) -> Any:
         try:
-            vectors = model.encode(
+            return model.encode(
                 texts,
-                batch_size=self.batch_size,
+                batch_size=len(texts),
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
         except Exception as exc:  # torch raises RuntimeError, OOM errors, ValueError ...
             raise EmbeddingError(f"embedding {len(texts)} texts failed: {exc}") from exc
-        out: list[list[float]] = vectors.tolist()
-        if len(out) != len(texts) or (out and len(out[0]) != self.dims):
-            raise EmbeddingError(
-                f"model returned {len(out)} vectors of size {len(out[0]) if out else 0} "
-                f"for {len(texts)} texts (expected size {self.dims})"
-            )
-        return out
