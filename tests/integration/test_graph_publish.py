@@ -3,6 +3,7 @@ exactly one repository's subgraph, rollback on failure, readers never seeing a m
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,7 +131,8 @@ def test_reindex_replaces_exactly_one_repository(graph, settings, tmp_path) -> N
     publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
     other_before = snapshot(graph, "other")
     stats = publish(graph, settings, tmp_path, SHOP, shop_repo(extra_order_method=True), "r2")
-    assert stats.deleted_nodes == 15 + 40 + 5
+    assert stats.deleted_nodes == 0  # every node is still in the model: replaced in place
+    assert stats.deleted_edges == 15 + 16 + 1 + 40 + 10 + 1 + 11 + 21  # all re-created
     assert snapshot(graph, "other") == other_before
     rows = graph.query(
         "refund",
@@ -142,6 +144,64 @@ def test_reindex_replaces_exactly_one_repository(graph, settings, tmp_path) -> N
     assert graph.query("run", "MATCH (r:Repository {key: 'shop'}) RETURN r.run_id AS r") == [
         {"r": "r2"}
     ]
+
+
+def changed_shop() -> list[FileFacts | SkippedFile]:
+    """``shop`` after a commit that deletes web/http.ts, turns the Go function ``run`` into a
+    struct, drops web/api.ts's ``axios`` import (and its external module) and fixes the parse
+    error that shop/__init__.py had before (see :func:`broken_shop`)."""
+    out: list[FileFacts | SkippedFile] = []
+    for item in shop_repo(extra_order_method=True):
+        if isinstance(item, FileFacts) and item.path == "web/http.ts":
+            continue
+        if isinstance(item, FileFacts) and item.path == "cmd/run.go":
+            item = dataclasses.replace(
+                item, symbols=[dataclasses.replace(item.symbols[0], kind="struct")]
+            )
+        if isinstance(item, FileFacts) and item.path == "web/api.ts":
+            item = dataclasses.replace(
+                item,
+                imports=item.imports[:1],
+                calls=[c for c in item.calls if c.receiver != "axios"],
+            )
+        out.append(item)
+    return out
+
+
+def broken_shop() -> list[FileFacts | SkippedFile]:
+    return [
+        dataclasses.replace(f, parse_status="partial", parse_error="boom")
+        if isinstance(f, FileFacts) and f.path == "shop/__init__.py"
+        else f
+        for f in shop_repo()
+    ]
+
+
+def test_replacing_in_place_equals_a_fresh_publish(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Removed files, symbols and external modules are deleted, a changed kind changes the
+    label, stale properties go: the graph equals the new model published into an empty
+    database, property for property and edge for edge."""
+    publish(graph, settings, tmp_path, SHOP, broken_shop(), "r1")
+    publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
+    other_before = snapshot(graph, "other")
+    stats = publish(graph, settings, tmp_path, SHOP, changed_shop(), "r2", batch_size=4)
+    in_place = snapshot(graph, "shop")
+    assert stats.deleted_nodes == 4  # web/http.ts, its module and fetchJson, module axios
+    assert stats.dropped_rows == 0
+    assert snapshot(graph, "other") == other_before
+    labels = graph.query(
+        "labels", "MATCH (s:Symbol {qualified_name: 'cmd.run.run'}) RETURN labels(s) AS l"
+    )
+    assert [sorted(r["l"]) for r in labels] == [["Struct", "Symbol"]]
+    init = graph.query(
+        "init", "MATCH (f:File {key: 'shop|shop/__init__.py'}) RETURN properties(f) AS p"
+    )
+    assert "parse_error" not in init[0]["p"] and init[0]["p"]["parse_status"] == "ok"
+    graph.query("wipe", "MATCH (n) WHERE n.repo = 'shop' OR n.key = 'shop' DETACH DELETE n")
+    fresh = publish(graph, settings, tmp_path, SHOP, changed_shop(), "r2")
+    assert fresh.deleted_nodes == 0 and fresh.deleted_edges == 0
+    assert snapshot(graph, "shop") == in_place
+    assert (fresh.nodes, fresh.edges) == (stats.nodes, stats.edges)
 
 
 @pytest.mark.parametrize("where", ["midway", "before_commit"])

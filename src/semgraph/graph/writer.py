@@ -1,14 +1,22 @@
 """Publish one repository's code graph in ONE explicit transaction.
 
 The transaction takes the ``:Repository`` node first (so two publishes of one repository
-serialize), deletes that repository's ``File``/``Symbol``/``ExternalModule`` nodes in bounded
-slices, then streams the new nodes (from the parsed model) and edges (from the resolution's
-SQLite file) in UNWIND batches of at most ``batch_size`` rows, and commits. Run id,
-fingerprint, commit and ``indexed_at`` are written on ``:Repository`` in that transaction.
-Any failure rolls the whole transaction back: readers keep seeing the previous graph, and
-other repositories are never touched (every statement is keyed by this repository).
+serialize) and replaces that repository's subgraph in place: it deletes the repository's
+edges in bounded slices, upserts every ``File``/``Symbol``/``ExternalModule`` by key
+(streamed from the parsed model), creates the edges (streamed from the resolution's SQLite
+file), and finally deletes the nodes the new model no longer has. Rows go in UNWIND batches
+of at most ``batch_size`` rows; run id, fingerprint, commit and ``indexed_at`` are written on
+``:Repository`` in that transaction. Any failure rolls the whole transaction back: readers
+keep seeing the previous graph, and other repositories are never touched (every statement
+is keyed by this repository). Why nodes are upserted rather than deleted and re-created:
+see :mod:`semgraph.graph.queries`.
 
-Client memory is bounded by the batch size: nothing is accumulated across files.
+Client memory is bounded by the batch size: nothing is accumulated across files (rows of
+one source node are grouped only while they arrive consecutively, and a group never
+exceeds the batch size).
+
+A graph too large for one transaction on the server's memory settings fails with
+:class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)
-DELETE_SLICE = 10_000
+DELETE_SLICE = 10_000  # nodes per sweep statement
+DELETE_EDGE_SLICE = 50_000  # edges per delete statement
 MAX_PARSE_ERROR_CHARS = 500
 _EDGE_WITH_NODE = {"File": "CONTAINS", "Symbol": "DEFINES"}
 
@@ -46,7 +55,8 @@ class RepoInfo:
 class PublishStats:
     nodes: dict[str, int] = field(default_factory=dict)  # label -> created
     edges: dict[str, int] = field(default_factory=dict)  # type -> created
-    deleted_nodes: int = 0
+    deleted_nodes: int = 0  # nodes the new model no longer has
+    deleted_edges: int = 0  # every edge of the previous graph (all are re-created)
     dropped_rows: int = 0  # rows whose endpoints were missing (a bug if ever non-zero)
     batches: int = 0
     tx_duration_s: float = 0.0
@@ -73,6 +83,7 @@ class PublishStats:
             "graph_nodes_by_label": dict(self.nodes),
             "graph_edges_by_type": dict(self.edges),
             "graph_deleted_nodes": self.deleted_nodes,
+            "graph_deleted_edges": self.deleted_edges,
             "graph_dropped_rows": self.dropped_rows,
             "graph_tx_rows": self.total_nodes + self.total_edges,
             "graph_tx_batches": self.batches,
@@ -83,34 +94,54 @@ class PublishStats:
 _ORDER = ("file", "node", "edge", "stats")  # a statement only refers to earlier kinds
 
 
+@dataclass
+class _Buffer:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    weight: int = 0  # rows of the graph (a grouped row holds several)
+
+
 class _Batcher:
     """Buffers rows per statement. Before a buffer is sent, every buffer of an earlier kind
     is sent first, so a row never refers to a node still waiting in a buffer."""
 
     def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
         self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
-        self.rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self.buffers: dict[tuple[str, str, str], _Buffer] = {}
 
-    def add(self, kind: str, what: str, cypher: str, row: dict[str, Any]) -> None:
-        """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted."""
-        buf = self.rows.setdefault((kind, what, cypher), [])
-        buf.append(row)
-        if len(buf) >= self.size:
+    def add(self, kind: str, what: str, cypher: str, row: dict[str, Any], weight: int = 1) -> None:
+        """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted; ``weight``
+        the graph rows ``row`` holds."""
+        buf = self.buffers.setdefault((kind, what, cypher), _Buffer())
+        buf.rows.append(row)
+        buf.weight += weight
+        self._maybe_send(kind, what, cypher, buf)
+
+    def add_edge(self, what: str, cypher: str, src: str, dst: dict[str, Any]) -> None:
+        """One edge; consecutive edges of one source share a row ``{src, dst: [...]}``."""
+        buf = self.buffers.setdefault(("edge", what, cypher), _Buffer())
+        last = buf.rows[-1] if buf.rows else None
+        if last is not None and last["src"] == src:
+            last["dst"].append(dst)
+        else:
+            buf.rows.append({"src": src, "dst": [dst]})
+        buf.weight += 1
+        self._maybe_send("edge", what, cypher, buf)
+
+    def _maybe_send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
+        if buf.weight >= self.size:
             if kind != _ORDER[0]:
                 self.flush(_ORDER[_ORDER.index(kind) - 1])
-            self._run(kind, what, cypher, buf)
-            buf.clear()
+            self._send(kind, what, cypher, buf)
 
     def flush(self, upto: str = _ORDER[-1]) -> None:
         """Send every buffer of kind ``upto`` and earlier kinds, in order."""
         for kind in _ORDER[: _ORDER.index(upto) + 1]:
-            for (k, what, cypher), buf in self.rows.items():
-                if k == kind and buf:
-                    self._run(k, what, cypher, buf)
-                    buf.clear()
+            for (k, what, cypher), buf in self.buffers.items():
+                if k == kind and buf.rows:
+                    self._send(k, what, cypher, buf)
 
-    def _run(self, kind: str, what: str, cypher: str, rows: list[dict[str, Any]]) -> None:
-        record = self.tx.run(cypher, repo=self.repo, rows=rows).single()
+    def _send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
+        record = self.tx.run(cypher, repo=self.repo, rows=buf.rows).single()
         done = int(record[0]) if record is not None else 0
         if kind in ("file", "node"):
             self.stats.nodes[what] = self.stats.nodes.get(what, 0) + done
@@ -119,8 +150,10 @@ class _Batcher:
                 self.stats.edges[edge] = self.stats.edges.get(edge, 0) + done
         elif kind == "edge":
             self.stats.edges[what] = self.stats.edges.get(what, 0) + done
-        self.stats.dropped_rows += len(rows) - done
+        self.stats.dropped_rows += buf.weight - done
         self.stats.batches += 1
+        buf.rows = []
+        buf.weight = 0
         if self.hook is not None:
             self.hook(self.stats.batches)
 
@@ -227,26 +260,45 @@ class GraphWriter:
             now=now,
             props=props,
         ).consume()
-        for cypher in (
-            q.PUBLISH_DELETE_FILES,
-            q.PUBLISH_DELETE_SYMBOLS,
-            q.PUBLISH_DELETE_EXTERNALS,
-        ):
-            while True:
-                record = tx.run(cypher, repo=repo.key, limit=DELETE_SLICE).single()
-                deleted = int(record["deleted"]) if record is not None else 0
-                stats.deleted_nodes += deleted
-                if deleted < DELETE_SLICE:
-                    break
+        stats.deleted_edges = _delete_all(
+            tx,
+            repo.key,
+            DELETE_EDGE_SLICE,
+            (
+                q.PUBLISH_DELETE_REPOSITORY_EDGES,
+                q.PUBLISH_DELETE_FILE_EDGES,
+                q.PUBLISH_DELETE_SYMBOL_EDGES,
+            ),
+        )
         batch = _Batcher(tx, repo.key, size, stats, hook)
         for item in files():
             if isinstance(item, FileFacts):
                 _add_file(batch, repo.key, item)
         for key, name in res.iter_externals():
-            batch.add("node", "ExternalModule", q.PUBLISH_EXTERNALS, {"key": key, "name": name})
+            row = {"key": key, "repo": repo.key, "name": name}
+            batch.add("node", "ExternalModule", q.PUBLISH_EXTERNALS, row)
         batch.flush("node")
         _add_edges(batch, res)
         batch.flush()
+        stats.deleted_nodes = _delete_all(
+            tx,
+            repo.key,
+            DELETE_SLICE,
+            (q.PUBLISH_SWEEP_FILES, q.PUBLISH_SWEEP_SYMBOLS, q.PUBLISH_SWEEP_EXTERNALS),
+        )
+
+
+def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -> int:
+    """Run each slice-deleting statement until it deletes fewer than ``limit``."""
+    total = 0
+    for cypher in statements:
+        while True:
+            record = tx.run(cypher, repo=repo_key, limit=limit).single()
+            deleted = int(record["deleted"]) if record is not None else 0
+            total += deleted
+            if deleted < limit:
+                break
+    return total
 
 
 def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
@@ -266,50 +318,56 @@ def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
     batch.add("file", "File", q.PUBLISH_FILES, row)
     rows = symbol_rows(repo_key, facts)
     kinds = {sym.key: sym.kind for sym in rows}
+    by_label: dict[str, list[dict[str, Any]]] = {}
     for sym in rows:
         label = q.SYMBOL_LABELS.get(sym.kind, q.GENERIC_SYMBOL_LABEL)
-        props = {
-            "key": sym.key,
-            "repo": repo_key,
-            "name": sym.name,
-            "qualified_name": sym.qualified_name,
-            "kind": sym.kind,
-            "path": facts.path,
-            "start_line": sym.start_line,
-            "end_line": sym.end_line,
-            "signature": sym.signature,
-        }
-        batch.add("node", "Symbol", q.PUBLISH_SYMBOLS[label], {"file": fkey, "props": props})
+        group = by_label.setdefault(label, [])
+        group.append(
+            {
+                "key": sym.key,
+                "repo": repo_key,
+                "name": sym.name,
+                "qualified_name": sym.qualified_name,
+                "kind": sym.kind,
+                "path": facts.path,
+                "start_line": sym.start_line,
+                "end_line": sym.end_line,
+                "signature": sym.signature,
+            }
+        )
+        if len(group) >= batch.size:  # a group never exceeds one batch
+            _add_symbols(batch, fkey, label, by_label.pop(label))
+    for label, group in by_label.items():
+        _add_symbols(batch, fkey, label, group)
+    for sym in rows:
         if sym.parent_key is None:
             continue
         parent_kind = kinds.get(sym.parent_key, "")
         if sym.kind == "method" and parent_kind in CLASS_KINDS:
-            batch.add(
-                "edge", "HAS_METHOD", q.PUBLISH_HAS_METHOD, {"src": sym.parent_key, "dst": sym.key}
-            )
+            batch.add_edge("HAS_METHOD", q.PUBLISH_HAS_METHOD, sym.parent_key, {"key": sym.key})
         else:
-            batch.add(
-                "edge", "CONTAINS", q.PUBLISH_CONTAINS, {"src": sym.parent_key, "dst": sym.key}
-            )
+            batch.add_edge("CONTAINS", q.PUBLISH_CONTAINS, sym.parent_key, {"key": sym.key})
+
+
+def _add_symbols(batch: _Batcher, fkey: str, label: str, group: list[dict[str, Any]]) -> None:
+    row = {"file": fkey, "symbols": group}
+    batch.add("node", "Symbol", q.PUBLISH_SYMBOLS[label], row, weight=len(group))
 
 
 def _add_edges(batch: _Batcher, res: Resolution) -> None:
     for imp in res.iter_imports():
         cypher = q.PUBLISH_IMPORTS_FILE if imp.dst_label == "File" else q.PUBLISH_IMPORTS_EXTERNAL
-        batch.add(
-            "edge", "IMPORTS", cypher, {"src": imp.src_key, "dst": imp.dst_key, "line": imp.line}
-        )
+        batch.add_edge("IMPORTS", cypher, imp.src_key, {"key": imp.dst_key, "line": imp.line})
     for child, parent in res.iter_inherits():
-        batch.add("edge", "INHERITS", q.PUBLISH_INHERITS, {"src": child, "dst": parent})
+        batch.add_edge("INHERITS", q.PUBLISH_INHERITS, child, {"key": parent})
     for call in res.iter_calls():
-        row = {
-            "src": call.src_key,
-            "dst": call.dst_key,
+        dst = {
+            "key": call.dst_key,
             "line": call.line,
             "tier": call.tier,
             "candidates": call.candidates,
         }
-        batch.add("edge", "CALLS", q.PUBLISH_CALLS, row)
+        batch.add_edge("CALLS", q.PUBLISH_CALLS, call.src_key, dst)
     for s in res.iter_symbol_stats():
         row = {
             "key": s.key,
