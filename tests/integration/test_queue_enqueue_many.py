@@ -10,6 +10,7 @@ from typing import Any
 import hypothesis
 import pytest
 from hypothesis import strategies as st
+from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.integration
 KINDS = ["reindex"]
 REPOS = ("org/r0", "org/r1", "org/r2")
 STATES = ("none", "pending", "running", "running+pending")
+OP = {"op": "enqueue"}
 
 
 @pytest.fixture
@@ -144,6 +146,30 @@ def test_a_failed_batch_stores_nothing(graph: Graph, qsettings: Settings) -> Non
         "coalesced",
     ]
     assert count(graph, "JobDelivery") == 3 and count(graph, "JobQueue") == 2
+
+
+def test_a_push_merged_between_read_and_write_makes_the_batch_decide_again(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
+    """The batch's read is unlocked: another writer coalescing into the same pending job
+    before the batch writes must not be overwritten (its coalesce count, its commit)."""
+    first = store.enqueue("org/a", now=1.0, commit="c1")
+    other = JobStore(graph, qsettings)
+    fired: list[str] = []
+
+    def meanwhile(point: str) -> None:
+        if point == "enqueue:after_read" and not fired:
+            fired.append(point)
+            other.enqueue("org/a", now=2.0, commit="c2", priority=4)
+
+    pusher = JobStore(graph, qsettings, hook=meanwhile)
+    retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) or 0
+    out = pusher.enqueue_many([enqueue_request("org/a", commit="c3")], now=3.0)
+    assert fired and [(r.job_id, r.outcome) for r in out] == [(first.job_id, "coalesced")]
+    assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) == retries + 1
+    job = store.get(first.job_id)
+    assert job is not None
+    assert (job.commit, job.priority, job.coalesced_count) == ("c3", 4, 2)
 
 
 def test_bad_fields_are_refused_before_any_batch(store: JobStore) -> None:

@@ -32,6 +32,7 @@ class Slot:
     props: dict[str, Any]
     new: bool
     changes: dict[str, Any] = field(default_factory=dict)
+    seen: dict[str, Any] = field(default_factory=dict)  # the version read (existing jobs)
 
     @classmethod
     def existing(cls, job: Job) -> Slot:
@@ -45,7 +46,8 @@ class Slot:
             "created_at": job.created_at,
             "coalesced_count": job.coalesced_count,
         }
-        return cls(props, new=False)
+        seen = {"coalesced_count": job.coalesced_count, "updated_at": job.updated_at}
+        return cls(props, new=False, seen=seen)
 
     @property
     def job_id(self) -> str:

@@ -10,6 +10,9 @@ Correct on Neo4j 5 (read-committed) and Memgraph (snapshot isolation):
   repository runs, so claims for one repository serialise;
 * "at most one pending job per repository" is the unique constraint on
   ``JobQueue.pending_key`` (set only while pending), never read-then-write;
+* an enqueue batch (group commit, :meth:`JobStore.enqueue_many`) decides on an unlocked read
+  and is optimistic: its write locks each pending job it merges into and changes it only if
+  it is still the version read, else the whole batch runs again;
 * every transition after the claim is fenced by ``status = 'running'`` and the claim token.
 
 ``now`` always comes from Python. ``args`` and the error history are stored as JSON text.
@@ -91,33 +94,32 @@ RETURN j.id AS id
 
 # -- enqueue (any number of requests in one transaction: group commit) ---------------------------
 
-# what a batch decides on, in one round trip: the delivery keys already seen, and the pending
-# job (if any) and the number of running jobs of each repository; all unlocked: the pending
-# jobs are then locked and re-checked by ENQUEUE_LOCK_PENDING
+# what a batch decides on, in one round trip and without locks: the delivery keys already
+# seen, and the pending job (if any) and the number of running jobs of each repository
 ENQUEUE_READ = """
 UNWIND $repo_keys AS repo_key
 OPTIONAL MATCH (p:JobQueue {pending_key: repo_key})
 OPTIONAL MATCH (r:JobQueue {repo_key: repo_key, status: 'running'})
-WITH repo_key, p.id AS pending_id, count(r) AS running
-WITH collect({repo_key: repo_key, pending_id: pending_id, running: running}) AS repos
+WITH repo_key, p, count(r) AS running
+WITH collect({repo_key: repo_key, pending: properties(p), running: running}) AS repos
 OPTIONAL MATCH (d:JobDelivery)
 WHERE d.key IN $keys
 RETURN repos, collect({key: d.key, job_id: d.job_id}) AS seen
 """
 
-# ids sorted by the caller, so concurrent batches lock in one order
-ENQUEUE_LOCK_PENDING = """
-UNWIND $ids AS id
-MATCH (j:JobQueue {id: id})
-SET j._lock = true
-REMOVE j._lock
-RETURN properties(j) AS job
-"""
-
-# every write of a batch in one round trip: coalesced pushes, new jobs, delivery keys
+# every write of a batch in one round trip. A pending job is locked first and updated only
+# if it is still the version ENQUEUE_READ saw (every change to a pending job moves its
+# status, coalesced_count or updated_at, or deletes it); the caller compares ``updated`` and
+# runs the whole batch again when a concurrent writer got there first. Rows come sorted by
+# id, so concurrent batches lock in one order.
 ENQUEUE_WRITE = """
 UNWIND $updates AS row
 MATCH (j:JobQueue {id: row.id})
+SET j._lock = true
+REMOVE j._lock
+WITH j, row
+WHERE j.status = 'pending' AND j.coalesced_count = row.seen_count
+  AND j.updated_at = row.seen_updated_at
 SET j += row.props
 WITH count(j) AS updated
 FOREACH (props IN $creates | CREATE (j:JobQueue) SET j = props)
@@ -517,13 +519,27 @@ class JobStore:
         read = tx.run(ENQUEUE_READ, repo_keys=repo_keys, keys=keys).single(strict=True)
         self.pause("enqueue:after_read")
         seen = {row["key"]: row["job_id"] for row in read["seen"] if row["key"] is not None}
-        acting = {r.repo_key for r in requests if r.delivery_key not in seen}
-        repos = [row for row in read["repos"] if row["repo_key"] in acting]
-        slots = self._lock_pending(tx, [row["pending_id"] for row in repos])
-        running = {row["repo_key"]: int(row["running"]) for row in repos}
+        slots: dict[str, Slot] = {}
+        running: dict[str, int] = {}
+        for row in read["repos"]:
+            running[row["repo_key"]] = int(row["running"])
+            if row["pending"] is not None:
+                slots[row["repo_key"]] = Slot.existing(Job.from_props(row["pending"]))
         plan = EnqueuePlan(self.settings, now, seen, slots, running)
         results = [plan.add(request) for request in requests]
-        updates = [{"id": s.job_id, "props": s.changes} for s in plan.slots.values() if s.update]
+        updates = sorted(
+            (
+                {
+                    "id": s.job_id,
+                    "props": s.changes,
+                    "seen_count": s.seen["coalesced_count"],
+                    "seen_updated_at": s.seen["updated_at"],
+                }
+                for s in plan.slots.values()
+                if s.update
+            ),
+            key=lambda row: str(row["id"]),
+        )
         creates = [s.create_props() for s in plan.slots.values() if s.new]
         if updates or creates or plan.deliveries:
             written = tx.run(
@@ -534,21 +550,9 @@ class JobStore:
                 now=now,
             ).single(strict=True)
             if written["updated"] != len(updates):
-                raise _Retry()  # cannot happen: the jobs are locked by this transaction
+                raise _Retry()  # a pending job changed since the read: decide again
         self.pause("enqueue:before_commit")
         return results
-
-    @staticmethod
-    def _lock_pending(tx: neo4j.Transaction, ids: list[str | None]) -> dict[str, Slot]:
-        """Lock the pending jobs read before; one claimed (or merged away) since is a lost
-        race: the whole batch decides again."""
-        wanted = sorted({i for i in ids if i is not None})
-        if not wanted:
-            return {}
-        jobs = [Job.from_props(r["job"]) for r in tx.run(ENQUEUE_LOCK_PENDING, ids=wanted)]
-        if len(jobs) != len(wanted) or any(j.status is not JobStatus.PENDING for j in jobs):
-            raise _Retry()
-        return {j.repo_key: Slot.existing(j) for j in jobs}
 
     # -- claim ------------------------------------------------------------------------------
 
