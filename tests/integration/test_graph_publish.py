@@ -308,9 +308,8 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
 
 
 def test_server_memory_refusal_becomes_graph_too_large(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The test server runs without a transaction memory limit, so the refusal is injected
-    as the driver error the server sends (Neo4j's code and message); the translation path
-    (db.graph_errors -> dialect -> GraphTooLarge) is the production one."""
+    """A refusal in the middle of the stream (batch 3, injected as the driver error Neo4j
+    sends) rolls back; the real server's refusal is met in test_graph_too_large.py."""
     import neo4j.exceptions
 
     def refuse(n: int) -> None:

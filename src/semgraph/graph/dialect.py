@@ -17,6 +17,7 @@ Differences handled here:
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 
@@ -30,14 +31,25 @@ def detect_kind(agent: str) -> ServerKind:
     return ServerKind.MEMGRAPH if "memgraph" in agent.lower() else ServerKind.NEO4J
 
 
-#: error codes / messages meaning "this transaction needs more memory than the server allows"
+#: error codes / messages meaning "this transaction needs more memory than the server allows".
+#: Neo4j 5 answers ``Neo.TransientError.General.MemoryPoolOutOfMemoryError`` with "... would
+#: use more than the limit 4.0 MiB. ... db.memory.transaction.max threshold reached" (checked
+#: against a real server by tests/integration/test_graph_too_large.py).
 OUT_OF_MEMORY_MARKERS = (
-    "MemoryPoolOutOfMemoryError",  # Neo4j: db.memory.transaction.total.max
-    "TransactionOutOfMemoryError",  # Neo4j: db.memory.transaction.max
+    "MemoryPoolOutOfMemoryError",  # Neo4j: db.memory.transaction.max / .total.max
+    "TransactionOutOfMemoryError",  # Neo4j 4: dbms.memory.transaction.max_size
     "TransactionMemoryLimit",
+    "Neo.TransientError.General.OutOfMemoryError",  # Neo4j: the JVM heap ran out
     "Memory limit exceeded",  # Memgraph --memory-limit / query memory limit
     "memory limit exceeded",
 )
+#: Neo4j settings a refusal may name, most specific first
+_NEO4J_MEMORY_SETTINGS = (
+    "dbms.memory.transaction.total.max",
+    "db.memory.transaction.total.max",
+    "db.memory.transaction.max",
+)
+_LIMIT_VALUE = re.compile(r"the limit ([0-9.]+ ?[KMGT]?i?B)")
 
 
 @dataclass(frozen=True)
@@ -108,11 +120,18 @@ class Dialect:
         """Whether an error says a transaction exceeded the server's memory limit."""
         return any(marker in message for marker in OUT_OF_MEMORY_MARKERS)
 
-    def memory_limit_setting(self) -> str:
-        """The server setting that bounds one transaction's memory."""
+    def memory_limit_setting(self, message: str = "") -> str:
+        """The server limit a memory refusal hit, named as precisely as its ``message``
+        allows (with the limit's value when the server reported it)."""
         if self.kind is ServerKind.MEMGRAPH:
             return "Memgraph --memory-limit (and any per-query memory limit)"
-        return "Neo4j db.memory.transaction.max / db.memory.transaction.total.max"
+        if "General.OutOfMemoryError" in message:
+            return "the Neo4j server's JVM heap (-Xmx; SEMGRAPH_NEO4J_HEAP_MB on the local stack)"
+        named = next((name for name in _NEO4J_MEMORY_SETTINGS if name in message), None)
+        if named is None:
+            return "Neo4j db.memory.transaction.max / db.memory.transaction.total.max"
+        value = _LIMIT_VALUE.search(message)
+        return f"Neo4j {named} = {value.group(1)}" if value else f"Neo4j {named}"
 
     @property
     def version_query(self) -> str:

@@ -207,7 +207,7 @@ class GraphWriter:
                         tx.rollback()
         except GraphError as exc:
             if self.graph.dialect.is_out_of_memory(str(exc)):
-                limit = self.graph.dialect.memory_limit_setting()
+                limit = self.graph.dialect.memory_limit_setting(str(exc))
                 raise GraphTooLarge(
                     f"the graph of {repo.key} ({stats.total_nodes + stats.total_edges} rows "
                     f"written before the server refused) exceeds the server's transaction "

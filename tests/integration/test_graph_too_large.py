@@ -1,0 +1,133 @@
+"""A repository too large for one transaction is refused by the REAL server, never split.
+
+Neo4j community has no ``dbms.setConfigValue``, so the limit cannot be lowered on the shared
+test server at run time: this module starts a dedicated Bolt server (the same launcher as
+the test stack, ``ops/neo4j-server``) with ``db.memory.transaction.max`` set small, and
+stops it at the end. The refusal, its error code and text, come from that server.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semgraph.config import Settings, load_settings
+from semgraph.errors import GraphTooLarge
+from semgraph.graph.resolve import resolve
+from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.indexer.model import FileFacts, SkippedFile
+from tests.graph_repos import call, facts, shop_repo, sym
+from tests.integration.test_graph_publish import snapshot
+
+pytestmark = pytest.mark.integration
+
+TX_LIMIT = "4m"
+TX_LIMIT_TEXT = "4.0 MiB"  # as the server reports it
+SHOP = RepoInfo("shop", "https://git.example/shop.git", "main", "c1")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """A dedicated Bolt server whose transactions may use at most ``TX_LIMIT`` of memory."""
+    from semgraph.services.stack import BoltService
+
+    port = _free_port()
+    state = tmp_path_factory.mktemp("small-bolt")
+    settings = load_settings(
+        state_dir=state, bolt_uri=f"bolt://127.0.0.1:{port}", neo4j_heap_mb=512
+    )
+    service = BoltService(settings)
+    service.prepare()
+    argv, env, _ = service.launch_spec()
+    argv.append(f"db.memory.transaction.max={TX_LIMIT}")
+    log = (state / "server.log").open("w+")
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+    ready = threading.Event()
+
+    def watch() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("READY"):
+                ready.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.wait(0.5):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail(f"the small Bolt server did not start: {log.read()[-2000:]}")
+        yield settings
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def big_repo(n_files: int) -> list[FileFacts | SkippedFile]:
+    """``n_files`` Python files of 40 functions, each calling five functions of the file."""
+    out: list[FileFacts | SkippedFile] = []
+    for i in range(n_files):
+        mod = f"big.m{i}"
+        fns = [f"f{j}" for j in range(40)]
+        symbols = [
+            sym("function", f"{mod}.{fn}", 1 + 10 * j, 9 + 10 * j) for j, fn in enumerate(fns)
+        ]
+        calls = [
+            call(f"{mod}.{fn}", fns[(j + k) % len(fns)], 2 + 10 * j + k)
+            for j, fn in enumerate(fns)
+            for k in range(1, 6)
+        ]
+        out.append(facts(f"big/m{i}.py", "python", 400, symbols, calls=calls))
+    return out
+
+
+def _publish(graph: Any, settings: Settings, tmp: Path, files: list[Any], run_id: str) -> Any:
+    with resolve(lambda: iter(files), SHOP.key, tmp / run_id) as res:
+        return GraphWriter(graph, settings).publish(
+            SHOP, lambda: iter(files), res, run_id=run_id, fingerprint="fp", now=1000.0
+        )
+
+
+def test_server_refusal_is_graph_too_large_and_keeps_the_previous_graph(
+    small_server: Settings, tmp_path: Path
+) -> None:
+    from semgraph.db import connect_graph
+    from semgraph.graph.schema import SCHEMA
+
+    with connect_graph(small_server) as graph:
+        graph.ensure_schema(SCHEMA)
+        graph.query("reset", "MATCH (n) DETACH DELETE n")
+        first = _publish(graph, small_server, tmp_path, shop_repo(), "r1")
+        assert first.dropped_rows == 0
+        before = snapshot(graph, "shop")
+        with pytest.raises(GraphTooLarge) as info:
+            _publish(graph, small_server, tmp_path, big_repo(80), "r2")
+        message = str(info.value)
+        assert f"db.memory.transaction.max = {TX_LIMIT_TEXT}" in message, message
+        assert "never split" in message and "shop" in message
+        cause = str(info.value.__cause__)
+        assert "Neo.TransientError.General.MemoryPoolOutOfMemoryError" in cause, cause
+        assert snapshot(graph, "shop") == before
+        [repo] = graph.query("run", "MATCH (r:Repository {key: 'shop'}) RETURN r.run_id AS r")
+        assert repo["r"] == "r1"
+        # the server is fine afterwards: a graph within the limit still publishes
+        again = _publish(graph, small_server, tmp_path, shop_repo(True), "r3")
+        assert again.nodes["Symbol"] == 41
