@@ -137,7 +137,7 @@ def test_requests_queued_during_a_commit_form_the_next_batch() -> None:
 def test_a_client_that_went_away_does_not_stop_its_batch() -> None:
     gate = threading.Event()
     commit = Recorder(gate=gate)
-    batcher = EnqueueBatcher(commit, window_s=0.0, max_requests=100)
+    batcher = EnqueueBatcher(commit, window_s=60.0, max_requests=2)
 
     async def main() -> EnqueueResult:
         gone = asyncio.ensure_future(batcher.submit(req("gone"), now=1.0))
