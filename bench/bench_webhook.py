@@ -180,9 +180,19 @@ def _bucket_quantile(after: Samples, before: Samples, name: str, q: float, **lab
     return "-"
 
 
-def server_phases(after: Samples, before: Samples) -> str:
-    """Where the server spent the burst's acknowledgement time (its own histograms)."""
+def server_phases(after: Samples, before: Samples, client_mean_s: float) -> str:
+    """Where the server spent the burst's acknowledgement time (its own histograms), and
+    what the client saw beyond it (connection, HTTP parsing, queueing in either process)."""
     lines = []
+    server = after.get(("semgraph_webhook_ack_seconds_sum", (("host", "github"),)), 0.0)
+    server -= before.get(("semgraph_webhook_ack_seconds_sum", (("host", "github"),)), 0.0)
+    n = _delta(after, before, "semgraph_webhook_ack_seconds_count", host="github")
+    if n:
+        outside = (client_mean_s - server / n) * 1000
+        lines.append(
+            f"    client mean {client_mean_s * 1000:.1f} ms = server ack mean "
+            f"{server / n * 1000:.1f} ms + {outside:.1f} ms outside the handler"
+        )
     rows = [("ack (server)", "semgraph_webhook_ack_seconds", {"host": "github"})]
     rows += [
         (phase, "semgraph_webhook_phase_seconds", {"phase": phase})
@@ -231,7 +241,8 @@ def run_burst(base: str, settings: Settings, n: int, concurrency: int, warmup: i
         f"p99 {h99 / b99:.2f}x\n"
         f"  load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
         f"({os.cpu_count()} cores); warm-up {warmup} deliveries not measured\n"
-        f"  server side, per delivery:\n{server_phases(after, before)}",
+        f"  server side, per delivery:\n"
+        f"{server_phases(after, before, sum(hook_lat) / len(hook_lat))}",
         flush=True,
     )
 
