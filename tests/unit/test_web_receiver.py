@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError, GraphUnavailable
 from semgraph.web.fixtures import ZERO, push_payload, signed_delivery
-from semgraph.web.webhooks import WebhookPolicy, WebhookReceiver
+from semgraph.web.webhooks import Accepted, Reply, WebhookPolicy, WebhookReceiver
 
 SHA = "b" * 40
 SECRET = "default-secret"
@@ -236,3 +236,24 @@ def test_generated_bodies_and_signatures_never_enqueue(
     reply = rx.receive(host, headers, body, now=1.0)
     assert store.calls == []
     assert reply.status in {400, 401}
+
+
+def test_check_refuses_fields_the_queue_would_refuse_before_any_enqueue() -> None:
+    """The web server enqueues in batches: a field the queue refuses must be a 400 of its
+    own delivery at check time, never an error for a whole batch."""
+    store = FakeStore()
+    rx = receiver(store, webhook_branches=["*"])
+    url = "https://h/o/r.git"
+    long_ref = "refs/heads/" + "b" * 1100
+    payload = push_payload("github", "o/r", url, after=SHA, ref=long_ref)
+    headers, body = signed_delivery("github", payload, SECRET)
+    refused = rx.check("github", lower(headers), body)
+    assert isinstance(refused, Reply) and refused.status == 400, refused
+    assert "ref" in refused.body["detail"] and store.calls == []
+    payload = push_payload("github", "o/r", url, after=SHA)
+    headers, body = signed_delivery("github", payload, SECRET, delivery="d9")
+    accepted = rx.check("github", lower(headers), body)
+    assert isinstance(accepted, Accepted) and store.calls == []  # checked, not yet enqueued
+    req = accepted.request
+    assert (req.repo_key, req.commit, req.delivery_key) == (f"key:{url}", SHA, "github:d9")
+    assert json.loads(req.args) == {"source": url, "ref": "refs/heads/main", "commit": SHA}
