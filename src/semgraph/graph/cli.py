@@ -20,7 +20,34 @@ out = Console(highlight=False, soft_wrap=True)
 
 REPO_HELP = "Only this repository (its key)."
 LIMIT_HELP = "At most this many results (bounded by SEMGRAPH_GRAPH_MAX_LIMIT)."
+DEPTH_HELP = "Levels (bounded by SEMGRAPH_GRAPH_MAX_DEPTH)."
 JSON_HELP = "Print JSON."
+NAME_HELP = "Short or qualified name."
+
+
+# Every flag names its environment variable in --help. None of them is a setting (the
+# bounds are: SEMGRAPH_GRAPH_MAX_LIMIT, SEMGRAPH_GRAPH_MAX_DEPTH), so each gets
+# SEMGRAPH_<COMMAND>_<FLAG>; --json is SEMGRAPH_JSON as everywhere in the CLI.
+def _repo(group: str) -> Any:
+    return typer.Option(
+        None, "--repo", envvar=f"SEMGRAPH_{group}_REPO", show_envvar=True, help=REPO_HELP
+    )
+
+
+def _limit(default: int, group: str = "GRAPH", help: str = LIMIT_HELP) -> Any:
+    return typer.Option(
+        default, "--limit", envvar=f"SEMGRAPH_{group}_LIMIT", show_envvar=True, help=help
+    )
+
+
+def _depth() -> Any:
+    return typer.Option(
+        1, "--depth", envvar="SEMGRAPH_GRAPH_DEPTH", show_envvar=True, help=DEPTH_HELP
+    )
+
+
+def _json() -> Any:
+    return typer.Option(False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help=JSON_HELP)
 
 
 def _settings(ctx: typer.Context) -> Settings:
@@ -96,10 +123,10 @@ def _check_depth(depth: int) -> int:
 @graph_app.command("def")
 def def_cmd(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Short or qualified name."),
-    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
-    limit: int = typer.Option(20, "--limit", help=LIMIT_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    name: str = typer.Argument(..., help=NAME_HELP),
+    repo: str | None = _repo("GRAPH"),
+    limit: int = _limit(20),
+    as_json: bool = _json(),
 ) -> None:
     """Where NAME is defined (every candidate when it is ambiguous)."""
     _print_answer(_reader_call(ctx, "definitions", name, repo=repo, limit=limit), as_json)
@@ -108,11 +135,11 @@ def def_cmd(
 @graph_app.command("callers")
 def callers_cmd(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Short or qualified name."),
-    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
-    depth: int = typer.Option(1, "--depth", help="Levels (bounded by SEMGRAPH_GRAPH_MAX_DEPTH)."),
-    limit: int = typer.Option(50, "--limit", help=LIMIT_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    name: str = typer.Argument(..., help=NAME_HELP),
+    repo: str | None = _repo("GRAPH"),
+    depth: int = _depth(),
+    limit: int = _limit(50),
+    as_json: bool = _json(),
 ) -> None:
     """Who calls NAME, each edge with its resolution tier."""
     answer = _reader_call(ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit)
@@ -122,11 +149,11 @@ def callers_cmd(
 @graph_app.command("callees")
 def callees_cmd(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Short or qualified name."),
-    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
-    depth: int = typer.Option(1, "--depth", help="Levels (bounded by SEMGRAPH_GRAPH_MAX_DEPTH)."),
-    limit: int = typer.Option(50, "--limit", help=LIMIT_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    name: str = typer.Argument(..., help=NAME_HELP),
+    repo: str | None = _repo("GRAPH"),
+    depth: int = _depth(),
+    limit: int = _limit(50),
+    as_json: bool = _json(),
 ) -> None:
     """What NAME calls, each edge with its resolution tier."""
     answer = _reader_call(ctx, "callees", name, repo=repo, depth=_check_depth(depth), limit=limit)
@@ -137,9 +164,9 @@ def callees_cmd(
 def imports_cmd(
     ctx: typer.Context,
     path: str = typer.Argument(..., help="Repository-relative file path."),
-    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
-    limit: int = typer.Option(200, "--limit", help=LIMIT_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    repo: str | None = _repo("GRAPH"),
+    limit: int = _limit(200),
+    as_json: bool = _json(),
 ) -> None:
     """What the file at PATH imports, and which files import it."""
     _print_answer(_reader_call(ctx, "imports", path, repo=repo, limit=limit), as_json)
@@ -156,10 +183,16 @@ def _run_store(ctx: typer.Context) -> Any:
 @runs_app.command("list")
 def runs_list(
     ctx: typer.Context,
-    repo: str | None = typer.Option(None, "--repo", help=REPO_HELP),
-    status: str | None = typer.Option(None, "--status", help="Only runs with this status."),
-    limit: int = typer.Option(20, "--limit", help="At most this many runs (1-10000)."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    repo: str | None = _repo("RUNS"),
+    status: str | None = typer.Option(
+        None,
+        "--status",
+        envvar="SEMGRAPH_RUNS_STATUS",
+        show_envvar=True,
+        help="Only runs with this status.",
+    ),
+    limit: int = _limit(20, "RUNS", "At most this many runs (1-10000)."),
+    as_json: bool = _json(),
 ) -> None:
     """Recent index runs, newest first."""
     graph, store = _run_store(ctx)
@@ -183,7 +216,7 @@ def runs_list(
 def runs_show(
     ctx: typer.Context,
     run_id: str = typer.Argument(..., help="The run id."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    as_json: bool = _json(),
 ) -> None:
     """Everything recorded about one index run."""
     graph, store = _run_store(ctx)

@@ -8,14 +8,46 @@ import typer
 def search_cmd(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to look for: an identifier or a description."),
-    repo: str | None = typer.Option(None, "--repo", help="Only this repository (its key)."),
-    lang: str | None = typer.Option(None, "--lang", help="Only this language (python, go ...)."),
-    path_prefix: str | None = typer.Option(
-        None, "--path-prefix", help="Only paths starting with this prefix."
+    repo: str | None = typer.Option(
+        None,
+        "--repo",
+        envvar="SEMGRAPH_SEARCH_REPO",
+        show_envvar=True,
+        help="Only this repository (its key).",
     ),
-    k: int = typer.Option(10, "-k", min=1, max=200, help="Number of results."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 + kNN, fused), bm25 or knn."),
-    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        envvar="SEMGRAPH_SEARCH_LANG",
+        show_envvar=True,
+        help="Only this language (python, go ...).",
+    ),
+    path_prefix: str | None = typer.Option(
+        None,
+        "--path-prefix",
+        envvar="SEMGRAPH_SEARCH_PATH_PREFIX",
+        show_envvar=True,
+        help="Only paths starting with this prefix.",
+    ),
+    k: int = typer.Option(
+        10,
+        "-k",
+        min=1,
+        max=200,
+        envvar="SEMGRAPH_SEARCH_K",
+        show_envvar=True,
+        help="Number of results.",
+    ),
+    mode: str = typer.Option(
+        "hybrid",
+        "--mode",
+        envvar="SEMGRAPH_SEARCH_MODE",
+        show_envvar=True,
+        help="hybrid (BM25 + kNN, fused), bm25 or knn.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the hits as JSON."
+    ),
 ) -> None:
     """Search indexed code: BM25 and kNN, fused with reciprocal rank fusion.
 
