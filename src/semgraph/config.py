@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     webhook_batch_max_requests: int = Field(default=100, ge=1, le=1000)
     # after SIGTERM, `semgraph serve` waits this long for in-flight requests, then exits
     web_shutdown_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    # `semgraph serve` only: how often Python hands the GIL between threads (its default is
+    # 0.005); shorter lets the enqueue committer thread get back to the graph sooner while
+    # the event loop is busy with a burst
+    web_gil_switch_interval_s: float = Field(default=0.001, ge=0.0001, le=0.1)
     # bearer token for mutating endpoints (POST /jobs); unset: they answer 403
     api_token: str | None = None
     # whether read endpoints (search, graph, jobs, runs) answer without the bearer token

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -72,6 +73,7 @@ def serve(
         access_log=False,
         timeout_graceful_shutdown=max(1, round(settings.web_shutdown_timeout_s)),
     )
+    sys.setswitchinterval(settings.web_gil_switch_interval_s)
     server = GracefulServer(config)
     server.run()
     if not server.started:
