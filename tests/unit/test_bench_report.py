@@ -1,13 +1,22 @@
-"""bench.run_all reads each benchmark's printed figures into the report's rows."""
+"""bench.run_all reads each benchmark's printed figures into the report's rows.
+
+The samples are short excerpts of the benchmarks' real output (bench/results/*.log and the
+print statements of bench/bench_*.py): a parser that no longer matches its benchmark fails here.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+import pytest
 from bench import run_all
 from bench.run_all import (
     BENCHES,
+    MET,
+    MISSED,
+    NOT_MEASURED,
+    Bench,
+    Figure,
     parse_embed,
     parse_graph,
     parse_memory,
@@ -26,108 +35,472 @@ child peak RSS   41.0 MiB, 80.0s, failed 0
 parent peak RSS ratio 20000/1000 files: 1.500 (target <= 1.3: OVER TARGET)
 """
 
+# bench/results/memory-scale.log: 1k and 5k finished, the 20k job started and left no result
+MEMORY_OUT = """\
+# 1000 files: start 02:52:53 UTC, load 7.09 7.22 5.75
+{"chunks": 1380, "embedded": 1380, "files": 1000, "load_1m": 7.09326171875, "nodes": 3407, \
+"phase_peak_rss_bytes": {"after_job": 1019940864, "alias_flip": 1023352832, "before_publish": \
+1018191872, "checkout": 104607744, "embed_index": 1100226560, "graph_publish": 1024970752, \
+"parse": 112168960, "resolve": 113680384, "setup": 103362560}, "phases_s": {"alias_flip": \
+0.1548, "checkout": 0.2299, "embed_index": 154.7471, "graph_publish": 7.1872, "parse": 3.0184, \
+"resolve": 0.8675}, "pool_peak_rss_bytes": 107376640, "pool_size": 2, "rss_start_bytes": \
+102612992, "small_files": true, "status": "succeeded", "wall_s": 167.9, \
+"worker_peak_rss_bytes": 1100070912}
+# 5000 files: start 02:55:47 UTC, load 9.76 9.39 6.93
+{"chunks": 6995, "embedded": 6995, "files": 5000, "load_1m": 9.76025390625, "nodes": 17103, \
+"phase_peak_rss_bytes": {"after_job": 1034354688, "embed_index": 1140199424, "parse": \
+116387840, "resolve": 125218816, "setup": 104996864}, "phases_s": {"alias_flip": 0.1965, \
+"checkout": 0.7533, "embed_index": 526.7438, "graph_publish": 14.838, "parse": 7.7655, \
+"resolve": 1.4916}, "pool_peak_rss_bytes": 115732480, "pool_size": 2, "rss_start_bytes": \
+103305216, "small_files": true, "status": "succeeded", "wall_s": 561.42, \
+"worker_peak_rss_bytes": 1540076544}
+# 20000 files: start 03:05:24 UTC, load 10.04 9.94 8.26
+"""
+MEMORY_ARGS = ["--sizes", "1000,5000,20000", "--small-files"]
+
+# bench_graph's current output (one JSON line per size as it finishes, then the text lines);
+# the 20,000-file size of the command never finished
+GRAPH_OUT = """\
+{"call_sites": 66964, "callees_p50_ms": 9.56, "callees_p99_ms": 73.79, "callers_p50_ms": 9.54, \
+"callers_p99_ms": 106.46, "def_p50_ms": 1.8, "def_p99_ms": 76.61, "edges": 87354, "files": \
+1000, "mean_query_ms": 11.97, "nodes": 10480, "parse_s": 4.2, "publish_load": 9.12, \
+"queries": 200, "query_load": 9.5, "republish_load": 9.3, "republish_rows_per_s": 21000, \
+"republish_tx_s": 4.66, "resolution_rate": 0.9983, "resolve_s": 1.85, "rows_per_s": 24000, \
+"tx_s": 4.08}
+{"call_sites": 669640, "callees_p50_ms": 10.25, "callees_p99_ms": 79.63, "callers_p50_ms": \
+10.29, "callers_p99_ms": 64.23, "def_p50_ms": 1.83, "def_p99_ms": 18.29, "edges": 873540, \
+"files": 10000, "mean_query_ms": 12.93, "nodes": 104800, "parse_s": 51.15, "publish_load": \
+11.0, "queries": 200, "query_load": 11.5, "resolution_rate": 0.9983, "resolve_s": 26.32, \
+"rows_per_s": 6000, "tx_s": 163.05}
+"""
+GRAPH_ARGS = ["--sizes", "1000,10000,20000", "--queries", "200"]
+
+# bench/results/webhook-burst.log (a burst with the server's split) and the push part as
+# bench_webhook.main() prints it now (first index and every round with its job)
+WEBHOOK_OUT = """\
+burst of 500 deliveries, 50 concurrent:
+  ack latency  p50 100.3 ms  p95 228.0 ms  p99 255.1 ms (target p99 <= 200 ms)
+  baseline GET /healthz  p50 90.7 ms  p99 257.2 ms
+  ratio ack/baseline  p50 1.11x  p99 0.99x
+  load average at start 16.80 12.93 10.33 (2 cores); warm-up 50 deliveries not measured
+  server side, per delivery:
+    client mean 114.0 ms = server ack mean 64.1 ms + 49.9 ms outside the handler
+    ack (server)  mean    64.1 ms  p99 <=   200 ms  (n 500)
+    body          mean     0.1 ms  p99 <=   2.5 ms  (n 500)
+    batch_wait    mean    20.7 ms  p99 <=   100 ms  (n 500)
+    commit        mean    35.5 ms  p99 <=   100 ms  (n 29)
+    29 group commits, mean 17.2 deliveries each
+burst of 500 deliveries, 8 concurrent:
+  ack latency  p50 36.1 ms  p95 74.4 ms  p99 127.1 ms (target p99 <= 200 ms)
+  baseline GET /healthz  p50 12.0 ms  p99 89.5 ms
+  ratio ack/baseline  p50 3.01x  p99 1.42x
+  load average at start 16.80 12.93 10.33 (2 cores); warm-up 50 deliveries not measured
+first full index of 5000 files: 600.0 s
+  job succeeded in 598.2 s: checkout 0.5s, parse 9.0s, embed_index 570.0s; parsed 5001 files, \
+reused 0; chunks loaded 7001; full staging
+  round 1: 12.0 s
+    job succeeded in 10.1 s: parse 1.2s, embed_index 3.0s; parsed 1 files, reused 5001; \
+chunks loaded 7003; cloned staging (1 changed files)
+  round 2: 40.0 s
+    job succeeded in 38.0 s: parse 1.3s, embed_index 30.0s; parsed 1 files, reused 5002; \
+chunks loaded 7005; cloned staging (1 changed files)
+push-to-searchable, one-file change in a 5000-file repository (2 rounds):
+  p50 12.0 s  p95 40.0 s  max 40.0 s (target p95 <= 30 s); all: 12.0, 40.0
+  baseline first full index through the same path: 600.0 s
+  ratio one-file change / full index  p50 0.02  p95 0.07
+"""
+WEBHOOK_ARGS = ["--burst", "500", "--concurrency", "50,8", "--files", "5000", "--rounds", "2"]
+
+
+def by_name(figs: list[Figure]) -> dict[str, Figure]:
+    names = [f.name for f in figs]
+    assert len(names) == len(set(names)), "every row of one run has its own name"
+    return {f.name: f for f in figs}
+
 
 def test_parse_rows_carry_baseline_ratio_and_verdict() -> None:
-    figs = {f.name: f for f in parse_parse(PARSE_OUT)}
+    figs = by_name(parse_parse(PARSE_OUT, ["--sizes", "1000,20000"]))
     big = figs["parse phase peak RSS, worker (parent), 20,000 files"]
     assert big.value == "66.6 MiB"
     assert big.baseline == "44.4 MiB at 1,000 files"
-    assert big.ratio == "1.500"
-    assert big.verdict == "**missed**"
-    child = figs["parse phase peak RSS, pool child, 20,000 files"]
-    assert child.verdict == "met"
-    assert figs["parse throughput, 20,000 files"].verdict == "met"
-    assert figs["parse throughput, 1,000 files"].verdict == "**missed**"
+    assert (big.ratio, big.verdict) == ("1.500", MISSED)
+    assert figs["parse phase peak RSS, pool child, 20,000 files"].verdict == MET
+    assert figs["parse throughput, 20,000 files (0 failed, 80.0 s)"].verdict == MET
+    assert figs["parse throughput, 1,000 files (0 failed, 6.0 s)"].verdict == MISSED
+    assert not [f for f in figs.values() if f.verdict == NOT_MEASURED]
 
 
-def test_memory_rows_from_json_lines() -> None:
-    rows = [
-        {
-            "files": n,
-            "chunks": n * 10,
-            "embedded": n * 9,
-            "wall_s": n / 10,
-            "phases_s": {"parse": n / 100, "embed_index": n / 20},
-            "worker_peak_rss_bytes": rss,
-            "pool_peak_rss_bytes": 40 * 2**20,
-        }
-        for n, rss in ((50, 1000 * 2**20), (200, 1100 * 2**20))
+def test_memory_at_the_issue_sizes_names_files_and_chunks_and_the_size_not_measured() -> None:
+    figs = by_name(parse_memory(MEMORY_OUT, MEMORY_ARGS))
+    worker = figs[
+        "whole job peak RSS, worker, 5,000 files, 6,995 chunks, 6,995 embedded, small files"
     ]
-    out = "\n".join(json.dumps(r) for r in rows) + "\nworker peak RSS ratio 200/50 files: 1.100\n"
-    figs = {f.name: f for f in parse_memory(out)}
-    worker = figs["whole job peak RSS, worker, 200 files (2000 chunks, 1800 embedded)"]
-    assert (worker.value, worker.ratio, worker.verdict) == ("1,100.0 MiB", "1.100", "met")
-    split = figs["end-to-end job by phase, 200 files"]
-    assert "embed_index 10.0s" in split.value and split.ratio == "4.00x for 4.0x files"
+    assert worker.value == "1,468.7 MiB"
+    assert worker.baseline == "1,049.1 MiB at 1,000 files"
+    assert (worker.ratio, worker.verdict, worker.load) == ("1.400", MISSED, "9.76")
+    pool = figs[
+        "whole job peak RSS, pool child, 5,000 files, 6,995 chunks, 6,995 embedded, small files"
+    ]
+    assert (pool.ratio, pool.verdict) == ("1.078", MET)
+    split = figs["end-to-end job by phase, 5,000 files, 6,995 chunks, 6,995 embedded, small files"]
+    assert split.value.startswith("561.4 s: checkout 0.8s (0%), parse 7.8s (1%)")
+    assert "embed_index 526.7s (94%)" in split.value
+    assert split.ratio == "3.34x for 5.0x files"
+    phases = figs["peak RSS by phase, worker, 5,000 files"]
+    assert phases.value.startswith("setup 100 MiB, parse 111 MiB, resolve 119 MiB")
+    assert "resolve 1.10x" in phases.ratio  # against the same phase at 1,000 files
+    gone = figs["whole job peak RSS, worker and pool child, 20,000 files"]
+    assert gone.verdict == NOT_MEASURED
+    assert "started at 03:05:24 UTC (load 10.04)" in gone.value
+    assert gone.target == "ratio <= 1.3"
 
 
-def test_embed_reindex_graph_queue_webhook_retrieval() -> None:
+def test_memory_size_asked_for_but_never_started_is_not_measured() -> None:
+    only_1k = MEMORY_OUT.split("# 5000 files")[0]
+    figs = parse_memory(only_1k, MEMORY_ARGS)
+    missing = [f for f in figs if f.verdict == NOT_MEASURED]
+    assert [f.name for f in missing] == [
+        "whole job peak RSS, worker and pool child, 5,000 files",
+        "whole job peak RSS, worker and pool child, 20,000 files",
+    ]
+    assert "never started" in missing[0].value
+
+
+def test_graph_rows_for_every_size_with_republish_and_a_missing_size() -> None:
+    figs = by_name(parse_graph(GRAPH_OUT, GRAPH_ARGS))
+    small = figs[
+        "graph publish throughput, 1,000 files (97,834 nodes+edges, one transaction of 4.08 s)"
+    ]
+    assert (small.value, small.verdict, small.load) == ("24,000 rows/s", MET, "9.12")
+    big = figs[
+        "graph publish throughput, 10,000 files (978,340 nodes+edges, one transaction of 163.05 s)"
+    ]
+    assert (big.value, big.verdict) == ("6,000 rows/s", MISSED)
+    assert big.ratio == "0.25x; 0.30x target"
+    again = figs["graph re-publish over itself (re-index), 1,000 files (one transaction of 4.66 s)"]
+    assert (again.value, again.verdict, again.load) == ("21,000 rows/s", MET, "9.30")
+    q = figs["graph query `def` latency, 10,000-file repo (200 random names)"]
+    assert q.value == "p50 1.83 ms, p99 18.29 ms"
+    assert q.baseline == "p50 1.8 ms, p99 76.61 ms at 1,000 files"
+    assert (q.ratio, q.load) == ("p50 1.02x, p99 0.24x", "11.50")
+    assert "graph query `callees` latency, 10,000-file repo (200 random names)" in figs
+    res = figs["call resolution, 10,000 files (669,640 call sites; parse 51.15 s, resolve 26.32 s)"]
+    assert res.value == "99.8% resolved"
+    gone = figs["graph publish throughput and query latency, 20,000 files"]
+    assert (gone.verdict, gone.target) == (NOT_MEASURED, ">= 20,000 rows/s")
+
+
+def test_graph_log_of_the_older_format_still_parses() -> None:
+    old = (
+        '{"call_sites": 33482, "callees_p50_ms": 9.56, "callees_p99_ms": 73.79, '
+        '"callers_p50_ms": 9.54, "callers_p99_ms": 106.46, "def_p50_ms": 1.8, "def_p99_ms": '
+        '76.61, "edges": 43677, "files": 500, "mean_query_ms": 11.97, "nodes": 5240, "parse_s": '
+        '4.2, "queries": 100, "resolution_rate": 0.9983, "resolve_s": 1.85, "rows_per_s": 6231, '
+        '"tx_s": 7.85}\n'
+    )
+    figs = parse_graph(old, ["--sizes", "500"])
+    assert figs[0].verdict == MISSED and figs[0].load == ""
+    assert len([f for f in figs if "latency" in f.name]) == 3
+
+
+def test_webhook_bursts_server_split_and_push_rounds() -> None:
+    figs = by_name(parse_webhook(WEBHOOK_OUT, WEBHOOK_ARGS))
+    what = "burst of 500 deliveries, {} concurrent, after 50 unmeasured"
+    p99 = figs[f"webhook ack latency p99 ({what.format(50)})"]
+    assert (p99.value, p99.baseline, p99.ratio) == (
+        "255.1 ms",
+        "257.2 ms GET /healthz p99",
+        "0.99x",
+    )
+    assert (p99.verdict, p99.load) == (MISSED, "16.80")
+    assert figs[f"webhook ack latency p99 ({what.format(8)})"].verdict == MET
+    assert figs[f"webhook ack latency p95 ({what.format(8)})"].value == "74.4 ms"
+    inside = figs[
+        "webhook ack time inside the server handler (burst of 500 deliveries, 50 concurrent)"
+    ]
+    assert inside.value.startswith("64.1 ms server mean, 49.9 ms outside the handler; ")
+    assert "batch_wait mean 20.7 ms (p99 <= 100 ms, n 500)" in inside.value
+    assert "29 group commits of 17.2 deliveries on average" in inside.value
+    assert inside.ratio == "0.56 of the client mean in the handler"
+    first = figs["first full index through the webhook, 5,000-file repo (baseline)"]
+    assert first.value.startswith("600.0 s (job succeeded in 598.2 s: checkout 0.5s")
+    round2 = figs["push-to-searchable, round 2, one-file change, 5000-file repo"]
+    assert round2.value.startswith("40.0 s (job succeeded in 38.0 s")
+    assert "cloned staging (1 changed files)" in round2.value
+    assert round2.ratio == "0.067"
+    p95 = figs["push-to-searchable p95, one-file change, 5000-file repo (2 rounds)"]
+    assert (p95.value, p95.target, p95.verdict) == ("40.0 s", "p95 <= 30 s", MISSED)
+    assert figs["push-to-searchable p50, one-file change, 5000-file repo (2 rounds)"].verdict == ""
+
+
+def test_webhook_cut_short_shows_what_it_did_not_measure() -> None:
+    cut = WEBHOOK_OUT.split("burst of 500 deliveries, 8 concurrent")[0]
+    cut += "first full index of 5000 files: 600.0 s\n  job succeeded in 598.2 s: parse 9.0s\n"
+    figs = by_name(parse_webhook(cut, WEBHOOK_ARGS))
+    missing = {f.name: f for f in figs.values() if f.verdict == NOT_MEASURED}
+    assert set(missing) == {
+        "webhook ack latency p99 (burst of 500 deliveries, 8 concurrent)",
+        "push-to-searchable p95, one-file change",
+    }
+    assert "0 round(s) finished" in missing["push-to-searchable p95, one-file change"].value
+    # a burst-only run (--skip-push) expects no push figures
+    burst_only = parse_webhook(cut, ["--burst", "500", "--concurrency", "50", "--skip-push"])
+    assert not [f for f in burst_only if f.verdict == NOT_MEASURED]
+
+
+def test_embed_reindex_queue_retrieval() -> None:
     embed = parse_embed(
         "20 files, 195 chunks, model m on cpu\n"
-        "repeat 0: raw encode 10.00s, embedding phase 12.00s (bulk 1s), unchanged re-run "
-        "embedding phase 0.50s (lookup 0.5s, hit rate 100%)\n"
+        "repeat 0: raw encode 10.00s, embedding phase 12.00s (bulk 1.00s), unchanged re-run "
+        "embedding phase 0.50s (lookup 0.50s, hit rate 100%)\n"
+        "texts/s raw encode: 19.5\n"
+        "ratio embedding phase / raw model.encode: 1.201 (target <= 1.15)\n"
+        "ratio unchanged re-run embedding phase / first: 0.0417\n"
+        "speedup of the embedding phase by reuse: 24.0x\n"
     )
-    assert embed[0].ratio == "1.200" and embed[0].verdict == "**missed**"
+    assert embed[0].ratio == "1.201" and embed[0].verdict == MISSED
+    assert "19.5 texts/s" in embed[0].baseline
+    assert embed[1].ratio == "0.0417 (24.0x faster)"
     reindex = parse_reindex(
         "repository: 100 files, 900 chunks, 1200 nodes\n"
         "first index      60.00 s  status=succeeded\n"
-        "    parse              3.00 s\n    embed_index       50.00 s\n"
+        "    parse              3.00 s\n    embed_index       57.00 s\n"
         "unchanged         2.00 s  status=noop\n"
         "forced           20.00 s  status=succeeded embedded=0 reused=900\n"
+        "    parse              3.00 s\n"
+        "ratio first/unchanged = 30.1x  (target >= 10x)\n"
+        "ratio first/forced    = 3.0x  (vectors reused, no embedding)\n"
     )
-    assert reindex[1].ratio == "first/unchanged 30.0x" and reindex[1].verdict == "met"
-    assert "embed_index 50.0s (83%)" in reindex[0].value
-    graph = parse_graph(
-        json.dumps({"files": 10, "nodes": 1, "edges": 1, "rows_per_s": 25000}).replace(
-            "}",
-            ', "def_p50_ms": 1, "def_p99_ms": 2, "callers_p50_ms": 1, '
-            '"callers_p99_ms": 2, "callees_p50_ms": 1, "callees_p99_ms": 2}',
-        )
-    )
-    assert graph[0].verdict == "met"
+    assert reindex[1].ratio == "first/unchanged 30.1x" and reindex[1].verdict == MET
+    assert "embed_index 57.0s (95%)" in reindex[0].value
+    assert reindex[2].ratio == "first/forced 3.0x"
     queue = parse_queue(
-        "queued jobs 10\nbaseline round trip p50 2.00 ms\n"
-        "claim+complete throughput 50.0 jobs/s  (10 jobs)\n"
+        "queued jobs                 2000\n"
+        "enqueue throughput             152.2 jobs/s\n"
+        "baseline round trip p50         2.00 ms\n"
+        "claim+complete throughput      50.0 jobs/s  (500 jobs)\n"
         "claim           p50   10.00 ms (  5.0x baseline)   p99   20.00 ms ( 10.0x baseline)\n"
     )
-    assert queue[0].ratio == "5.0x" and queue[-1].ratio == "10.0 round trips per job"
-    hook = parse_webhook(
-        "burst of 300 deliveries, 50 concurrent:\n"
-        "  ack latency  p50 50.0 ms  p95 150.0 ms  p99 250.0 ms (target p99 <= 200 ms)\n"
-        "  baseline GET /healthz  p50 10.0 ms  p99 50.0 ms\n"
+    assert (
+        queue[0].ratio == "5.0x" and queue[0].name == "queue claim latency p50 (2000 jobs queued)"
     )
-    assert hook[1].verdict == "**missed**" and hook[1].ratio == "5.00x"
+    assert [f.ratio for f in queue[-2:]] == ["10.0 round trips per job", "3.3 round trips per job"]
     rec = parse_retrieval(
-        "70 files, 800 chunks, 36 queries, k=5\nrecall@5 bm25  : 0.500 (18/36)\n"
-        "recall@5 knn   : 0.600 (22/36)\nrecall@5 hybrid: 0.700 (25/36)\n"
+        "70 files, 800 chunks, 36 queries, k=5\nindexed in 81.2s\n"
+        "recall@5 bm25  : 0.500 (18/36)\n"
+        "recall@5 knn   : 0.800 (29/36)\nrecall@5 hybrid: 0.700 (25/36)\n"
     )
-    assert rec[-1].verdict == "met" and rec[-1].ratio == "1.40x"
+    assert rec[2].verdict == MISSED and rec[2].ratio == "1.40x"  # below kNN alone
+    assert rec[-1].value == "81.2 s"
 
 
-def test_garbage_output_yields_no_figures() -> None:
-    junk = "Traceback (most recent call last):\n  boom\n{not json}\n"
+def test_garbage_output_yields_no_figures_or_only_not_measured_rows() -> None:
+    junk = 'Traceback (most recent call last):\n  boom\n{not json}\n{"files": "many"}\n\x00\xff\n'
     for bench in BENCHES:
-        assert bench.parse(junk) == [], bench.name
+        assert bench.parse(junk, None) == [], bench.name
+        rows = bench.parse(junk, bench.default)
+        assert all(f.verdict == NOT_MEASURED for f in rows), bench.name
 
 
-def test_report_from_kept_logs(tmp_path: Path) -> None:
+def test_default_and_quick_arguments_are_the_issue_sizes() -> None:
+    benches = {b.name: b for b in BENCHES}
+    assert benches["memory"].default == ["--sizes", "1000,5000,20000", "--small-files"]
+    assert benches["graph"].default == ["--sizes", "1000,10000,20000", "--queries", "200"]
+    hook = benches["webhook"].default
+    assert run_all._arg(hook, "--burst") == "500" and run_all._arg(hook, "--files") == "5000"
+    assert run_all._arg(hook, "--concurrency") == "50,8"
+    assert "files AND chunks" in benches["memory"].note and "small" in benches["memory"].note
+    for b in BENCHES:  # --quick stays small
+        sizes = run_all._ints(run_all._arg(b.quick, "--sizes"))
+        assert max(sizes, default=0) <= 2000, b.name
+        assert int(run_all._arg(b.quick, "--files") or 0) <= 100, b.name
+
+
+def _log(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def test_report_from_kept_logs_in_run_all_format(tmp_path: Path) -> None:
     bench = next(b for b in BENCHES if b.name == "parse")
-    (tmp_path / "parse.log").write_text(
+    _log(
+        tmp_path / "parse.log",
         f"$ python -m bench.bench_parse --sizes 1000,20000\n# load 3.50, rc 0, 90.0 s\n{PARSE_OUT}"
-        "\n----- stderr (tail) -----\n"
+        "\n----- stderr (tail) -----\n",
     )
-    out = run_all.outcome_from_log(bench, tmp_path)
-    assert out is not None and out.rc == 0 and out.args == ["--sizes", "1000,20000"]
+    [out] = run_all.outcomes_from_log(bench, tmp_path)
+    assert (out.rc, out.seconds, out.load_1m) == (0, 90.0, 3.5)
+    assert out.args == ["--sizes", "1000,20000"] and not out.error
     info = {"cores available": "2", "CPU": "x"}
     text = run_all.render(info, [out], False, 90.0, "## Side by side with peers\n")
     assert "loaded 2-core machine" in text
     assert "| parse phase peak RSS, worker (parent), 20,000 files | 66.6 MiB |" in text
-    assert "python -m bench.bench_parse --sizes 1000,20000" in text
-    failed = tmp_path / "failed"
-    failed.mkdir()
-    (failed / "parse.log").write_text(
-        "$ python -m bench.bench_parse\n# load 1.00, rc 1, 2.0 s\n\n"
-        "----- stderr (tail) -----\nRuntimeError: no server\n"
+    assert "`python -m bench.bench_parse --sizes 1000,20000` — 90 s, load 3.50 at start" in text
+    assert "**Targets:** 4 met, 2 missed, 0 not measured." in text
+
+
+def test_failed_bench_is_not_measured_with_its_reason(tmp_path: Path) -> None:
+    graph = next(b for b in BENCHES if b.name == "graph")
+    _log(
+        tmp_path / "graph.log",
+        "$ python -m bench.bench_graph --sizes 1000,10000\n# load 1.00, rc 1, 2.0 s\n\n"
+        "----- stderr (tail) -----\nTraceback (most recent call last):\n  File x\n"
+        "semgraph.errors.GraphUnavailable: no server at bolt://127.0.0.1:1\n",
     )
-    bad = run_all.outcome_from_log(bench, failed)
-    assert bad is not None and bad.error == "RuntimeError: no server" and not bad.figures
+    [bad] = run_all.outcomes_from_log(graph, tmp_path)
+    assert bad.error == "semgraph.errors.GraphUnavailable: no server at bolt://127.0.0.1:1"
+    assert not bad.measured and len(bad.figures) == 2  # both sizes asked for, not measured
+    text = run_all.render({"cores available": "2"}, [bad], False, 2.0, "")
+    assert "0 met, 0 missed, 2 not measured; 1 run(s) failed or incomplete." in text
+    assert "- failed or incomplete: graph: semgraph.errors.GraphUnavailable" in text
+    assert "exit 1" in text and "**Not measured / failed:**" in text
+
+
+def test_missing_and_unparseable_logs_do_not_crash_the_report(tmp_path: Path) -> None:
+    webhook = next(b for b in BENCHES if b.name == "webhook")
+    [none] = run_all.outcomes_from_log(webhook, tmp_path)
+    assert none.error.startswith("no log: ") and none.rc is None
+    (tmp_path / "webhook.log").write_bytes(b"\xff\xfe garbage without a command\n")
+    [junk] = run_all.outcomes_from_log(webhook, tmp_path)
+    assert junk.error == "no figures found in the output" and not junk.figures
+    broken = Bench("broken", "bench.bench_broken", [], [], _raising_parser)
+    _log(tmp_path / "broken.log", "$ python -m bench.bench_broken\n# rc 0\nsome output\n")
+    [out] = run_all.outcomes_from_log(broken, tmp_path)
+    assert out.error.startswith("could not parse the output: KeyError")
+    text = run_all.render({}, [none, junk, out], False, 0.0, "")
+    assert text.count("**Not measured / failed:**") == 3
+
+
+def _raising_parser(out: str, args: object) -> list[Figure]:
+    raise KeyError("rows_per_s")
+
+
+def test_hand_kept_log_with_several_runs_and_no_run_all_header(tmp_path: Path) -> None:
+    webhook = next(b for b in BENCHES if b.name == "webhook")
+    burst = WEBHOOK_OUT.split("first full index")[0]
+    push = "first full index" + WEBHOOK_OUT.split("first full index", 1)[1]
+    _log(
+        tmp_path / "webhook.log",
+        "# webhook latency, final tree; 2 cores shared\n\n"
+        "## final tree (3e8a3f7)\n### round 1\n"
+        "$ python -m bench.bench_webhook --burst 500 --concurrency 50,8 --skip-push\n"
+        "# uptime at start:  03:14:24 up  3:24,  0 user,  load average: 17.78, 12.98, 10.31\n"
+        f"{burst}# rc 0\n"
+        "### push part\n"
+        "$ python -m bench.bench_webhook --skip-burst --files 5000 --rounds 2\n"
+        f"# started 03:20 UTC, load 9.50 9.00 8.00\n{push}",
+    )
+    first, second = run_all.outcomes_from_log(webhook, tmp_path)
+    assert (first.label, first.rc, first.load_1m) == ("final tree (3e8a3f7) / round 1", 0, 17.78)
+    assert first.notes[0] == "webhook latency, final tree; 2 cores shared"
+    assert len(first.measured) == 7 and not first.error
+    assert (second.label, second.rc, second.load_1m) == (
+        "final tree (3e8a3f7) / push part",
+        None,
+        9.5,
+    )
+    assert second.args == ["--skip-burst", "--files", "5000", "--rounds", "2"]
+    assert any(f.verdict == MISSED and "p95" in f.name for f in second.figures)
+    text = run_all.render({"cores available": "2"}, [first, second], False, 0.0, "")
+    assert "### webhook — final tree (3e8a3f7) / push part" in text
+    assert "time not recorded, load 9.50 at start, exit status not recorded" in text
+    assert "- missed: webhook (final tree (3e8a3f7) / push part): push-to-searchable p95" in text
+
+
+def test_hand_kept_log_with_an_inline_traceback_is_failed(tmp_path: Path) -> None:
+    memory = next(b for b in BENCHES if b.name == "memory")
+    _log(
+        tmp_path / "memory.log",
+        "$ python -m bench.bench_memory --sizes 1000,5000,20000 --small-files\n"
+        + MEMORY_OUT.split("# 5000 files")[0]
+        + "Traceback (most recent call last):\n  File x\nSystemExit: job at 5000 files failed:\n",
+    )
+    [out] = run_all.outcomes_from_log(memory, tmp_path)
+    assert out.error == "SystemExit: job at 5000 files failed:"
+    assert len(out.measured) == 4 and len(out.figures) - len(out.measured) == 2
+
+
+def test_run_bench_keeps_the_log_and_reads_a_failed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real run path: a subprocess that prints one graph size and then fails."""
+    pkg = tmp_path / "fakebench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    first_size = GRAPH_OUT.split("}\n", 1)[0].replace("\\\n", "") + "}"
+    (pkg / "graphrun.py").write_text(
+        f"import sys\nprint({first_size!r}, flush=True)\n"
+        "sys.exit('Neo.TransientError: out of memory at 10000 files')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    bench = Bench("graph", "fakebench.graphrun", GRAPH_ARGS, [], parse_graph, timeout_s=60)
+    out = run_all.run_bench(bench, False, logs)
+    assert out.rc == 1 and out.error == "Neo.TransientError: out of memory at 10000 files"
+    assert [f.verdict for f in out.measured if "publish" in f.name] == [MET, MET]
+    assert len([f for f in out.figures if f.verdict == NOT_MEASURED]) == 2
+    [again] = run_all.outcomes_from_log(bench, logs)
+    assert (again.rc, again.error) == (1, out.error)
+    assert [f.name for f in again.figures] == [f.name for f in out.figures]
+
+
+def test_from_logs_renders_the_logs_named_as_the_benches(tmp_path: Path) -> None:
+    """``--from-logs`` reads graph.log, memory.log and webhook.log, whatever kept them."""
+    _log(
+        tmp_path / "graph.log",
+        f"$ python -m bench.bench_graph {' '.join(GRAPH_ARGS)}\n# load 9.12, rc 0, 500.0 s\n"
+        f"{GRAPH_OUT}\n----- stderr (tail) -----\n",
+    )
+    _log(
+        tmp_path / "memory.log",
+        f"$ python -m bench.bench_memory {' '.join(MEMORY_ARGS)}\n"
+        "# started 2026-11-30 02:52 UTC, uptime:  02:52:53 up  3:03,  0 user,  load average: "
+        f"7.09, 7.22, 5.75\n{MEMORY_OUT}",
+    )
+    _log(
+        tmp_path / "webhook.log",
+        f"$ python -m bench.bench_webhook {' '.join(WEBHOOK_ARGS)}\n# rc 0\n{WEBHOOK_OUT}",
+    )
+    out = tmp_path / "RESULTS.md"
+    run_all.main(
+        [
+            "--from-logs",
+            "--logs",
+            str(tmp_path),
+            "--out",
+            str(out),
+            "--peers",
+            str(tmp_path / "no-peers.json"),
+            "--only",
+            "graph,memory,webhook",
+        ]
+    )
+    text = out.read_text()
+    assert "Re-rendered by `python -m bench.run_all --from-logs`" in text
+    assert "| machine | not recorded: no readable machine.json" in text
+    for heading in ("### graph", "### memory", "### webhook"):
+        assert heading in text
+    assert "`python -m bench.bench_memory --sizes 1000,5000,20000 --small-files`" in text
+    assert "time not recorded, load 7.09 at start, exit status not recorded" in text
+    assert "- not measured: memory: whole job peak RSS, worker and pool child, 20,000 files" in text
+    assert "- missed: graph: graph publish throughput, 10,000 files" in text
+    assert "- missed: webhook: push-to-searchable p95" in text
+    assert (
+        "| 1,468.7 MiB | 1,049.1 MiB at 1,000 files | 1.400 | ratio <= 1.3 | **missed** | 9.76 |"
+        in text
+    )
+    assert "Not measured yet: run `python -m bench.peers`" in text
+
+
+def test_an_oversized_noisy_log_still_yields_its_figures(tmp_path: Path) -> None:
+    memory = next(b for b in BENCHES if b.name == "memory")
+    noise = "burst of 1 deliveries, 1 concurrent:\n  {" + "x" * 200 + "\n"
+    _log(
+        tmp_path / "memory.log",
+        f"$ python -m bench.bench_memory {' '.join(MEMORY_ARGS)}\n"
+        + noise * 20_000
+        + MEMORY_OUT
+        + "Z" * 2_000_000,
+    )
+    [out] = run_all.outcomes_from_log(memory, tmp_path)
+    assert len(out.measured) == 8 and not out.error
