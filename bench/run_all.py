@@ -1019,10 +1019,13 @@ STDERR_MARK = "----- stderr (tail) -----"
 
 
 def _last_error(stderr: str, stdout: str, rc: int | None) -> str:
-    """Why a run failed: the last stderr line of a failed run, else a traceback's last line."""
+    """Why a run failed: the last stderr line of a failed run; where the log records no exit
+    status, the last line of a traceback in it."""
     err_lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
     if rc:
         return (err_lines[-1] if err_lines else f"exit {rc}")[:300]
+    if rc == 0:  # a traceback a successful run logged and survived is not its failure
+        return ""
     text = stderr + "\n" + stdout
     if "Traceback (most recent call last)" in text:
         tail = text.rsplit("Traceback (most recent call last)", 1)[1].splitlines()

@@ -504,3 +504,14 @@ def test_an_oversized_noisy_log_still_yields_its_figures(tmp_path: Path) -> None
     )
     [out] = run_all.outcomes_from_log(memory, tmp_path)
     assert len(out.measured) == 8 and not out.error
+
+
+def test_a_traceback_logged_by_a_successful_run_is_not_a_failure(tmp_path: Path) -> None:
+    parse = next(b for b in BENCHES if b.name == "parse")
+    _log(
+        tmp_path / "parse.log",
+        f"$ python -m bench.bench_parse --sizes 1000,20000\n# rc 0\n{PARSE_OUT}"
+        "Traceback (most recent call last):\n  File x\nBrokenPipeError: retried\n",
+    )
+    [out] = run_all.outcomes_from_log(parse, tmp_path)
+    assert out.error == "" and len(out.measured) == 6
