@@ -33,6 +33,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError, SearchError, SearchRequestError
+from semgraph.indexer.memory import malloc_trim
 from semgraph.indexer.model import FileFacts
 from semgraph.logs import event
 from semgraph.search.documents import (
@@ -40,6 +41,7 @@ from semgraph.search.documents import (
     chunk_document,
     document_id,
     estimated_bytes,
+    pending_bytes,
 )
 from semgraph.search.embed import Embedder
 
@@ -446,7 +448,8 @@ class SearchIndex:
     ) -> IndexStats:
         """Embed (reusing vectors from the live index) and bulk-load every chunk of ``files``.
 
-        Work is done in windows of ``search_embed_window_chunks`` chunks: look the window's
+        Work is done in windows of ``search_embed_window_chunks`` chunks (fewer when they reach
+        ``search_embed_window_bytes``, texts plus vectors): look the window's
         vector keys up in the live index, embed only the misses, then send bulk requests of
         at most ``search_bulk_batch_docs`` documents / ``search_bulk_max_bytes``. Any rejected
         document raises :class:`SearchBulkError`. Does not refresh.
@@ -529,6 +532,7 @@ class _Loader:
         self.embedder = embedder
         self.live = live
         self.window: list[PendingChunk] = []
+        self.window_bytes = 0
         self.stats = IndexStats()
 
     def add_file(self, facts: FileFacts) -> None:
@@ -540,7 +544,11 @@ class _Loader:
                 facts.path, facts.language, ordinal, chunk, text, self.embedder.key_for(text)
             )
             self.window.append(pending)
-            if len(self.window) >= self.settings.search_embed_window_chunks:
+            self.window_bytes += pending_bytes(pending, self.embedder.dims)
+            if (
+                len(self.window) >= self.settings.search_embed_window_chunks
+                or self.window_bytes >= self.settings.search_embed_window_bytes
+            ):
                 self.stats.embed_seconds += time.perf_counter() - started
                 self.flush()
                 started = time.perf_counter()
@@ -549,9 +557,11 @@ class _Loader:
     def flush(self) -> None:
         if not self.window:
             return
-        window, self.window = self.window, []
+        window, self.window, self.window_bytes = self.window, [], 0
         vectors = self._vectors(window)
         self._send(window, vectors)
+        del window, vectors
+        malloc_trim()  # hand the window's texts, vectors and bulk bodies back to the OS
 
     def _vectors(self, window: list[PendingChunk]) -> dict[str, list[float]]:
         started = time.perf_counter()
