@@ -376,9 +376,18 @@ class BoltService(_Service):
             str(self.home / "data"),
             str(s.bolt_port),
             s.bolt_host,
+            # all transactions together may hold at most 70 % of the heap: a repository too
+            # large for one publish is refused with MemoryPoolOutOfMemoryError (GraphTooLarge,
+            # naming this setting) instead of driving the JVM into back-to-back full GCs
+            f"db.memory.transaction.total.max={tx_memory_mb(s.neo4j_heap_mb)}m",
         ]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return argv, env, None
+
+
+def tx_memory_mb(heap_mb: int) -> int:
+    """The local Neo4j's cap on the memory of all open transactions (70 % of the heap)."""
+    return heap_mb * 7 // 10
 
 
 class Stack:
