@@ -4,7 +4,10 @@ Worker subprocesses talk to the Bolt server through it. :meth:`CutProxy.cut` clo
 connection at once (both sides), exactly like a network failure; new connections are still
 accepted afterwards. :meth:`CutProxy.cut_after_commit` arms a cut that fires right after the
 next Bolt ``COMMIT`` message has been forwarded to the server, so the server commits but the
-client never sees the answer (the "outcome unknown" case).
+client never sees the answer (the "outcome unknown" case). With ``idle_tx=True`` only the
+COMMIT of a connection that, when the cut was armed, had a transaction open and had sent
+nothing for ``IDLE_S`` (a paused publish) counts, so another thread's transaction (a
+heartbeat) cannot take the cut meant for it.
 """
 
 from __future__ import annotations
@@ -12,9 +15,15 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 
 # a Bolt COMMIT message: chunk size 2, tiny struct (0xB0) with signature 0x12, end marker
 BOLT_COMMIT = b"\x00\x02\xb0\x12\x00\x00"
+# a Bolt BEGIN message starts with a one-field struct (0xB1) with signature 0x11;
+# ROLLBACK is a field-less struct with signature 0x13
+BOLT_BEGIN = b"\xb1\x11"
+BOLT_ROLLBACK = b"\x00\x02\xb0\x13\x00\x00"
+IDLE_S = 0.5
 
 
 class CutProxy:
@@ -25,6 +34,8 @@ class CutProxy:
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._arm_commit = threading.Event()
+        self._states: list[dict[str, float]] = []  # one per connection
+        self._targets: list[dict[str, float]] | None = None  # None: any connection
         self.cuts = 0
         self.commit_cuts = 0
         self._closed = False
@@ -48,7 +59,9 @@ class CutProxy:
                 continue
             with self._lock:
                 self._pairs.append((client, upstream))
-            state = {"commit_sent": False}
+            state: dict[str, float] = {"commit_sent": 0, "in_tx": 0, "sent_at": time.monotonic()}
+            with self._lock:
+                self._states.append(state)
             threading.Thread(
                 target=self._pump, args=(client, upstream, True, state), daemon=True
             ).start()
@@ -57,7 +70,7 @@ class CutProxy:
             ).start()
 
     def _pump(
-        self, src: socket.socket, dst: socket.socket, from_client: bool, state: dict[str, bool]
+        self, src: socket.socket, dst: socket.socket, from_client: bool, state: dict[str, float]
     ) -> None:
         tail = b""
         try:
@@ -70,12 +83,22 @@ class CutProxy:
                     self.commit_cuts += 1
                     self.cut()
                     break
-                if from_client and self._arm_commit.is_set():
+                if from_client:
+                    state["sent_at"] = time.monotonic()
                     window = tail + data
                     tail = window[-(len(BOLT_COMMIT) - 1) :]
-                    if BOLT_COMMIT in window:
+                    targets = self._targets
+                    if (
+                        self._arm_commit.is_set()
+                        and BOLT_COMMIT in window
+                        and (targets is None or any(state is t for t in targets))
+                    ):
                         self._arm_commit.clear()
-                        state["commit_sent"] = True
+                        state["commit_sent"] = 1
+                    if BOLT_BEGIN in window:
+                        state["in_tx"] = 1
+                    if BOLT_COMMIT in window or BOLT_ROLLBACK in window:
+                        state["in_tx"] = 0
                 dst.sendall(data)
         except OSError:
             pass
@@ -104,8 +127,17 @@ class CutProxy:
         self.cuts += 1
         return len(pairs)
 
-    def cut_after_commit(self) -> None:
-        """Cut every connection right after the next COMMIT reaches the server."""
+    def cut_after_commit(self, *, idle_tx: bool = False) -> None:
+        """Cut every connection right after the next COMMIT reaches the server; with
+        ``idle_tx``, only the COMMIT of a connection idle in a transaction now counts."""
+        self._targets = None
+        if idle_tx:
+            now = time.monotonic()
+            with self._lock:
+                self._targets = [
+                    s for s in self._states if s["in_tx"] and now - s["sent_at"] >= IDLE_S
+                ]
+            assert self._targets, "no connection is idle in a transaction"
         self._arm_commit.set()
 
     def close(self) -> None:

@@ -134,7 +134,8 @@ def test_cut_during_the_publishing_transaction(
     if cut == "before_commit":
         assert proxy.cut() >= 1
     else:
-        proxy.cut_after_commit()
+        time.sleep(1.0)  # the paused publish is the connection idle in a transaction
+        proxy.cut_after_commit(idle_tx=True)  # not a heartbeat's transaction
     (signals / "before_graph_commit.go").touch()
     code, out = chaos.finish(worker)
     assert code == 0, out
