@@ -57,10 +57,13 @@ def cache_dir(settings: Settings, repo_key: str) -> Path:
 class CachedResult:
     """One cached parse result, as the spill takes it."""
 
-    __slots__ = ("kind", "packed", "size_bytes", "status")
+    __slots__ = ("compressed", "kind", "packed", "size_bytes", "status")
 
-    def __init__(self, kind: str, status: str, size_bytes: int, packed: bytes) -> None:
+    def __init__(
+        self, kind: str, status: str, size_bytes: int, packed: bytes, compressed: bytes = b""
+    ) -> None:
         self.kind, self.status, self.size_bytes, self.packed = kind, status, size_bytes, packed
+        self.compressed = compressed  # the row as stored, when it came from a cache
 
 
 class ParseCache:
@@ -145,8 +148,9 @@ class ParseCache:
             row = self._old.execute(SELECT_FILE, (path, blob)).fetchone()
             result = None
             if row is not None:
-                packed = self._zd.decompress(row[3])
-                result = CachedResult(str(row[0]), str(row[1]), int(row[2]), packed)
+                stored = bytes(row[3])
+                packed = self._zd.decompress(stored)
+                result = CachedResult(str(row[0]), str(row[1]), int(row[2]), packed, stored)
         except (sqlite3.Error, zstandard.ZstdError, TypeError, ValueError) as exc:
             self._miss_all(f"corrupt cache {self.path}: {exc}")
             self._close_old()
@@ -170,7 +174,7 @@ class ParseCache:
                 result.kind,
                 result.status,
                 result.size_bytes,
-                self._zc.compress(result.packed),
+                result.compressed or self._zc.compress(result.packed),
             ),
         )
 
