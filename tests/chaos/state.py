@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from semgraph.check import check_repositories
 from semgraph.db import connect_search
 from semgraph.graph.reader import GraphReader
+from semgraph.indexer.checkout import repo_key_for
 from semgraph.indexer.jobs import shared_embedder
 from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.chaos.conftest import Chaos
@@ -35,6 +38,29 @@ def first_index(chaos: Chaos, repo: Path) -> str:
     ).run()
     assert result.status == "succeeded"
     return result.run_id
+
+
+def enqueue_paused_reindex(
+    store: JobStore,
+    repo: Path,
+    new_commit: str,
+    point: str,
+    signals: Path,
+    *,
+    now: float | None = None,
+    priority: int = 0,
+) -> str:
+    """Enqueue a ``chaos_reindex`` of ``new_commit`` whose first attempt pauses at ``point``
+    (``<signals>/<point>.reached``, released by ``.go``); returns the job id."""
+    signals.mkdir(exist_ok=True)
+    return store.enqueue(
+        repo_key_for(str(repo)),
+        now=time.time() if now is None else now,
+        kind="chaos_reindex",
+        commit=new_commit,
+        priority=priority,
+        args={"source": str(repo), "pause_at": point, "signal_dir": str(signals)},
+    ).job_id
 
 
 def graph_repo(chaos: Chaos, key: str) -> dict[str, Any]:

@@ -23,7 +23,13 @@ from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
 from tests.chaos.conftest import Chaos, wait_for
 from tests.chaos.proxy import CutProxy
-from tests.chaos.state import SMALL, assert_consistent, first_index, run_status
+from tests.chaos.state import (
+    SMALL,
+    assert_consistent,
+    enqueue_paused_reindex,
+    first_index,
+    run_status,
+)
 from tests.repos import commit, make_repo
 
 pytestmark = pytest.mark.chaos
@@ -115,19 +121,8 @@ def test_cut_during_the_publishing_transaction(
     old_run = first_index(chaos, repo)
     new_commit = commit(repo, {"pkg/cut.py": "def after_the_cut():\n    return 2\n"})
     signals = tmp_path / "signals"
-    signals.mkdir()
     store = JobStore(chaos.graph, chaos.settings)
-    jid = store.enqueue(
-        key,
-        now=time.time(),
-        kind="chaos_reindex",
-        commit=new_commit,
-        args={
-            "source": str(repo),
-            "pause_at": "before_graph_commit",
-            "signal_dir": str(signals),
-        },
-    ).job_id
+    jid = enqueue_paused_reindex(store, repo, new_commit, "before_graph_commit", signals)
     jobs = "2" if cut == "before_commit" else "1"  # attempts the worker runs
     worker = chaos.start_worker("--max-jobs", jobs, env={"SEMGRAPH_BOLT_URI": proxy.uri})
     wait_for("the publish transaction", (signals / "before_graph_commit.reached").exists, worker)

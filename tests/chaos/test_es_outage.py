@@ -9,7 +9,6 @@ recovery; the retry publishes and nothing else is left behind.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from tests.chaos.conftest import Chaos, wait_for
 from tests.chaos.state import (
     SMALL,
     assert_consistent,
+    enqueue_paused_reindex,
     first_index,
     graph_repo,
     index_names,
@@ -41,15 +41,8 @@ def test_elasticsearch_stopped_during_embedding_and_bulk(chaos: Chaos, tmp_path:
     old_index = index_names(chaos)
     new_commit = commit(repo, {"pkg/es.py": "def after_the_outage():\n    return 4\n"})
     signals = tmp_path / "signals"
-    signals.mkdir()
     store = JobStore(chaos.graph, chaos.settings)
-    jid = store.enqueue(
-        key,
-        now=time.time(),
-        kind="chaos_reindex",
-        commit=new_commit,
-        args={"source": str(repo), "pause_at": "during_staging", "signal_dir": str(signals)},
-    ).job_id
+    jid = enqueue_paused_reindex(store, repo, new_commit, "during_staging", signals)
 
     worker = chaos.start_worker("--once", env=BACKOFF)
     wait_for("the staging index", (signals / "during_staging.reached").exists, worker)
