@@ -199,9 +199,30 @@ def test_replacing_in_place_equals_a_fresh_publish(graph, settings, tmp_path) ->
     assert "parse_error" not in init[0]["p"] and init[0]["p"]["parse_status"] == "ok"
     graph.query("wipe", "MATCH (n) WHERE n.repo = 'shop' OR n.key = 'shop' DETACH DELETE n")
     fresh = publish(graph, settings, tmp_path, SHOP, changed_shop(), "r2")
+    assert fresh.first_publish and not stats.first_publish  # CREATE forms against upserts
     assert fresh.deleted_nodes == 0 and fresh.deleted_edges == 0
     assert snapshot(graph, "shop") == in_place
     assert (fresh.nodes, fresh.edges) == (stats.nodes, stats.edges)
+
+
+def test_a_repository_without_nodes_is_published_with_creates(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The CREATE forms are taken exactly when the repository has no node in the graph, also
+    when its :Repository node survives (every file removed, say); they build the same graph as
+    the upserts, and the upserts (which would duplicate nothing) follow a publish."""
+    first = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=5)
+    assert first.first_publish and first.dropped_rows == 0
+    created = snapshot(graph, "shop")
+    again = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=5)
+    assert not again.first_publish
+    assert (again.nodes, again.edges) == (first.nodes, first.edges)
+    assert snapshot(graph, "shop") == created
+    graph.query("remove nodes", "MATCH (n) WHERE n.repo = 'shop' DETACH DELETE n")
+    assert graph.query("repo", "MATCH (r:Repository {key: 'shop'}) RETURN count(r) AS n") == [
+        {"n": 1}
+    ]
+    third = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    assert third.first_publish
+    assert snapshot(graph, "shop") == created
 
 
 @pytest.mark.parametrize("where", ["midway", "before_commit"])

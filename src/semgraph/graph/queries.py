@@ -25,6 +25,11 @@ GENERIC_SYMBOL_LABEL = ""
 # each index seek in a transaction that has deleted N nodes costs O(N) (the deleted-node set
 # is merged into every seek), which made a re-index of a 2,000-file repository ~10x slower
 # than its first index. Every statement is keyed by the repository (``$repo``).
+#
+# A repository with no node in the graph yet (its first publish) takes the CREATE forms
+# (``*_NEW``): nothing can match, so the MERGE lookups and the kind-label clean-up are pure
+# cost there. The check runs after ``PUBLISH_REPOSITORY`` has locked the repository node,
+# so no other publish of it can interleave.
 
 PUBLISH_REPOSITORY = """
 MERGE (r:Repository {key: $key})
@@ -62,6 +67,21 @@ MATCH (n:ExternalModule {repo: $repo}) WHERE NOT (:File)-[:IMPORTS]->(n)
 WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
 """
 
+PUBLISH_HAS_NODES = """
+OPTIONAL MATCH (f:File {repo: $repo}) WITH f LIMIT 1
+OPTIONAL MATCH (s:Symbol {repo: $repo}) WITH f, s LIMIT 1
+OPTIONAL MATCH (e:ExternalModule {repo: $repo}) WITH f, s, e LIMIT 1
+RETURN f IS NOT NULL OR s IS NOT NULL OR e IS NOT NULL AS present
+"""
+
+PUBLISH_FILES_NEW = """
+MATCH (r:Repository {key: $repo})
+UNWIND $rows AS row
+CREATE (r)-[:CONTAINS]->(f:File)
+SET f = row
+RETURN count(*) AS created
+"""
+
 PUBLISH_FILES = """
 MATCH (r:Repository {key: $repo})
 UNWIND $rows AS row
@@ -92,6 +112,26 @@ PUBLISH_SYMBOLS: dict[str, str] = {
     )
     for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
 }
+
+_PUBLISH_SYMBOLS_NEW = """
+UNWIND $rows AS row
+MATCH (f:File {{key: row.file}})
+UNWIND row.symbols AS props
+CREATE (f)-[:DEFINES]->(s:Symbol{set_label})
+SET s = props
+RETURN count(*) AS created
+"""
+PUBLISH_SYMBOLS_NEW: dict[str, str] = {
+    label: _PUBLISH_SYMBOLS_NEW.format(set_label=f":{label}" if label else "")
+    for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
+}
+
+PUBLISH_EXTERNALS_NEW = """
+UNWIND $rows AS row
+CREATE (e:ExternalModule)
+SET e = row
+RETURN count(*) AS created
+"""
 
 PUBLISH_EXTERNALS = """
 UNWIND $rows AS row

@@ -4,16 +4,19 @@ The transaction takes the ``:Repository`` node first (so two publishes of one re
 serialize) and replaces that repository's subgraph in place: it deletes the repository's
 edges in bounded slices, upserts every ``File``/``Symbol``/``ExternalModule`` by key
 (streamed from the parsed model), creates the edges (streamed from the resolution's SQLite
-file), and finally deletes the nodes the new model no longer has. Rows go in UNWIND batches
-of at most ``batch_size`` rows; run id, fingerprint, commit and ``indexed_at`` are written on
-``:Repository`` in that transaction. Any failure rolls the whole transaction back: readers
-keep seeing the previous graph, and other repositories are never touched (every statement
-is keyed by this repository). Why nodes are upserted rather than deleted and re-created:
-see :mod:`semgraph.graph.queries`.
+file), and finally deletes the nodes the new model no longer has. A repository with no node
+in the graph yet (its first publish) has nothing to delete or match: its nodes are CREATEd.
+Rows go in UNWIND batches of at most ``batch_size`` rows; run id, fingerprint, commit and
+``indexed_at`` are written on ``:Repository`` in that transaction. Any failure rolls the
+whole transaction back: readers keep seeing the previous graph, and other repositories are
+never touched (every statement is keyed by this repository). Why nodes are upserted rather
+than deleted and re-created: see :mod:`semgraph.graph.queries`.
 
 Client memory is bounded by the batch size: nothing is accumulated across files (rows of
 one source node are grouped only while they arrive consecutively, and a group never
-exceeds the batch size).
+exceeds the batch size). Statements are pipelined one deep: the next batch is built while the
+server executes the previous one (its count is read after the next is sent), so the client's
+row building and the server's work overlap; at most two batches are held.
 
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
@@ -60,6 +63,7 @@ class PublishStats:
     dropped_rows: int = 0  # rows whose endpoints were missing (a bug if ever non-zero)
     batches: int = 0
     tx_duration_s: float = 0.0
+    first_publish: bool = False  # the repository had no node yet: nodes were CREATEd
 
     @property
     def total_nodes(self) -> int:
@@ -88,6 +92,7 @@ class PublishStats:
             "graph_tx_rows": self.total_nodes + self.total_edges,
             "graph_tx_batches": self.batches,
             "graph_tx_duration_s": round(self.tx_duration_s, 4),
+            "graph_first_publish": self.first_publish,
         }
 
 
@@ -107,6 +112,9 @@ class _Batcher:
     def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
         self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
         self.buffers: dict[tuple[str, str, str], _Buffer] = {}
+        self.fresh = stats.first_publish  # CREATE forms: the repository has no node yet
+        # the statement sent last, not yet read: (result, kind, what, rows it holds)
+        self.pending: tuple[Any, str, str, int] | None = None
 
     def add(self, kind: str, what: str, cypher: str, row: dict[str, Any], weight: int = 1) -> None:
         """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted; ``weight``
@@ -140,8 +148,29 @@ class _Batcher:
                 if k == kind and buf.rows:
                     self._send(k, what, cypher, buf)
 
+    def finish(self) -> None:
+        """Send every buffer and read every statement's count."""
+        self.flush()
+        self._settle()
+
     def _send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
-        record = self.tx.run(cypher, repo=self.repo, rows=buf.rows).single()
+        # tx.run returns once the server has started the statement; its rows are executed
+        # while the caller builds the next batch, and read when that one is sent
+        result = self.tx.run(cypher, repo=self.repo, rows=buf.rows)
+        self._settle()
+        self.pending = (result, kind, what, buf.weight)
+        self.stats.batches += 1
+        buf.rows = []
+        buf.weight = 0
+        if self.hook is not None:
+            self.hook(self.stats.batches)
+
+    def _settle(self) -> None:
+        if self.pending is None:
+            return
+        result, kind, what, weight = self.pending
+        self.pending = None
+        record = result.single()
         done = int(record[0]) if record is not None else 0
         if kind in ("file", "node"):
             self.stats.nodes[what] = self.stats.nodes.get(what, 0) + done
@@ -150,12 +179,7 @@ class _Batcher:
                 self.stats.edges[edge] = self.stats.edges.get(edge, 0) + done
         elif kind == "edge":
             self.stats.edges[what] = self.stats.edges.get(what, 0) + done
-        self.stats.dropped_rows += buf.weight - done
-        self.stats.batches += 1
-        buf.rows = []
-        buf.weight = 0
-        if self.hook is not None:
-            self.hook(self.stats.batches)
+        self.stats.dropped_rows += weight - done
 
 
 class GraphWriter:
@@ -260,32 +284,37 @@ class GraphWriter:
             now=now,
             props=props,
         ).consume()
-        stats.deleted_edges = _delete_all(
-            tx,
-            repo.key,
-            DELETE_EDGE_SLICE,
-            (
-                q.PUBLISH_DELETE_REPOSITORY_EDGES,
-                q.PUBLISH_DELETE_FILE_EDGES,
-                q.PUBLISH_DELETE_SYMBOL_EDGES,
-            ),
-        )
+        present = tx.run(q.PUBLISH_HAS_NODES, repo=repo.key).single()
+        stats.first_publish = not (present is not None and present["present"])
+        if not stats.first_publish:
+            stats.deleted_edges = _delete_all(
+                tx,
+                repo.key,
+                DELETE_EDGE_SLICE,
+                (
+                    q.PUBLISH_DELETE_REPOSITORY_EDGES,
+                    q.PUBLISH_DELETE_FILE_EDGES,
+                    q.PUBLISH_DELETE_SYMBOL_EDGES,
+                ),
+            )
         batch = _Batcher(tx, repo.key, size, stats, hook)
         for item in files():
             if isinstance(item, FileFacts):
                 _add_file(batch, repo.key, item)
+        externals = q.PUBLISH_EXTERNALS_NEW if batch.fresh else q.PUBLISH_EXTERNALS
         for key, name in res.iter_externals():
             row = {"key": key, "repo": repo.key, "name": name}
-            batch.add("node", "ExternalModule", q.PUBLISH_EXTERNALS, row)
+            batch.add("node", "ExternalModule", externals, row)
         batch.flush("node")
         _add_edges(batch, res)
-        batch.flush()
-        stats.deleted_nodes = _delete_all(
-            tx,
-            repo.key,
-            DELETE_SLICE,
-            (q.PUBLISH_SWEEP_FILES, q.PUBLISH_SWEEP_SYMBOLS, q.PUBLISH_SWEEP_EXTERNALS),
-        )
+        batch.finish()
+        if not stats.first_publish:
+            stats.deleted_nodes = _delete_all(
+                tx,
+                repo.key,
+                DELETE_SLICE,
+                (q.PUBLISH_SWEEP_FILES, q.PUBLISH_SWEEP_SYMBOLS, q.PUBLISH_SWEEP_EXTERNALS),
+            )
 
 
 def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -> int:
@@ -315,7 +344,7 @@ def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
     }
     if facts.parse_error:
         row["parse_error"] = facts.parse_error[:MAX_PARSE_ERROR_CHARS]
-    batch.add("file", "File", q.PUBLISH_FILES, row)
+    batch.add("file", "File", q.PUBLISH_FILES_NEW if batch.fresh else q.PUBLISH_FILES, row)
     rows = symbol_rows(repo_key, facts)
     kinds = {sym.key: sym.kind for sym in rows}
     by_label: dict[str, list[dict[str, Any]]] = {}
@@ -351,7 +380,8 @@ def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
 
 def _add_symbols(batch: _Batcher, fkey: str, label: str, group: list[dict[str, Any]]) -> None:
     row = {"file": fkey, "symbols": group}
-    batch.add("node", "Symbol", q.PUBLISH_SYMBOLS[label], row, weight=len(group))
+    cypher = (q.PUBLISH_SYMBOLS_NEW if batch.fresh else q.PUBLISH_SYMBOLS)[label]
+    batch.add("node", "Symbol", cypher, row, weight=len(group))
 
 
 def _add_edges(batch: _Batcher, res: Resolution) -> None:
