@@ -1,7 +1,7 @@
 """Webhook benchmarks on the local stack, with a real ``semgraph serve`` and ``semgraph worker``.
 
     python -m bench.bench_webhook [--burst 500] [--concurrency 50[,8]] [--warmup 50]
-                                  [--files 5000] [--rounds 5]
+                                  [--client raw|httpx] [--files 5000] [--rounds 5]
 
 1. Acknowledgement latency under a burst: ``--burst`` signed GitHub pushes (50 repositories,
    unique delivery ids) sent ``--concurrency`` at a time (one burst per listed value, each
@@ -10,6 +10,11 @@
    concurrency: ``GET /healthz`` (the HTTP path without signature check or store). Target
    p99 <= 200 ms. Also printed: the load average at the start, and the server's own split
    of the time (body, check, batch_wait, commit) from its ``/metrics`` histograms.
+   The client shares the 2 cores with the server and the graph server, so its own cost is
+   part of every figure: ``--client raw`` (the default) sends prepared HTTP/1.1 requests over
+   one keep-alive asyncio connection per concurrent sender (a load generator's cost, like
+   wrk's); ``--client httpx`` is a thread per sender through one ``httpx.Client`` (what the
+   first sessions measured; several times the client CPU per request).
 2. Push-to-searchable latency of a one-file change in a ``--files``-file synthetic repository
    (``bench.synth``; ``--file-size small``, the default, writes one or two short functions per
    file so the first index embeds ~1.4 chunks per file: CPU embedding runs at ~30 chunks/s
@@ -26,6 +31,7 @@ jobs are abandoned afterwards so the worker never tries to clone their made-up U
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -125,26 +131,77 @@ def _deliveries(n: int, prefix: str) -> list[tuple[dict[str, str], bytes]]:
     return out
 
 
+def _raw_request(method: str, path: str, headers: dict[str, str], body: bytes) -> bytes:
+    head = [f"{method} {path} HTTP/1.1", "Host: bench", f"Content-Length: {len(body)}"]
+    head += [f"{k}: {v}" for k, v in headers.items() if k.lower() != "content-length"]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+async def _read_status(reader: asyncio.StreamReader) -> int:
+    """One HTTP/1.1 response (``Content-Length`` framed, as uvicorn sends JSON): its status."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    if length:
+        await reader.readexactly(length)
+    return int(lines[0].split()[1])
+
+
+def _raw_send(base: str, requests: list[bytes], concurrency: int) -> list[tuple[float, int]]:
+    """Every request, ``concurrency`` senders at a time, each on its own keep-alive
+    connection (opened inside its first timed request); (seconds, status) in request order."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    out: list[tuple[float, int]] = [(0.0, 0)] * len(requests)
+    todo = iter(enumerate(requests))  # shared: each request is taken by exactly one sender
+
+    async def sender() -> None:
+        conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        for i, raw in todo:
+            started = time.perf_counter()
+            if conn is None:
+                conn = await asyncio.open_connection(host, int(port))
+            conn[1].write(raw)
+            status = await _read_status(conn[0])
+            out[i] = (time.perf_counter() - started, status)
+        if conn is not None:
+            conn[1].close()
+
+    async def all_senders() -> None:
+        await asyncio.gather(*(sender() for _ in range(concurrency)))
+
+    asyncio.run(all_senders())
+    return out
+
+
 def burst(
-    base: str, n: int, concurrency: int, prefix: str = "burst"
+    base: str, n: int, concurrency: int, prefix: str = "burst", client: str = "raw"
 ) -> tuple[list[float], list[float], set[str]]:
     """``n`` signed pushes to 50 repositories, ``concurrency`` at a time, after ``n`` GET
     /healthz through the same client (the baseline); returns both latency lists."""
     deliveries = _deliveries(n, prefix)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    with (
-        httpx.Client(timeout=60, limits=limits) as client,
-        ThreadPoolExecutor(max_workers=concurrency) as pool,
-    ):
-        base_lat = list(pool.map(lambda _: timed(client, "GET", f"{base}/healthz"), range(n)))
-        hook_lat = list(
-            pool.map(
-                lambda d: timed(
-                    client, "POST", f"{base}/webhooks/github", headers=d[0], content=d[1]
-                ),
-                deliveries,
+    if client == "raw":
+        base_lat = _raw_send(base, [_raw_request("GET", "/healthz", {}, b"")] * n, concurrency)
+        hooks = [_raw_request("POST", "/webhooks/github", h, b) for h, b in deliveries]
+        hook_lat = _raw_send(base, hooks, concurrency)
+    else:
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        with (
+            httpx.Client(timeout=60, limits=limits) as http,
+            ThreadPoolExecutor(max_workers=concurrency) as pool,
+        ):
+            base_lat = list(pool.map(lambda _: timed(http, "GET", f"{base}/healthz"), range(n)))
+            hook_lat = list(
+                pool.map(
+                    lambda d: timed(
+                        http, "POST", f"{base}/webhooks/github", headers=d[0], content=d[1]
+                    ),
+                    deliveries,
+                )
             )
-        )
     bad = [s for _, s in hook_lat if s != 202]
     if bad:
         raise SystemExit(f"{len(bad)} deliveries were not acknowledged with 202: {bad[:5]}")
@@ -219,13 +276,15 @@ def server_phases(after: Samples, before: Samples, client_mean_s: float) -> str:
     return "\n".join(lines)
 
 
-def run_burst(base: str, settings: Settings, n: int, concurrency: int, warmup: int) -> None:
+def run_burst(
+    base: str, settings: Settings, n: int, concurrency: int, warmup: int, client: str
+) -> None:
     """One measured burst (after an unmeasured warm-up), printed with its baseline."""
     if warmup:
-        burst(base, warmup, min(concurrency, warmup), prefix="warmup")
+        burst(base, warmup, min(concurrency, warmup), prefix="warmup", client=client)
     load = os.getloadavg()
     before = scrape(base)
-    base_lat, hook_lat, keys = burst(base, n, concurrency)
+    base_lat, hook_lat, keys = burst(base, n, concurrency, client=client)
     after = scrape(base)
     with connect_graph(settings) as graph:
         store = JobStore(graph, settings)
@@ -236,7 +295,7 @@ def run_burst(base: str, settings: Settings, n: int, concurrency: int, warmup: i
                 store.abandon(job.id, now=time.time(), reason="benchmark burst")
     b99, h99 = pct(base_lat, 0.99), pct(hook_lat, 0.99)
     print(
-        f"burst of {n} deliveries, {concurrency} concurrent:\n"
+        f"burst of {n} deliveries, {concurrency} concurrent, {client} client:\n"
         f"  ack latency  p50 {pct(hook_lat, 0.5) * 1000:.1f} ms  "
         f"p95 {pct(hook_lat, 0.95) * 1000:.1f} ms  p99 {h99 * 1000:.1f} ms "
         f"(target p99 <= 200 ms)\n"
@@ -282,6 +341,12 @@ def main() -> None:
         help="clients sending at once; a comma-separated list runs one burst per value",
     )
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured deliveries first")
+    parser.add_argument(
+        "--client",
+        choices=["raw", "httpx"],
+        default="raw",
+        help="raw: prepared requests on asyncio keep-alive connections; httpx: thread pool",
+    )
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--file-size", choices=["small", "default"], default="small")
@@ -310,7 +375,7 @@ def main() -> None:
             wait_ready(base, web, work / "web.log")
             if not opts.skip_burst:
                 for concurrency in opts.concurrency:
-                    run_burst(base, settings, opts.burst, concurrency, opts.warmup)
+                    run_burst(base, settings, opts.burst, concurrency, opts.warmup, opts.client)
             if opts.skip_push:
                 return
             from bench.synth import generate

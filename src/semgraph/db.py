@@ -44,7 +44,11 @@ def graph_errors(what: str) -> Iterator[None]:
     except (neo_exc.ServiceUnavailable, neo_exc.SessionExpired, OSError) as exc:
         raise GraphUnavailable(f"{what}: graph server unreachable ({exc})") from exc
     except neo_exc.TransientError as exc:
-        raise GraphConflict(f"{what}: transient conflict ({exc.code}: {exc.message})") from exc
+        # a lock conflict, a deadlock, or the server's memory pool full for now (Neo4j files
+        # MemoryPoolOutOfMemoryError as transient too): a retry may succeed either way
+        raise GraphConflict(
+            f"{what}: transient server error, may be retried ({exc.code}: {exc.message})"
+        ) from exc
     except neo_exc.Neo4jError as exc:
         raise GraphQueryError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo_exc.DriverError as exc:

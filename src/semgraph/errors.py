@@ -15,7 +15,7 @@
     ├── StoreError                a data store failed
     │   ├── GraphError
     │   │   ├── GraphUnavailable  cannot reach the Bolt server
-    │   │   ├── GraphConflict     transient conflict (retry may succeed)
+    │   │   ├── GraphConflict     transient: conflict, memory pool full (retry)
     │   │   ├── GraphQueryError   the server rejected a query
     │   │   └── RunStateError     no such index run, or its status forbids the change
     │   └── SearchError
@@ -102,7 +102,8 @@ class GraphUnavailable(GraphError):
 
 
 class GraphConflict(GraphError):
-    """The graph server reported a transient conflict; the operation may be retried."""
+    """The graph server reported a transient error (a lock conflict, a deadlock, its memory
+    pool full for now); the operation may be retried."""
 
 
 class GraphQueryError(GraphError):

@@ -11,15 +11,15 @@ MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
 
 # verbatim from Neo4j 5.26 (tests/integration/test_graph_too_large.py meets it for real)
 TX_MAX = (
-    "publish graph of shop: transient conflict "
+    "publish graph of shop: transient server error, may be retried "
     "(Neo.TransientError.General.MemoryPoolOutOfMemoryError: The allocation of an extra "
     "2.0 MiB would use more than the limit 4.0 MiB. Currently using 4.0 MiB. "
     "db.memory.transaction.max threshold reached)"
 )
 TOTAL_MAX = TX_MAX.replace("db.memory.transaction.max", "db.memory.transaction.total.max")
 HEAP = (
-    "publish: transient conflict (Neo.TransientError.General.OutOfMemoryError: There is not "
-    "enough memory to perform the current task.)"
+    "publish: transient server error, may be retried (Neo.TransientError.General."
+    "OutOfMemoryError: There is not enough memory to perform the current task.)"
 )
 
 

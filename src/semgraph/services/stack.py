@@ -369,7 +369,7 @@ class BoltService(_Service):
         argv = [
             str(java),
             f"-Xmx{s.neo4j_heap_mb}m",
-            "-XX:+UseG1GC",
+            "-XX:+UseParallelGC" if s.neo4j_gc == "parallel" else "-XX:+UseG1GC",
             "-cp",
             classpath,
             "dev.semgraph.ops.BoltServer",

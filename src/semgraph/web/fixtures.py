@@ -17,6 +17,7 @@ from typing import Any
 
 import uvicorn
 
+from semgraph.web.cli import server_config
 from semgraph.web.signatures import sign_gitea, sign_github
 
 ZERO = "0" * 40
@@ -115,9 +116,8 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind((host, 0))
         port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
-    )
+    config = server_config(app, host, port)
+    config.lifespan = "on"
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="semgraph-web-test", daemon=True)
     thread.start()
