@@ -54,8 +54,8 @@ class Settings(BaseSettings):
     # a publish is one transaction: its state lives on the heap until COMMIT (a 20,000-file
     # synthetic repository, 2.03 million rows, peaked at 4.2 GB of transaction memory)
     neo4j_heap_mb: int = Field(default=1024, ge=128, le=262_144)
-    # parallel: throughput collector (a big publish's transaction state is long-lived, and
-    # G1 spent ~40% of the 20k publish copying it); g1: Neo4j's default, shorter pauses
+    # parallel: throughput collector tuned for a publish's long-lived transaction state
+    # (see services.stack.GC_FLAGS); g1: Neo4j's default collector, shorter pauses
     neo4j_gc: str = Field(default="parallel", pattern="^(parallel|g1)$")
     java_home: Path | None = None
     services_start_timeout_s: float = Field(default=180.0, gt=0, le=3600)

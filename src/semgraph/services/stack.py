@@ -369,7 +369,7 @@ class BoltService(_Service):
         argv = [
             str(java),
             f"-Xmx{s.neo4j_heap_mb}m",
-            "-XX:+UseParallelGC" if s.neo4j_gc == "parallel" else "-XX:+UseG1GC",
+            *GC_FLAGS[s.neo4j_gc],
             "-cp",
             classpath,
             "dev.semgraph.ops.BoltServer",
@@ -383,6 +383,18 @@ class BoltService(_Service):
         ]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return argv, env, None
+
+
+# The collector of the local Neo4j (SEMGRAPH_NEO4J_GC). A publish builds one transaction's
+# state for its whole length (2 KB per row), all of it garbage after COMMIT. The parallel
+# collector promoting what survives one young collection straight to the old generation
+# copies that state once instead of up to 15 times: on the 20,000-file publish (12 GiB heap)
+# GC took 23 s of 75 s (27.2k rows/s), against 35 s of 91 s with the default tenuring
+# (22.3k), 30 s with a threshold of 1 (25.0k) and 41 s of 116 s with G1 (17.5k).
+GC_FLAGS: dict[str, tuple[str, ...]] = {
+    "parallel": ("-XX:+UseParallelGC", "-XX:MaxTenuringThreshold=0"),
+    "g1": ("-XX:+UseG1GC",),
+}
 
 
 def tx_memory_mb(heap_mb: int) -> int:
