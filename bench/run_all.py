@@ -46,6 +46,7 @@ MISSED = "**missed**"
 NOT_MEASURED = "**not measured**"
 RSS_TARGET = 1.3
 PUBLISH_TARGET = 20_000
+PUBLISH_TARGET_FILES = 20_000  # the issue sets the throughput target for this size only
 ACK_P99_TARGET_MS = 200.0
 PUSH_P95_TARGET_S = 30.0
 
@@ -503,29 +504,42 @@ QUERY_KINDS = ("def", "callers", "callees")
 
 def _graph_publish(r: dict[str, Any], base: dict[str, Any]) -> list[Figure]:
     rate, base_rate = r["rows_per_s"], base["rows_per_s"]
+    judged = r["files"] == PUBLISH_TARGET_FILES  # other sizes are context, not the target
+
+    def target(value: float) -> tuple[str, str, str]:
+        if not judged:
+            return f"{value / PUBLISH_TARGET:.2f}x", "- (set for 20,000 files)", ""
+        return (
+            f"{value / PUBLISH_TARGET:.2f}x target",
+            f">= {PUBLISH_TARGET:,} rows/s",
+            _ok(value >= PUBLISH_TARGET),
+        )
+
+    of_target, goal, verdict = target(rate)
     figs = [
         Figure(
             f"graph publish throughput, {r['files']:,} files ({r['nodes'] + r['edges']:,} "
             f"nodes+edges, one transaction of {r['tx_s']} s)",
             f"{rate:,} rows/s",
             f"{base_rate:,} rows/s at {base['files']:,} files",
-            f"{_x(rate, base_rate)}; {rate / PUBLISH_TARGET:.2f}x target",
-            f">= {PUBLISH_TARGET:,} rows/s",
-            _ok(rate >= PUBLISH_TARGET),
+            f"{_x(rate, base_rate)}; {of_target}",
+            goal,
+            verdict,
             _load(r.get("publish_load")),
         )
     ]
     if _num(r, "republish_rows_per_s"):
         again = r["republish_rows_per_s"]
+        of_target, goal, verdict = target(again)
         figs.append(
             Figure(
                 f"graph re-publish over itself (re-index), {r['files']:,} files "
                 f"(one transaction of {r.get('republish_tx_s')} s)",
                 f"{again:,} rows/s",
                 f"{rate:,} rows/s first publish of the same size",
-                f"{_x(again, rate)}; {again / PUBLISH_TARGET:.2f}x target",
-                f">= {PUBLISH_TARGET:,} rows/s",
-                _ok(again >= PUBLISH_TARGET),
+                f"{_x(again, rate)}; {of_target}",
+                goal,
+                verdict,
                 _load(r.get("republish_load")),
             )
         )
