@@ -669,7 +669,8 @@ def parse_queue(out: str, args: Sequence[str] | None = None) -> list[Figure]:
 
 # webhook -----------------------------------------------------------------------------------
 
-_BURST_HEAD = re.compile(r"^burst of (\d+) deliveries, (\d+) concurrent:\s*$")
+# "..., 50 concurrent:" (before --client) or "..., 50 concurrent, raw client:"
+_BURST_HEAD = re.compile(r"^burst of (\d+) deliveries, (\d+) concurrent(?:, (\w+) client)?:\s*$")
 _SERVER_PHASE = re.compile(
     r"^\s+(ack \(server\)|body|check|batch_wait|commit)\s+mean\s+([\d.]+) ms\s+"
     r"p99 <=\s+(.+?)\s+\(n (\d+)\)"
@@ -704,7 +705,7 @@ def _server_split(block: str) -> str:
 
 
 def _burst_figures(m: re.Match[str], block: str) -> list[Figure]:
-    what = f"burst of {m[1]} deliveries, {m[2]} concurrent"
+    what = f"burst of {m[1]} deliveries, {m[2]} concurrent" + (f", {m[3]} client" if m[3] else "")
     target = f"p99 <= {ACK_P99_TARGET_MS:.0f} ms"
     ack = re.search(r"ack latency\s+p50 ([\d.]+) ms\s+p95 ([\d.]+) ms\s+p99 ([\d.]+) ms", block)
     base = re.search(r"baseline GET /healthz\s+p50 ([\d.]+) ms\s+p99 ([\d.]+) ms", block)

@@ -252,6 +252,17 @@ def test_webhook_bursts_server_split_and_push_rounds() -> None:
     assert figs["push-to-searchable p50, one-file change, 5000-file repo (2 rounds)"].verdict == ""
 
 
+def test_webhook_burst_names_its_client() -> None:
+    out = WEBHOOK_OUT.replace("50 concurrent:", "50 concurrent, raw client:")
+    figs = by_name(parse_webhook(out, WEBHOOK_ARGS))
+    p99 = figs[
+        "webhook ack latency p99 (burst of 500 deliveries, 50 concurrent, raw client, "
+        "after 50 unmeasured)"
+    ]
+    assert (p99.value, p99.verdict) == ("255.1 ms", MISSED)
+    assert not [f for f in figs.values() if f.verdict == NOT_MEASURED]
+
+
 def test_webhook_cut_short_shows_what_it_did_not_measure() -> None:
     cut = WEBHOOK_OUT.split("burst of 500 deliveries, 8 concurrent")[0]
     cut += "first full index of 5000 files: 600.0 s\n  job succeeded in 598.2 s: parse 9.0s\n"
