@@ -57,7 +57,8 @@ def index_cmd(
         False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the run as JSON."
     ),
 ) -> None:
-    """Enqueue a reindex of SOURCE and run the worker until that job finishes."""
+    """Enqueue a reindex of SOURCE and run that job here until it finishes (older pending
+    jobs of other repositories are left to the worker)."""
     from semgraph.cli import emit_json, err, out, settings_from
     from semgraph.db import connect_graph
     from semgraph.errors import CheckoutError
@@ -100,7 +101,10 @@ def index_cmd(
             if job.status is JobStatus.RUNNING:
                 time.sleep(settings.poll_interval_s)  # another worker has it
                 continue
-            worker.run(once=True)
+            done = worker.jobs_done
+            worker.run(once=True, job_id=job.id)  # only this job: older ones wait for a worker
+            if worker.jobs_done == done:  # not claimable yet (its repository is busy)
+                time.sleep(settings.poll_interval_s)
         if err.is_terminal:
             err.print("")
         runs = [

@@ -55,6 +55,24 @@ def test_index_then_search_graph_and_check(graph, es, tmp_path: Path) -> None:  
     assert again.returncode == 0 and json.loads(again.stdout)["run"]["status"] == "noop"
 
 
+def test_index_runs_its_own_job_and_leaves_older_ones_queued(graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An older pending job (here one no worker could run: it has no source) stays queued,
+    untouched; ``index`` runs only the job it enqueued."""
+    from semgraph.config import load_settings
+    from semgraph.queue.models import JobStatus
+    from semgraph.queue.store import JobStore
+
+    store = JobStore(graph, load_settings())
+    older = store.enqueue("queued/elsewhere", now=1.0, priority=9).job_id
+    repo = make_repo(tmp_path / "mine", {"mine.py": "def mine():\n    return 1\n"})
+    done = semgraph("index", str(repo), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["job"]["status"] == "succeeded"
+    job = store.get(older)
+    assert (job.status, job.attempts, job.last_error) == (JobStatus.PENDING, 0, None)
+    store.abandon(older, now=2.0, reason="test")
+
+
 @pytest.mark.parametrize(
     ("source", "needle"),
     [

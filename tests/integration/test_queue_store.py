@@ -72,6 +72,20 @@ def test_claim_order_priority_then_run_after_then_created(store) -> None:  # typ
     assert store.claim(W, KINDS, now=10.0) is None  # other kinds are not claimed
 
 
+def test_claim_by_id_takes_that_job_only_when_it_is_eligible(store) -> None:  # type: ignore[no-untyped-def]
+    older = store.enqueue("r/older", now=1.0, priority=9).job_id
+    mine = store.enqueue("r/mine", now=2.0).job_id
+    store.enqueue("r/kind", now=0.5, kind="something-else")
+    assert store.claim(W, KINDS, now=10.0, job_id=mine).id == mine  # not the older one
+    assert store.get(older).status is JobStatus.PENDING and store.get(older).attempts == 0
+    assert store.claim(W, KINDS, now=11.0, job_id=mine) is None  # already running
+    follow = store.enqueue("r/mine", now=12.0).job_id  # its repository is busy
+    assert store.claim(W, KINDS, now=13.0, job_id=follow) is None
+    assert store.claim(W, ["other"], now=13.0, job_id=older) is None  # kind not served
+    assert store.claim(W, KINDS, now=13.0, job_id="no-such-job") is None
+    assert store.claim(W, KINDS, now=13.0).id == older  # the rest of the queue is intact
+
+
 def test_claim_charges_attempt_and_sets_lease_and_token(store) -> None:  # type: ignore[no-untyped-def]
     jid = store.enqueue("org/a", now=1.0).job_id
     job = store.claim(W, KINDS, now=2.0)

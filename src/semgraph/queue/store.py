@@ -155,6 +155,16 @@ ORDER BY j.claim_key ASC
 LIMIT $limit
 """
 
+# the one job of that id, when it is claimable (``semgraph index`` runs only its own job)
+CLAIM_CANDIDATE_BY_ID = """
+MATCH (j:JobQueue {id: $id})
+WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
+OPTIONAL MATCH (r:JobQueue {repo_key: j.repo_key, status: 'running'})
+WITH j, count(r) AS running
+WHERE running = 0
+RETURN j.id AS id, j.repo_key AS repo_key
+"""
+
 # one statement: lock the repository, check (after the lock) that none of its jobs runs,
 # lock the job, re-check (after the lock) that it is still pending and due, take it
 CLAIM_ONE = """
@@ -556,21 +566,32 @@ class JobStore:
 
     # -- claim ------------------------------------------------------------------------------
 
-    def claim(self, worker_id: str, kinds: list[str], *, now: float) -> Job | None:
-        """Atomically take the best eligible pending job (or ``None``)."""
+    def claim(
+        self, worker_id: str, kinds: list[str], *, now: float, job_id: str | None = None
+    ) -> Job | None:
+        """Atomically take the best eligible pending job (or ``None``); with ``job_id``, that
+        job only, when it is eligible."""
         if not kinds:
             return None
         started = time.perf_counter()
-        job = self._write("claim", self._claim_tx, worker_id, list(kinds), now)
+        job = self._write("claim", self._claim_tx, worker_id, list(kinds), now, job_id)
         metrics.CLAIM_LATENCY.observe(time.perf_counter() - started)
         if job is not None:
             metrics.TRANSITIONS.labels(action="claim").inc()
         return job
 
     def _claim_tx(
-        self, tx: neo4j.Transaction, worker_id: str, kinds: list[str], now: float
+        self,
+        tx: neo4j.Transaction,
+        worker_id: str,
+        kinds: list[str],
+        now: float,
+        job_id: str | None = None,
     ) -> Job | None:
-        rows = list(tx.run(CLAIM_CANDIDATES, now=now, kinds=kinds, limit=8))
+        if job_id is None:
+            rows = list(tx.run(CLAIM_CANDIDATES, now=now, kinds=kinds, limit=8))
+        else:
+            rows = list(tx.run(CLAIM_CANDIDATE_BY_ID, id=job_id, now=now, kinds=kinds))
         self.pause("claim:after_read")
         for row in rows:
             props = {

@@ -152,9 +152,15 @@ class Worker:
         metrics.publish_stats(self.store.stats(now))
 
     def run(
-        self, *, once: bool = False, max_jobs: int | None = None, idle_exit_s: float | None = None
+        self,
+        *,
+        once: bool = False,
+        max_jobs: int | None = None,
+        idle_exit_s: float | None = None,
+        job_id: str | None = None,
     ) -> int:
-        """Run jobs until stopped; returns the process exit status (0 on a clean stop)."""
+        """Run jobs until stopped; returns the process exit status (0 on a clean stop). With
+        ``job_id`` only that job is ever claimed (other pending jobs wait for a worker)."""
         kinds = registry.kinds()
         self.register()
         last_maintain = float("-inf")
@@ -169,7 +175,7 @@ class Worker:
                     if now - last_maintain >= self.settings.sweep_interval_s:
                         self.maintain()
                         last_maintain = now
-                    job = self._claim(kinds, now)
+                    job = self._claim(kinds, now, job_id)
                     if job is None:
                         self.store.worker_heartbeat(self.worker_id, now=now)
                 except GraphError as exc:
@@ -208,9 +214,9 @@ class Worker:
         )
         self._stop.wait(wait_s)
 
-    def _claim(self, kinds: list[str], now: float) -> Job | None:
+    def _claim(self, kinds: list[str], now: float, job_id: str | None = None) -> Job | None:
         try:
-            return self.store.claim(self.worker_id, kinds, now=now)
+            return self.store.claim(self.worker_id, kinds, now=now, job_id=job_id)
         except GraphError:
             # a cut during COMMIT may have claimed a job that nobody will run
             self._uncertain_claim = True
