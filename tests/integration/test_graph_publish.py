@@ -130,7 +130,10 @@ def test_reindex_replaces_exactly_one_repository(graph, settings, tmp_path) -> N
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
     other_before = snapshot(graph, "other")
-    stats = publish(graph, settings, tmp_path, SHOP, shop_repo(extra_order_method=True), "r2")
+    stats = publish(
+        graph, settings, tmp_path, SHOP, shop_repo(extra_order_method=True), "r2", delta=False
+    )
+    assert stats.mode == "full"
     assert stats.deleted_nodes == 0  # every node is still in the model: replaced in place
     assert stats.deleted_edges == 15 + 16 + 1 + 40 + 10 + 1 + 11 + 21  # all re-created
     assert snapshot(graph, "other") == other_before
@@ -184,7 +187,10 @@ def test_replacing_in_place_equals_a_fresh_publish(graph, settings, tmp_path) ->
     publish(graph, settings, tmp_path, SHOP, broken_shop(), "r1")
     publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
     other_before = snapshot(graph, "other")
-    stats = publish(graph, settings, tmp_path, SHOP, changed_shop(), "r2", batch_size=4)
+    stats = publish(
+        graph, settings, tmp_path, SHOP, changed_shop(), "r2", batch_size=4, delta=False
+    )
+    assert stats.mode == "full"
     in_place = snapshot(graph, "shop")
     assert stats.deleted_nodes == 4  # web/http.ts, its module and fetchJson, module axios
     assert stats.dropped_rows == 0
@@ -212,7 +218,7 @@ def test_a_repository_without_nodes_is_published_with_creates(graph, settings, t
     first = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=5)
     assert first.first_publish and first.dropped_rows == 0
     created = snapshot(graph, "shop")
-    again = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=5)
+    again = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=5, delta=False)
     assert not again.first_publish
     assert (again.nodes, again.edges) == (first.nodes, first.edges)
     assert snapshot(graph, "shop") == created
@@ -252,6 +258,7 @@ def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) 
             batch_size=3,
             on_batch=on_batch,
             before_commit=before_commit,
+            delta=False,  # a full publish: many batches to fail between
         )
     assert len(seen) >= 5
     assert (snapshot(graph, "shop"), snapshot(graph, "other")) == before
@@ -315,6 +322,7 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
             "r2",
             batch_size=4,
             on_batch=on_batch,
+            delta=False,  # a full publish: the transaction spans many batches
         )
         final = graph.query("final", run_query)
         seen_after = graph.query("after", scan_query)[0]

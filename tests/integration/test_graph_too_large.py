@@ -130,4 +130,8 @@ def test_server_refusal_is_graph_too_large_and_keeps_the_previous_graph(
         assert repo["r"] == "r1"
         # the server is fine afterwards: a graph within the limit still publishes
         again = _publish(graph, small_server, tmp_path, shop_repo(True), "r3")
-        assert again.nodes["Symbol"] == 41
+        assert again.mode == "delta" and again.dropped_rows == 0  # against r1's state
+        assert again.nodes["Symbol"] == 1  # the new method: the refused r2 left no trace
+        assert graph.query("n", "MATCH (s:Symbol {repo: 'shop'}) RETURN count(s) AS n") == [
+            {"n": 41}
+        ]

@@ -17,26 +17,35 @@ GENERIC_SYMBOL_LABEL = ""
 
 # -- writer: GraphWriter.publish (all in one explicit transaction) -------------------------
 #
-# The publish replaces the repository's subgraph IN PLACE: it deletes the repository's
-# edges, upserts every node by its key (MERGE + SET n = props, so stale properties go),
-# re-creates the edges, and only at the end deletes the nodes the new model no longer has
-# (a File without its Repository CONTAINS edge, a Symbol without its DEFINES edge, an
-# ExternalModule nothing IMPORTS). Deleting every node first would be simpler, but on Neo4j
-# each index seek in a transaction that has deleted N nodes costs O(N) (the deleted-node set
-# is merged into every seek), which made a re-index of a 2,000-file repository ~10x slower
-# than its first index. Every statement is keyed by the repository (``$repo``).
+# A publish takes one of three forms, all in one transaction (see semgraph.graph.writer):
 #
-# A repository with no node in the graph yet (its first publish) takes the CREATE forms
-# (``*_NEW``): nothing can match, so the MERGE lookups and the kind-label clean-up are pure
-# cost there. The check runs after ``PUBLISH_REPOSITORY`` has locked the repository node,
-# so no other publish of it can interleave.
+# * first publish: the repository has no node yet, so nodes are CREATEd (``*_NEW``): nothing
+#   can match, and MERGE lookups and the kind-label clean-up would be pure cost;
+# * delta publish: the graph holds what the repository's published state (on disk) describes,
+#   so only changed rows are written: new nodes CREATEd, changed nodes SET (``*_UPDATE``),
+#   changed edge groups unlinked (``PUBLISH_UNLINK``) and re-created, removed nodes deleted by
+#   key (``PUBLISH_DROP``), last;
+# * full publish in place (no usable state): every edge of the repository is deleted in
+#   bounded slices, every node upserted by its key (MERGE + SET n = props, so stale properties
+#   go), every edge re-created, and only at the end the nodes the new model no longer has are
+#   swept. Deleting every node first would be simpler, but on Neo4j each index seek in a
+#   transaction that has deleted N nodes costs O(N) (the deleted-node set is merged into every
+#   seek), which made a re-index of a 2,000-file repository ~10x slower than its first index.
+#
+# Every statement is keyed by the repository (``$repo``) or by node keys, which embed it.
+# Every statement returns ONE row (a count): the writer pipelines statements one deep, and
+# Memgraph accepts the next RUN of an explicit transaction only once the previous result was
+# pulled whole, which one row always is. Keep it so.
 
+# returns the run id the repository's graph carried before: the published state on disk is
+# compared against only when it describes that run
 PUBLISH_REPOSITORY = """
 MERGE (r:Repository {key: $key})
+WITH r, r.run_id AS previous
 SET r.url = $url, r.default_branch = $default_branch, r.commit = $commit,
     r.run_id = $run_id, r.fingerprint = $fingerprint, r.indexed_at = $now
 SET r += $props
-RETURN r.key AS key
+RETURN previous
 """
 
 # Edges are deleted in bounded slices (each statement's working set stays small); an edge
@@ -52,18 +61,26 @@ PUBLISH_DELETE_SYMBOL_EDGES = """
 MATCH (:Symbol {repo: $repo})-[e]->() WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
 """
 
-# Nodes the new model does not have: they lost their structural edge above and got no new
-# one. Run after every node and edge is written, so no index seek follows a node deletion.
+# Full publish: nodes the new model does not have lost their structural edge above and got
+# no new one. Run after every node and edge is written, so no index seek follows a node
+# deletion. OPTIONAL MATCH + IS NULL, not a bare pattern predicate: Memgraph before 3.6
+# answers "Not yet implemented: atom expression" to ``WHERE NOT (a)-->(n)``.
 PUBLISH_SWEEP_FILES = """
-MATCH (n:File {repo: $repo}) WHERE NOT (:Repository)-[:CONTAINS]->(n)
+MATCH (n:File {repo: $repo})
+OPTIONAL MATCH (n)<-[c:CONTAINS]-(:Repository)
+WITH n, c WHERE c IS NULL
 WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
 """
 PUBLISH_SWEEP_SYMBOLS = """
-MATCH (n:Symbol {repo: $repo}) WHERE NOT (:File)-[:DEFINES]->(n)
+MATCH (n:Symbol {repo: $repo})
+OPTIONAL MATCH (n)<-[d:DEFINES]-(:File)
+WITH n, d WHERE d IS NULL
 WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
 """
 PUBLISH_SWEEP_EXTERNALS = """
-MATCH (n:ExternalModule {repo: $repo}) WHERE NOT (:File)-[:IMPORTS]->(n)
+MATCH (n:ExternalModule {repo: $repo})
+OPTIONAL MATCH (n)<-[i:IMPORTS]-(:File)
+WITH n, i WHERE i IS NULL
 WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
 """
 
@@ -140,6 +157,64 @@ SET e = row
 RETURN count(*) AS created
 """
 
+# Delta publish: a changed node is found by its key and overwritten (stale properties go);
+# a symbol loses every kind label before it takes its own (its kind may have changed).
+PUBLISH_FILES_UPDATE = """
+UNWIND $rows AS row
+MATCH (f:File {key: row.key})
+SET f = row
+RETURN count(*) AS updated
+"""
+_PUBLISH_SYMBOLS_UPDATE = """
+UNWIND $rows AS props
+MATCH (s:Symbol {{key: props.key}})
+REMOVE s:{kind_labels}
+SET s = props{set_label}
+RETURN count(*) AS updated
+"""
+PUBLISH_SYMBOLS_UPDATE: dict[str, str] = {
+    label: _PUBLISH_SYMBOLS_UPDATE.format(
+        kind_labels=_KIND_LABELS, set_label=f", s:{label}" if label else ""
+    )
+    for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
+}
+PUBLISH_EXTERNALS_UPDATE = """
+UNWIND $rows AS row
+MATCH (e:ExternalModule {key: row.key})
+SET e = row
+RETURN count(*) AS updated
+"""
+
+#: (edge type, source label, target label) -> the statement deleting every edge of that type
+#: from each source key in ``$rows`` (a changed or vanished edge group, re-created after)
+PUBLISH_UNLINK: dict[tuple[str, str, str], str] = {
+    (edge, src, dst): f"""
+UNWIND $rows AS row
+MATCH (a:{src} {{key: row.src}})-[e:{edge}]->(:{dst})
+DELETE e
+RETURN count(*) AS deleted
+"""
+    for edge, src, dst in (
+        ("CONTAINS", "Symbol", "Symbol"),
+        ("HAS_METHOD", "Symbol", "Symbol"),
+        ("INHERITS", "Symbol", "Symbol"),
+        ("CALLS", "Symbol", "Symbol"),
+        ("IMPORTS", "File", "File"),
+        ("IMPORTS", "File", "ExternalModule"),
+    )
+}
+
+#: label -> the statement deleting the nodes whose keys are ``$rows``, with their edges
+PUBLISH_DROP: dict[str, str] = {
+    label: f"""
+UNWIND $rows AS k
+MATCH (n:{label} {{key: k}})
+DETACH DELETE n
+RETURN count(*) AS deleted
+"""
+    for label in ("File", "Symbol", "ExternalModule")
+}
+
 # Edge statements take one row per source node with the list of its targets: the source is
 # looked up once for all its edges of that type.
 PUBLISH_CONTAINS = """
@@ -190,20 +265,6 @@ MATCH (b:Symbol {key: d.key})
 CREATE (a)-[:CALLS {line: d.line, tier: d.tier, candidates: d.candidates}]->(b)
 RETURN count(*) AS created
 """
-PUBLISH_SYMBOL_STATS = """
-UNWIND $rows AS row
-MATCH (s:Symbol {key: row.key})
-SET s.calls_unresolved = row.unresolved, s.calls_external = row.external,
-    s.calls_ambiguous = row.ambiguous, s.possible_callers = row.possible
-RETURN count(*) AS updated
-"""
-PUBLISH_FILE_STATS = """
-UNWIND $rows AS row
-MATCH (f:File {key: row.key})
-SET f.imports_unresolved = row.n
-RETURN count(*) AS updated
-"""
-
 # -- reader: GraphReader ------------------------------------------------------------------
 
 _SYMBOL_COLUMNS = """
@@ -295,6 +356,26 @@ ORDER BY r.key
 FILE_BLOBS = """
 MATCH (f:File {repo: $repo})
 RETURN f.path AS path, f.blob_sha AS blob_sha
+"""
+
+# -- parity: semgraph.graph.parity (read-only, streamed) -----------------------------------
+
+_PARITY_NODE = """
+MATCH (n:{label} {{repo: $repo}})
+RETURN n.key AS key, labels(n) AS labels, properties(n) AS props
+"""
+PARITY_NODES = "UNION ALL".join(
+    _PARITY_NODE.format(label=label) for label in ("File", "Symbol", "ExternalModule")
+)
+PARITY_EDGES = """
+MATCH (a:Repository {key: $repo})-[e]->(b)
+RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
+UNION ALL
+MATCH (a:File {repo: $repo})-[e]->(b)
+RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
+UNION ALL
+MATCH (a:Symbol {repo: $repo})-[e]->(b)
+RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
 """
 
 # -- runs: RunStore -------------------------------------------------------------------------

@@ -21,6 +21,7 @@ builtin) or ``unresolved``. The results stay in the SQLite file for the writer t
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -388,6 +389,68 @@ class Resolution:
         ):
             yield file_key(self.repo_key, path), n
 
+    # -- lookups for the graph writer: per file, and every edge grouped by its source ------
+
+    def prepare_lookups(self) -> None:
+        """Aggregate the per-symbol and per-file statistics once, keyed for range lookups."""
+        self.table.db.executescript(_LOOKUP_DDL)
+
+    def symbol_stats_under(self, prefix: str) -> dict[str, tuple[int, int, int, int]]:
+        """(unresolved, external, ambiguous, possible callers) of every symbol whose key
+        starts with ``prefix`` (one file's ``<repo>|<path>|``); needs :meth:`prepare_lookups`."""
+        rows = self.table.db.execute(
+            "SELECT key, unresolved, external, ambiguous, possible FROM sym_stats_agg "
+            "WHERE key >= ? AND key < ?",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return {key: (u, e, a, p) for key, u, e, a, p in rows}
+
+    def unresolved_imports(self, path: str) -> int:
+        """Import statements of ``path`` that resolved to nothing; needs :meth:`prepare_lookups`."""
+        row = self.table.db.execute(
+            "SELECT n FROM file_stats_agg WHERE path = ?", (path,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def iter_import_groups(self) -> Iterator[tuple[str, list[ImportEdge]]]:
+        """Every import edge, grouped by source file, groups in key order."""
+        rows = self.table.db.execute(
+            "SELECT src_path, dst_kind, dst, line FROM import_edges "
+            "ORDER BY src_path, dst_kind, dst, line"
+        )
+        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
+            yield (
+                file_key(self.repo_key, src),
+                [
+                    ImportEdge(
+                        file_key(self.repo_key, src),
+                        external_key(self.repo_key, dst)
+                        if kind == "external"
+                        else file_key(self.repo_key, dst),
+                        "ExternalModule" if kind == "external" else "File",
+                        line,
+                    )
+                    for _, kind, dst, line in group
+                ],
+            )
+
+    def iter_inherit_groups(self) -> Iterator[tuple[str, list[str]]]:
+        """(child key, parent keys) in key order."""
+        rows = self.table.db.execute(
+            "SELECT child_key, parent_key FROM inherits ORDER BY child_key, parent_key"
+        )
+        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
+            yield src, [parent for _, parent in group]
+
+    def iter_call_groups(self) -> Iterator[tuple[str, list[CallEdge]]]:
+        """Every call edge, grouped by calling symbol, groups in key order."""
+        rows = self.table.db.execute(
+            "SELECT src_key, dst_key, line, tier, candidates FROM call_edges "
+            "ORDER BY src_key, dst_key, line, tier, candidates"
+        )
+        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
+            yield src, [CallEdge(*row) for row in group]
+
 
 _RESULT_DDL = """
 CREATE TABLE bindings (path TEXT, local TEXT, kind TEXT, target TEXT);
@@ -400,6 +463,17 @@ CREATE TABLE call_edges (src_key TEXT, dst_key TEXT, line INTEGER, tier TEXT, ca
 CREATE TABLE sym_stats (key TEXT, unresolved INTEGER, external INTEGER, ambiguous INTEGER,
                         possible INTEGER);
 CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT);
+"""
+
+_LOOKUP_DDL = """
+CREATE TABLE IF NOT EXISTS sym_stats_agg AS
+  SELECT key, sum(unresolved) AS unresolved, sum(external) AS external,
+         sum(ambiguous) AS ambiguous, sum(possible) AS possible
+  FROM sym_stats GROUP BY key;
+CREATE UNIQUE INDEX IF NOT EXISTS sym_stats_agg_key ON sym_stats_agg (key);
+CREATE TABLE IF NOT EXISTS file_stats_agg AS
+  SELECT src_path AS path, count(*) AS n FROM import_unresolved GROUP BY src_path;
+CREATE UNIQUE INDEX IF NOT EXISTS file_stats_agg_path ON file_stats_agg (path);
 """
 
 

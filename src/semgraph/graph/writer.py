@@ -1,22 +1,36 @@
-"""Publish one repository's code graph in ONE explicit transaction.
+"""Publish one repository's code graph in ONE explicit transaction, writing only what changed.
 
 The transaction takes the ``:Repository`` node first (so two publishes of one repository
-serialize) and replaces that repository's subgraph in place: it deletes the repository's
-edges in bounded slices, upserts every ``File``/``Symbol``/``ExternalModule`` by key
-(streamed from the parsed model), creates the edges (streamed from the resolution's SQLite
-file), and finally deletes the nodes the new model no longer has. A repository with no node
-in the graph yet (its first publish) has nothing to delete or match: its nodes are CREATEd.
-Rows go in UNWIND batches of at most ``batch_size`` rows; run id, fingerprint, commit and
-``indexed_at`` are written on ``:Repository`` in that transaction. Any failure rolls the
-whole transaction back: readers keep seeing the previous graph, and other repositories are
-never touched (every statement is keyed by this repository). Why nodes are upserted rather
-than deleted and re-created: see :mod:`semgraph.graph.queries`.
+serialize) and reads the run id the graph carried before. Then one of three forms:
+
+* **first publish** (the repository has no node yet): every node and edge is CREATEd;
+* **delta publish** (the repository's published state on disk, :mod:`semgraph.graph.pubstate`,
+  describes exactly that run): every node row and edge group (:mod:`semgraph.graph.rows`) is
+  compared by digest with what the last publish wrote. New nodes are CREATEd, changed ones
+  overwritten by key, changed edge groups unlinked and re-created; rows and groups the new
+  model no longer has are deleted last. The transaction holds the change, not the
+  repository. Resolution is global, so a group whose file did not change still changes when
+  a new definition elsewhere resolves one of its calls: groups are compared whatever their
+  file. A delta whose rows do not find the nodes the state promised (the graph was changed
+  behind the state's back) is rolled back and done again as a full publish;
+* **full publish in place** (no usable state): the repository's edges are deleted in bounded
+  slices, every node upserted by key, every edge re-created, and the nodes the new model no
+  longer has swept at the end.
+
+Run id, fingerprint, commit and ``indexed_at`` are written on ``:Repository`` in the same
+transaction. Any failure rolls the whole transaction back: readers keep seeing the previous
+graph, and other repositories are never touched (every statement is keyed by this
+repository). The new published state is written beside the old one and replaces it only
+after the commit.
 
 Client memory is bounded by the batch size: nothing is accumulated across files (rows of
 one source node are grouped only while they arrive consecutively, and a group never
 exceeds the batch size). Statements are pipelined one deep: the next batch is built while the
 server executes the previous one (its count is read after the next is sent), so the client's
-row building and the server's work overlap; at most two batches are held.
+row building and the server's work overlap; at most two batches are held. This is safe on
+Memgraph only because every statement returns one row (a count): Memgraph takes the next RUN
+of an explicit transaction only once the previous result has been pulled whole, and a one-row
+result always is. A statement returning more rows than one fetch must not be pipelined.
 
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
@@ -24,9 +38,10 @@ A graph too large for one transaction on the server's memory settings fails with
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,16 +49,32 @@ from semgraph.config import Settings
 from semgraph.db import Graph, graph_errors
 from semgraph.errors import GraphError, GraphTooLarge, JobError
 from semgraph.graph import queries as q
+from semgraph.graph.pubstate import NODE, NewState, OldState, state_path
 from semgraph.graph.resolve import Resolution
-from semgraph.graph.symtab import CLASS_KINDS, file_key, symbol_rows
+from semgraph.graph.rows import (
+    EXTERNAL,
+    FILE,
+    RESOLUTION_KINDS,
+    SYMBOL,
+    EdgeGroup,
+    NodeRow,
+    external_rows,
+    file_rows,
+    resolution_groups,
+)
+from semgraph.graph.symtab import file_key
 from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)
 DELETE_SLICE = 10_000  # nodes per sweep statement
 DELETE_EDGE_SLICE = 50_000  # edges per delete statement
-MAX_PARSE_ERROR_CHARS = 500
-_EDGE_WITH_NODE = {"File": "CONTAINS", "Symbol": "DEFINES"}
+
+
+class PublishMode(enum.StrEnum):
+    FIRST = "first"  # no node of the repository yet: CREATE everything
+    DELTA = "delta"  # write the difference against the published state
+    FULL = "full"  # no usable state: replace the subgraph in place
 
 
 @dataclass(frozen=True)
@@ -56,14 +87,22 @@ class RepoInfo:
 
 @dataclass
 class PublishStats:
-    nodes: dict[str, int] = field(default_factory=dict)  # label -> created
+    nodes: dict[str, int] = field(default_factory=dict)  # label -> created or overwritten
     edges: dict[str, int] = field(default_factory=dict)  # type -> created
     deleted_nodes: int = 0  # nodes the new model no longer has
-    deleted_edges: int = 0  # every edge of the previous graph (all are re-created)
+    deleted_edges: int = 0  # edges deleted: all of them (full), changed groups' (delta)
     dropped_rows: int = 0  # rows whose endpoints were missing (a bug if ever non-zero)
     batches: int = 0
     tx_duration_s: float = 0.0
-    first_publish: bool = False  # the repository had no node yet: nodes were CREATEd
+    mode: str = PublishMode.FIRST.value
+    unchanged_nodes: int = 0  # delta: node rows equal to the published ones, not written
+    unchanged_groups: int = 0  # delta: edge groups equal to the published ones
+    changed_groups: int = 0  # delta: edge groups unlinked (changed or gone)
+    delta_fallback: str = ""  # why a delta was abandoned for a full publish, if it was
+
+    @property
+    def first_publish(self) -> bool:
+        return self.mode == PublishMode.FIRST
 
     @property
     def total_nodes(self) -> int:
@@ -72,6 +111,11 @@ class PublishStats:
     @property
     def total_edges(self) -> int:
         return sum(self.edges.values())
+
+    @property
+    def rows_written(self) -> int:
+        """Everything the transaction changed: nodes and edges written plus deleted."""
+        return self.total_nodes + self.total_edges + self.deleted_nodes + self.deleted_edges
 
     @property
     def throughput(self) -> float:
@@ -89,19 +133,46 @@ class PublishStats:
             "graph_deleted_nodes": self.deleted_nodes,
             "graph_deleted_edges": self.deleted_edges,
             "graph_dropped_rows": self.dropped_rows,
-            "graph_tx_rows": self.total_nodes + self.total_edges,
+            "graph_tx_rows": self.rows_written,
             "graph_tx_batches": self.batches,
             "graph_tx_duration_s": round(self.tx_duration_s, 4),
             "graph_first_publish": self.first_publish,
+            "graph_mode": self.mode,
+            "graph_unchanged_nodes": self.unchanged_nodes,
+            "graph_unchanged_groups": self.unchanged_groups,
+            "graph_delta_fallback": self.delta_fallback,
         }
 
 
-_ORDER = ("file", "node", "edge", "stats")  # a statement only refers to earlier kinds
+# kinds of statements, in the order they must reach the server: a statement only refers to
+# nodes of earlier kinds, an unlinked group is re-created after, and deletions come last
+_ORDER = ("file", "node", "unlink", "edge", "drop")
+#: the edge each node-writing statement creates along with its node
+_STRUCTURAL = {
+    q.PUBLISH_FILES_NEW: "CONTAINS",
+    q.PUBLISH_FILES: "CONTAINS",
+    **{cypher: "DEFINES" for cypher in q.PUBLISH_SYMBOLS_NEW.values()},
+    **{cypher: "DEFINES" for cypher in q.PUBLISH_SYMBOLS.values()},
+}
+#: (edge type, target label) -> the statement creating a group's edges
+_CREATE_EDGES = {
+    ("CONTAINS", SYMBOL): q.PUBLISH_CONTAINS,
+    ("HAS_METHOD", SYMBOL): q.PUBLISH_HAS_METHOD,
+    ("INHERITS", SYMBOL): q.PUBLISH_INHERITS,
+    ("CALLS", SYMBOL): q.PUBLISH_CALLS,
+    ("IMPORTS", FILE): q.PUBLISH_IMPORTS_FILE,
+    ("IMPORTS", EXTERNAL): q.PUBLISH_IMPORTS_EXTERNAL,
+}
+_SOURCE_LABEL = {"IMPORTS": FILE}  # other edge types leave a Symbol
+
+
+class _DeltaMismatch(Exception):
+    """The graph does not hold what the published state says: redo as a full publish."""
 
 
 @dataclass
 class _Buffer:
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Any] = field(default_factory=list)
     weight: int = 0  # rows of the graph (a grouped row holds several)
 
 
@@ -112,30 +183,15 @@ class _Batcher:
     def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
         self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
         self.buffers: dict[tuple[str, str, str], _Buffer] = {}
-        self.fresh = stats.first_publish  # CREATE forms: the repository has no node yet
-        # the statement sent last, not yet read: (result, kind, what, rows it holds)
-        self.pending: tuple[Any, str, str, int] | None = None
+        # the statement sent last, not yet read: (result, kind, what, cypher, rows it holds)
+        self.pending: tuple[Any, str, str, str, int] | None = None
 
-    def add(self, kind: str, what: str, cypher: str, row: dict[str, Any], weight: int = 1) -> None:
+    def add(self, kind: str, what: str, cypher: str, row: Any, weight: int = 1) -> None:
         """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted; ``weight``
         the graph rows ``row`` holds."""
         buf = self.buffers.setdefault((kind, what, cypher), _Buffer())
         buf.rows.append(row)
         buf.weight += weight
-        self._maybe_send(kind, what, cypher, buf)
-
-    def add_edge(self, what: str, cypher: str, src: str, dst: dict[str, Any]) -> None:
-        """One edge; consecutive edges of one source share a row ``{src, dst: [...]}``."""
-        buf = self.buffers.setdefault(("edge", what, cypher), _Buffer())
-        last = buf.rows[-1] if buf.rows else None
-        if last is not None and last["src"] == src:
-            last["dst"].append(dst)
-        else:
-            buf.rows.append({"src": src, "dst": [dst]})
-        buf.weight += 1
-        self._maybe_send("edge", what, cypher, buf)
-
-    def _maybe_send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
         if buf.weight >= self.size:
             if kind != _ORDER[0]:
                 self.flush(_ORDER[_ORDER.index(kind) - 1])
@@ -155,10 +211,11 @@ class _Batcher:
 
     def _send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
         # tx.run returns once the server has started the statement; its rows are executed
-        # while the caller builds the next batch, and read when that one is sent
+        # while the caller builds the next batch, and read when that one is sent (one row:
+        # see the module docstring on Memgraph)
         result = self.tx.run(cypher, repo=self.repo, rows=buf.rows)
         self._settle()
-        self.pending = (result, kind, what, buf.weight)
+        self.pending = (result, kind, what, cypher, buf.weight)
         self.stats.batches += 1
         buf.rows = []
         buf.weight = 0
@@ -168,22 +225,145 @@ class _Batcher:
     def _settle(self) -> None:
         if self.pending is None:
             return
-        result, kind, what, weight = self.pending
+        result, kind, what, cypher, weight = self.pending
         self.pending = None
         record = result.single()
         done = int(record[0]) if record is not None else 0
-        if kind in ("file", "node"):
-            self.stats.nodes[what] = self.stats.nodes.get(what, 0) + done
-            edge = _EDGE_WITH_NODE.get(what)  # created by the same statement
+        stats = self.stats
+        if kind == "unlink":
+            stats.deleted_edges += done
+            return  # a group may have had any number of edges
+        if kind == "drop":
+            stats.deleted_nodes += done
+        elif kind in ("file", "node"):
+            stats.nodes[what] = stats.nodes.get(what, 0) + done
+            edge = _STRUCTURAL.get(cypher)
             if edge is not None:
-                self.stats.edges[edge] = self.stats.edges.get(edge, 0) + done
-        elif kind == "edge":
-            self.stats.edges[what] = self.stats.edges.get(what, 0) + done
-        self.stats.dropped_rows += weight - done
+                stats.edges[edge] = stats.edges.get(edge, 0) + done
+        else:
+            stats.edges[what] = stats.edges.get(what, 0) + done
+        stats.dropped_rows += weight - done
+
+
+class _Rows:
+    """Sends one publish's rows in its mode; records every row's digest in the new state."""
+
+    def __init__(
+        self,
+        batch: _Batcher,
+        mode: PublishMode,
+        old: OldState | None,
+        new: NewState,
+        res: Resolution,
+        repo_key: str,
+    ) -> None:
+        self.batch, self.mode, self.new, self.res, self.repo = batch, mode, new, res, repo_key
+        self.old = old if mode is PublishMode.DELTA else None
+        self.stats = batch.stats
+
+    def file(self, facts: FileFacts) -> None:
+        nodes, groups = file_rows(self.repo, facts, self.res)
+        before = self.old.under(file_key(self.repo, facts.path)) if self.old else {}
+        symbols: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for node in nodes:
+            form = self._node_form(node, before)
+            if form is None:
+                continue
+            if node.label == SYMBOL and form != "update":  # grouped per (file, label)
+                where = (form, node.kind_label)
+                symbols.setdefault(where, []).append(node.props)
+                if len(symbols[where]) >= self.batch.size:
+                    self._symbols(form, node.kind_label, facts, symbols.pop(where))
+            else:
+                self._send_node(node, form)
+        for (form, label), group in symbols.items():
+            self._symbols(form, label, facts, group)
+        for g in groups:
+            self.group(g, before.get((g.src, g.kind)))
+
+    def external(self, node: NodeRow) -> None:
+        before = self.old.under(node.key) if self.old else {}
+        form = self._node_form(node, before)
+        if form is not None:
+            self._send_node(node, form)
+
+    def _node_form(self, node: NodeRow, before: dict[tuple[str, str], bytes]) -> str | None:
+        """``new`` (CREATE), ``merge`` (upsert), ``update`` (SET by key) or None (unchanged)."""
+        digest = node.digest
+        self.new.add(node.key, NODE + node.label, digest)
+        if self.mode is PublishMode.FIRST:
+            return "new"
+        if self.mode is PublishMode.FULL:
+            return "merge"
+        had = before.get((node.key, NODE + node.label))
+        if had == digest:
+            self.stats.unchanged_nodes += 1
+            return None
+        return "new" if had is None else "update"
+
+    def _send_node(self, node: NodeRow, form: str) -> None:
+        if node.label == FILE:
+            cypher = {"new": q.PUBLISH_FILES_NEW, "merge": q.PUBLISH_FILES}.get(
+                form, q.PUBLISH_FILES_UPDATE
+            )
+            self.batch.add("file", FILE, cypher, node.props)
+        elif node.label == SYMBOL:  # an update: one row per symbol
+            self.batch.add("node", SYMBOL, q.PUBLISH_SYMBOLS_UPDATE[node.kind_label], node.props)
+        else:
+            cypher = {"new": q.PUBLISH_EXTERNALS_NEW, "merge": q.PUBLISH_EXTERNALS}.get(
+                form, q.PUBLISH_EXTERNALS_UPDATE
+            )
+            self.batch.add("node", EXTERNAL, cypher, node.props)
+
+    def _symbols(
+        self, form: str, label: str, facts: FileFacts, group: list[dict[str, Any]]
+    ) -> None:
+        cypher = (q.PUBLISH_SYMBOLS_NEW if form == "new" else q.PUBLISH_SYMBOLS)[label]
+        row = {"file": file_key(self.repo, facts.path), "symbols": group}
+        self.batch.add("node", SYMBOL, cypher, row, weight=len(group))
+
+    def group(self, g: EdgeGroup, before: bytes | None) -> None:
+        digest = g.digest
+        self.new.add(g.src, g.kind, digest)
+        if self.mode is PublishMode.DELTA:
+            if before == digest:
+                self.stats.unchanged_groups += 1
+                return
+            if before is not None:
+                self._unlink(g.type, g.src_label, g.dst_label, g.src)
+        cypher = _CREATE_EDGES[(g.type, g.dst_label)]
+        for i in range(0, len(g.dst), self.batch.size):
+            chunk = g.dst[i : i + self.batch.size]
+            self.batch.add("edge", g.type, cypher, {"src": g.src, "dst": chunk}, len(chunk))
+
+    def resolution_groups(self, kind: str) -> None:
+        """Every group of ``kind``, merged in key order with the published ones."""
+        published: Iterator[tuple[str, bytes]] = self.old.of_kind(kind) if self.old else iter(())
+        head = next(published, None)
+        for g in resolution_groups(self.res, kind):
+            while head is not None and head[0] < g.src:
+                head = next(published, None)
+            self.group(g, head[1] if head is not None and head[0] == g.src else None)
+
+    def gone(self) -> None:
+        """Unlink the published groups and delete the published nodes the model lost."""
+        if self.old is None:
+            return
+        for key, kind in self.new.gone(self.old):
+            if kind.startswith(NODE):
+                self.batch.add("drop", kind[len(NODE) :], q.PUBLISH_DROP[kind[len(NODE) :]], key)
+            else:
+                edge, dst_label = kind.split(":", 1)
+                self._unlink(edge, _SOURCE_LABEL.get(edge, SYMBOL), dst_label, key)
+
+    def _unlink(self, edge: str, src_label: str, dst_label: str, src: str) -> None:
+        self.stats.changed_groups += 1
+        cypher = q.PUBLISH_UNLINK[(edge, src_label, dst_label)]
+        self.batch.add("unlink", edge, cypher, {"src": src})
 
 
 class GraphWriter:
-    """Replaces one repository's subgraph in one transaction."""
+    """Publishes one repository's subgraph in one transaction."""
 
     def __init__(self, graph: Graph, settings: Settings) -> None:
         self.graph = graph
@@ -201,22 +381,68 @@ class GraphWriter:
         batch_size: int | None = None,
         on_batch: Callable[[int], None] | None = None,
         before_commit: Callable[[], None] | None = None,
+        delta: bool = True,
     ) -> PublishStats:
-        """Publish; ``on_batch`` (called with the number of batches run so far) and
-        ``before_commit`` are test seams for fault injection, never used in production."""
+        """Publish; ``delta=False`` never compares against the published state (a full
+        publish, as a parity reference). ``on_batch`` (called with the number of batches run
+        so far) and ``before_commit`` are test seams for fault injection, never used in
+        production."""
         size = batch_size or self.settings.graph_batch_rows
         if size < 1:
             raise ValueError("batch_size must be at least 1")
+        resolution.prepare_lookups()
+        path = state_path(self.settings, repo.key)
+        old = OldState.open(path) if delta else None
+        args = (repo, files, resolution, run_id, fingerprint, now, size, on_batch, before_commit)
+        try:
+            try:
+                return self._publish_once(*args, old)
+            except _DeltaMismatch as exc:
+                event(
+                    log,
+                    logging.WARNING,
+                    "graph_delta_fallback",
+                    f"delta publish abandoned, publishing in full: {exc}",
+                    repo=repo.key,
+                    run_id=run_id,
+                )
+                stats = self._publish_once(*args, None)
+                stats.delta_fallback = str(exc)
+                return stats
+        finally:
+            if old is not None:
+                old.close()
+
+    def _publish_once(
+        self,
+        repo: RepoInfo,
+        files: Callable[[], Iterable[FileFacts | SkippedFile]],
+        resolution: Resolution,
+        run_id: str,
+        fingerprint: str,
+        now: float,
+        size: int,
+        on_batch: Callable[[int], None] | None,
+        before_commit: Callable[[], None] | None,
+        old: OldState | None,
+    ) -> PublishStats:
         stats = PublishStats()
         started = time.monotonic()
+        new = NewState(state_path(self.settings, repo.key), run_id)
         what = f"publish graph of {repo.key}"
         try:
             with graph_errors(what), self.graph.session() as session:
                 tx = session.begin_transaction()
                 try:
                     self._write(
-                        tx, repo, files, resolution, run_id, fingerprint, now, size, stats, on_batch
-                    )
+                        tx, repo, files, resolution, run_id, fingerprint, now, size, stats,
+                        on_batch, old, new,
+                    )  # fmt: skip
+                    if stats.dropped_rows and stats.mode == PublishMode.DELTA:
+                        raise _DeltaMismatch(
+                            f"{stats.dropped_rows} rows did not find the nodes the published "
+                            "state promised (the graph was changed outside a publish)"
+                        )
                     if stats.dropped_rows:
                         raise JobError(
                             f"{stats.dropped_rows} graph rows of {repo.key} referred to nodes "
@@ -230,22 +456,30 @@ class GraphWriter:
                     if not tx.closed():
                         tx.rollback()
         except GraphError as exc:
+            new.discard()
             if self.graph.dialect.is_out_of_memory(str(exc)):
                 limit = self.graph.dialect.memory_limit_setting(str(exc))
                 raise GraphTooLarge(
-                    f"the graph of {repo.key} ({stats.total_nodes + stats.total_edges} rows "
+                    f"the graph of {repo.key} ({stats.rows_written} rows "
                     f"written before the server refused) exceeds the server's transaction "
                     f"memory limit ({limit}); raise that limit: a publish is never split"
                 ) from exc
             raise
+        except BaseException:
+            new.discard()
+            raise
+        new.promote()
         stats.tx_duration_s = time.monotonic() - started
         event(
             log,
             logging.INFO,
             "graph_publish",
-            f"published {stats.total_nodes} nodes and {stats.total_edges} edges",
+            f"published ({stats.mode}) {stats.total_nodes} nodes and {stats.total_edges} edges, "
+            f"deleted {stats.deleted_nodes} nodes and {stats.deleted_edges} edges",
             repo=repo.key,
             run_id=run_id,
+            mode=stats.mode,
+            rows_written=stats.rows_written,
             duration_s=round(stats.tx_duration_s, 3),
             rows_per_s=round(stats.throughput),
         )
@@ -263,6 +497,8 @@ class GraphWriter:
         size: int,
         stats: PublishStats,
         hook: Callable[[int], None] | None,
+        old: OldState | None,
+        new: NewState,
     ) -> None:
         counts = res.counts["calls"]
         props = {
@@ -273,7 +509,7 @@ class GraphWriter:
             "calls_unresolved": counts["unresolved"],
             "resolution_rate": round(res.rate, 4),
         }
-        tx.run(
+        record = tx.run(
             q.PUBLISH_REPOSITORY,
             key=repo.key,
             url=repo.url,
@@ -283,10 +519,17 @@ class GraphWriter:
             fingerprint=fingerprint,
             now=now,
             props=props,
-        ).consume()
+        ).single()
+        previous = record["previous"] if record is not None else None
         present = tx.run(q.PUBLISH_HAS_NODES, repo=repo.key).single()
-        stats.first_publish = not (present is not None and present["present"])
-        if not stats.first_publish:
+        if not (present is not None and present["present"]):
+            mode = PublishMode.FIRST
+        elif old is not None and previous is not None and old.run_id == previous:
+            mode = PublishMode.DELTA
+        else:
+            mode = PublishMode.FULL
+        stats.mode = mode.value
+        if mode is PublishMode.FULL:
             stats.deleted_edges = _delete_all(
                 tx,
                 repo.key,
@@ -298,17 +541,18 @@ class GraphWriter:
                 ),
             )
         batch = _Batcher(tx, repo.key, size, stats, hook)
+        rows = _Rows(batch, mode, old, new, res, repo.key)
         for item in files():
             if isinstance(item, FileFacts):
-                _add_file(batch, repo.key, item)
-        externals = q.PUBLISH_EXTERNALS_NEW if batch.fresh else q.PUBLISH_EXTERNALS
-        for key, name in res.iter_externals():
-            row = {"key": key, "repo": repo.key, "name": name}
-            batch.add("node", "ExternalModule", externals, row)
+                rows.file(item)
+        for node in external_rows(repo.key, res):
+            rows.external(node)
         batch.flush("node")
-        _add_edges(batch, res)
+        for kind in RESOLUTION_KINDS:
+            rows.resolution_groups(kind)
+        rows.gone()
         batch.finish()
-        if not stats.first_publish:
+        if mode is PublishMode.FULL:
             stats.deleted_nodes = _delete_all(
                 tx,
                 repo.key,
@@ -328,84 +572,3 @@ def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -
             if deleted < limit:
                 break
     return total
-
-
-def _add_file(batch: _Batcher, repo_key: str, facts: FileFacts) -> None:
-    fkey = file_key(repo_key, facts.path)
-    row: dict[str, Any] = {
-        "key": fkey,
-        "repo": repo_key,
-        "path": facts.path,
-        "language": facts.language,
-        "blob_sha": facts.blob_sha,
-        "loc": facts.line_count,
-        "size_bytes": facts.size_bytes,
-        "parse_status": str(facts.parse_status),
-    }
-    if facts.parse_error:
-        row["parse_error"] = facts.parse_error[:MAX_PARSE_ERROR_CHARS]
-    batch.add("file", "File", q.PUBLISH_FILES_NEW if batch.fresh else q.PUBLISH_FILES, row)
-    rows = symbol_rows(repo_key, facts)
-    kinds = {sym.key: sym.kind for sym in rows}
-    by_label: dict[str, list[dict[str, Any]]] = {}
-    for sym in rows:
-        label = q.SYMBOL_LABELS.get(sym.kind, q.GENERIC_SYMBOL_LABEL)
-        group = by_label.setdefault(label, [])
-        group.append(
-            {
-                "key": sym.key,
-                "repo": repo_key,
-                "name": sym.name,
-                "qualified_name": sym.qualified_name,
-                "kind": sym.kind,
-                "path": facts.path,
-                "start_line": sym.start_line,
-                "end_line": sym.end_line,
-                "signature": sym.signature,
-            }
-        )
-        if len(group) >= batch.size:  # a group never exceeds one batch
-            _add_symbols(batch, fkey, label, by_label.pop(label))
-    for label, group in by_label.items():
-        _add_symbols(batch, fkey, label, group)
-    for sym in rows:
-        if sym.parent_key is None:
-            continue
-        parent_kind = kinds.get(sym.parent_key, "")
-        if sym.kind == "method" and parent_kind in CLASS_KINDS:
-            batch.add_edge("HAS_METHOD", q.PUBLISH_HAS_METHOD, sym.parent_key, {"key": sym.key})
-        else:
-            batch.add_edge("CONTAINS", q.PUBLISH_CONTAINS, sym.parent_key, {"key": sym.key})
-
-
-def _add_symbols(batch: _Batcher, fkey: str, label: str, group: list[dict[str, Any]]) -> None:
-    row = {"file": fkey, "symbols": group}
-    cypher = (q.PUBLISH_SYMBOLS_NEW if batch.fresh else q.PUBLISH_SYMBOLS)[label]
-    batch.add("node", "Symbol", cypher, row, weight=len(group))
-
-
-def _add_edges(batch: _Batcher, res: Resolution) -> None:
-    for imp in res.iter_imports():
-        cypher = q.PUBLISH_IMPORTS_FILE if imp.dst_label == "File" else q.PUBLISH_IMPORTS_EXTERNAL
-        batch.add_edge("IMPORTS", cypher, imp.src_key, {"key": imp.dst_key, "line": imp.line})
-    for child, parent in res.iter_inherits():
-        batch.add_edge("INHERITS", q.PUBLISH_INHERITS, child, {"key": parent})
-    for call in res.iter_calls():
-        dst = {
-            "key": call.dst_key,
-            "line": call.line,
-            "tier": call.tier,
-            "candidates": call.candidates,
-        }
-        batch.add_edge("CALLS", q.PUBLISH_CALLS, call.src_key, dst)
-    for s in res.iter_symbol_stats():
-        row = {
-            "key": s.key,
-            "unresolved": s.calls_unresolved,
-            "external": s.calls_external,
-            "ambiguous": s.calls_ambiguous,
-            "possible": s.possible_callers,
-        }
-        batch.add("stats", "symbol", q.PUBLISH_SYMBOL_STATS, row)
-    for key, n in res.iter_file_stats():
-        batch.add("stats", "file", q.PUBLISH_FILE_STATS, {"key": key, "n": n})
