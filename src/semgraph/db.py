@@ -24,12 +24,13 @@ from semgraph.errors import (
     GraphConflict,
     GraphError,
     GraphQueryError,
+    GraphTimeout,
     GraphUnavailable,
     SearchError,
     SearchRequestError,
     SearchUnavailable,
 )
-from semgraph.graph.dialect import Dialect, IndexSpec, detect_kind
+from semgraph.graph.dialect import Dialect, IndexSpec, detect_kind, timeout_setting
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)
@@ -43,16 +44,29 @@ def graph_errors(what: str) -> Iterator[None]:
         yield
     except (neo_exc.ServiceUnavailable, neo_exc.SessionExpired, OSError) as exc:
         raise GraphUnavailable(f"{what}: graph server unreachable ({exc})") from exc
-    except neo_exc.TransientError as exc:
-        # a lock conflict, a deadlock, or the server's memory pool full for now (Neo4j files
-        # MemoryPoolOutOfMemoryError as transient too): a retry may succeed either way
-        raise GraphConflict(
-            f"{what}: transient server error, may be retried ({exc.code}: {exc.message})"
-        ) from exc
     except neo_exc.Neo4jError as exc:
-        raise GraphQueryError(f"{what}: {exc.code}: {exc.message}") from exc
+        raise _server_error(what, exc) from exc
     except neo_exc.DriverError as exc:
         raise GraphError(f"{what}: {exc}") from exc
+
+
+def _server_error(what: str, exc: neo_exc.Neo4jError) -> GraphError:
+    """Our error for an answer of the server (a ``Neo4jError``, transient or not)."""
+    setting = timeout_setting(exc.code, exc.message)
+    if setting is not None:
+        # Memgraph files its timeout abort as transient: it is never a conflict (the same
+        # transaction would only time out again), so nothing retries it
+        return GraphTimeout(
+            f"{what}: the graph server aborted the transaction at its execution timeout "
+            f"({exc.code}: {exc.message}); raise {setting}"
+        )
+    if isinstance(exc, neo_exc.TransientError):
+        # a lock conflict, a deadlock, or the server's memory pool full for now (Neo4j files
+        # MemoryPoolOutOfMemoryError as transient too): a retry may succeed either way
+        return GraphConflict(
+            f"{what}: transient server error, may be retried ({exc.code}: {exc.message})"
+        )
+    return GraphQueryError(f"{what}: {exc.code}: {exc.message}")
 
 
 @contextmanager
@@ -129,17 +143,20 @@ class Graph:
             return [record.data() for record in result]
 
     def ensure_schema(self, specs: tuple[IndexSpec, ...]) -> list[str]:
-        """Create every constraint/index; DDL in auto-commit, "already exists" is success."""
+        """Create every constraint/index (as many statements as the dialect needs for each);
+        DDL in auto-commit, "already exists" is success. Returns the names of the specs whose
+        statements ran."""
         created: list[str] = []
         for spec in specs:
-            ddl = self.dialect.create_ddl(spec)
-            try:
-                with graph_errors(f"schema {spec.name}"), self.session() as session:
-                    session.run(ddl).consume()
-                created.append(spec.name)
-            except GraphQueryError as exc:
-                if not self.dialect.is_already_exists(str(exc)):
-                    raise
+            for ddl in self.dialect.create_ddl(spec):
+                try:
+                    with graph_errors(f"schema {spec.name}"), self.session() as session:
+                        session.run(ddl).consume()
+                    if spec.name not in created:
+                        created.append(spec.name)
+                except GraphQueryError as exc:
+                    if not self.dialect.is_already_exists(str(exc)):
+                        raise
             event(log, logging.DEBUG, "schema_ensure", spec=spec.name)
         return created
 

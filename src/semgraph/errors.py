@@ -16,6 +16,7 @@
     │   ├── GraphError
     │   │   ├── GraphUnavailable  cannot reach the Bolt server
     │   │   ├── GraphConflict     transient: conflict, memory pool full (retry)
+    │   │   ├── GraphTimeout      the server aborted a transaction at its execution timeout
     │   │   ├── GraphQueryError   the server rejected a query
     │   │   └── RunStateError     no such index run, or its status forbids the change
     │   └── SearchError
@@ -104,6 +105,12 @@ class GraphUnavailable(GraphError):
 class GraphConflict(GraphError):
     """The graph server reported a transient error (a lock conflict, a deadlock, its memory
     pool full for now); the operation may be retried."""
+
+
+class GraphTimeout(GraphError):
+    """The graph server aborted the transaction because it ran past the server's execution
+    timeout; it is not retried (it would time out again): raise the timeout
+    (Memgraph --query-execution-timeout-sec, Neo4j db.transaction.timeout)."""
 
 
 class GraphQueryError(GraphError):

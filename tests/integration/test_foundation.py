@@ -41,7 +41,7 @@ def test_init_is_idempotent_and_creates_every_constraint(graph) -> None:  # type
     graph.ensure_schema(SCHEMA)
     names = {r["name"] for r in graph.query("constraints", "SHOW CONSTRAINTS YIELD name")}
     names |= {r["name"] for r in graph.query("indexes", "SHOW INDEXES YIELD name")}
-    assert {spec.name for spec in SCHEMA} <= names
+    assert {spec.name for spec in SCHEMA if graph.dialect.create_ddl(spec)} <= names
 
 
 def test_uniqueness_constraint_is_enforced(graph) -> None:  # type: ignore[no-untyped-def]

@@ -22,27 +22,43 @@ def test_detect_kind(agent: str, kind: ServerKind) -> None:
 
 
 def test_memgraph_ddl() -> None:
-    assert MEMGRAPH.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == (
-        "CREATE CONSTRAINT ON (n:JobQueue) ASSERT n.id IS UNIQUE"
-    )
-    assert MEMGRAPH.create_ddl(IndexSpec("Symbol", "name")) == "CREATE INDEX ON :Symbol(name)"
-    assert MEMGRAPH.drop_ddl(IndexSpec("Symbol", "name")) == "DROP INDEX ON :Symbol(name)"
+    # a uniqueness constraint creates no index on Memgraph: the key gets one too
+    assert MEMGRAPH.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == [
+        "CREATE CONSTRAINT ON (n:JobQueue) ASSERT n.id IS UNIQUE",
+        "CREATE INDEX ON :JobQueue(id)",
+    ]
+    assert MEMGRAPH.create_ddl(IndexSpec("Symbol", "name")) == ["CREATE INDEX ON :Symbol(name)"]
+    assert MEMGRAPH.create_ddl(IndexSpec("IndexRun")) == ["CREATE INDEX ON :IndexRun"]
+    assert MEMGRAPH.drop_ddl(IndexSpec("Symbol", "name")) == ["DROP INDEX ON :Symbol(name)"]
+    assert MEMGRAPH.drop_ddl(IndexSpec("JobQueue", "id", unique=True)) == [
+        "DROP CONSTRAINT ON (n:JobQueue) ASSERT n.id IS UNIQUE",
+        "DROP INDEX ON :JobQueue(id)",
+    ]
+    assert MEMGRAPH.drop_ddl(IndexSpec("IndexRun")) == ["DROP INDEX ON :IndexRun"]
     assert not MEMGRAPH.ddl_in_explicit_tx
     assert MEMGRAPH.snapshot_isolation
 
 
 def test_neo4j_ddl() -> None:
-    assert NEO4J.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == (
+    assert NEO4J.create_ddl(IndexSpec("JobQueue", "id", unique=True)) == [
         "CREATE CONSTRAINT semgraph_uniq_jobqueue_id IF NOT EXISTS "
         "FOR (n:JobQueue) REQUIRE n.id IS UNIQUE"
-    )
-    assert NEO4J.create_ddl(IndexSpec("Symbol", "name")) == (
+    ]
+    assert NEO4J.create_ddl(IndexSpec("Symbol", "name")) == [
         "CREATE INDEX semgraph_idx_symbol_name IF NOT EXISTS FOR (n:Symbol) ON (n.name)"
-    )
-    assert NEO4J.drop_ddl(IndexSpec("Symbol", "name", unique=True)) == (
+    ]
+    # labels are scanned through Neo4j's built-in token lookup index
+    assert NEO4J.create_ddl(IndexSpec("IndexRun")) == []
+    assert NEO4J.drop_ddl(IndexSpec("Symbol", "name", unique=True)) == [
         "DROP CONSTRAINT semgraph_uniq_symbol_name IF EXISTS"
-    )
+    ]
     assert not NEO4J.snapshot_isolation
+
+
+def test_a_label_index_cannot_be_unique() -> None:
+    with pytest.raises(ValueError, match="needs a property"):
+        IndexSpec("JobQueue", unique=True)
+    assert IndexSpec("JobQueue").name == "semgraph_label_jobqueue"
 
 
 def test_already_exists_messages() -> None:

@@ -7,10 +7,16 @@ Chosen once from the Bolt agent string (``server_info.agent``). Memgraph reports
 Differences handled here:
 
 * schema DDL syntax, and that Memgraph forbids DDL in explicit transactions (so DDL always
-  runs in auto-commit here, for both);
+  runs in auto-commit here, for both); on Memgraph a uniqueness constraint creates no index,
+  so every unique key also gets a label-property index, and labels that statements scan get
+  a label index (Neo4j backs constraints with indexes and scans labels with its built-in
+  token lookup index);
 * "already exists" answers to DDL, treated as success;
 * isolation: Neo4j is read-committed (take the node's write lock, then re-check); Memgraph is
-  snapshot isolation (a conflicting writer aborts with a transient error; retry with a bound);
+  snapshot isolation (a conflicting writer aborts with a transient error; retry within a time
+  budget), and a unique constraint is checked only at COMMIT;
+* timeouts: Memgraph aborts a transaction that runs past ``--query-execution-timeout-sec``
+  (timed from BEGIN) with a *transient* error, which must not be retried as a conflict;
 * server clocks differ (``timestamp()`` units): never used; callers pass ``now`` in.
 """
 
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -51,17 +58,56 @@ _NEO4J_MEMORY_SETTINGS = (
 )
 _LIMIT_VALUE = re.compile(r"the limit ([0-9.]+ ?[KMGT]?i?B)")
 
+#: Memgraph's answer when a transaction (explicit: timed from BEGIN) or query runs past
+#: ``--query-execution-timeout-sec`` (or a per-transaction timeout): a ``HintedAbortError``
+#: (src/query/exceptions.hpp, ``AbortReason::TIMEOUT``), sent as the *transient* code
+#: ``Memgraph.TransientError.MemgraphError.MemgraphError``
+MEMGRAPH_TIMEOUT_MESSAGE = "Transaction was asked to abort because of transaction timeout"
+#: Neo4j 5: ``db.transaction.timeout`` reached, or the timeout the client set at BEGIN
+#: (checked against a real server by tests/integration/test_graph_timeout.py)
+NEO4J_TIMEOUT_CODES = {
+    "Neo.ClientError.Transaction.TransactionTimedOut": (
+        "Neo4j db.transaction.timeout (the server's limit per transaction)"
+    ),
+    "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration": (
+        "the transaction timeout the client set at its start (and Neo4j db.transaction.timeout)"
+    ),
+}
+MEMGRAPH_TIMEOUT_SETTING = (
+    "Memgraph --query-execution-timeout-sec (it times a whole explicit transaction from "
+    "BEGIN; 0 means no limit; at runtime: SET DATABASE SETTING 'query.timeout' TO '<s>')"
+)
+
+
+def timeout_setting(code: str | None, message: str | None) -> str | None:
+    """The server setting to raise when ``code``/``message`` say a transaction was aborted at
+    its execution timeout; None for any other error."""
+    if code and "TransactionTimedOut" in code:
+        return NEO4J_TIMEOUT_CODES.get(
+            code, NEO4J_TIMEOUT_CODES["Neo.ClientError.Transaction.TransactionTimedOut"]
+        )
+    if message and MEMGRAPH_TIMEOUT_MESSAGE.lower() in message.lower():
+        return MEMGRAPH_TIMEOUT_SETTING
+    return None
+
 
 @dataclass(frozen=True)
 class IndexSpec:
-    """A uniqueness constraint (``unique=True``) or a plain property index."""
+    """A uniqueness constraint (``unique=True``), a label-property index, or (``prop`` None)
+    a label index for statements that scan a label."""
 
     label: str
-    prop: str
+    prop: str | None = None
     unique: bool = False
+
+    def __post_init__(self) -> None:
+        if self.prop is None and self.unique:
+            raise ValueError(f"a uniqueness constraint on :{self.label} needs a property")
 
     @property
     def name(self) -> str:
+        if self.prop is None:
+            return f"semgraph_label_{self.label.lower()}"
         kind = "uniq" if self.unique else "idx"
         return f"semgraph_{kind}_{self.label.lower()}_{self.prop.lower()}"
 
@@ -80,26 +126,49 @@ class Dialect:
         """True where a write-write conflict aborts the later transaction (Memgraph)."""
         return self.kind is ServerKind.MEMGRAPH
 
-    def create_ddl(self, spec: IndexSpec) -> str:
+    def create_ddl(self, spec: IndexSpec) -> list[str]:
+        """The statements that create ``spec`` here, in order.
+
+        Memgraph: a uniqueness constraint creates no index, so a unique key also gets its
+        label-property index (else every lookup by it scans every node), and a label index
+        is ``CREATE INDEX ON :Label``. Neo4j: a unique constraint is backed by an index, and
+        every label scan uses the built-in token lookup index, so a label spec needs nothing.
+        """
         label, prop = spec.label, spec.prop
         if self.kind is ServerKind.MEMGRAPH:
+            if prop is None:
+                return [f"CREATE INDEX ON :{label}"]
+            index = f"CREATE INDEX ON :{label}({prop})"
             if spec.unique:
-                return f"CREATE CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE"
-            return f"CREATE INDEX ON :{label}({prop})"
+                return [f"CREATE CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE", index]
+            return [index]
+        if prop is None:
+            return []
         if spec.unique:
-            return (
+            return [
                 f"CREATE CONSTRAINT {spec.name} IF NOT EXISTS "
                 f"FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
-            )
-        return f"CREATE INDEX {spec.name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"
+            ]
+        return [f"CREATE INDEX {spec.name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"]
 
-    def drop_ddl(self, spec: IndexSpec) -> str:
+    def drop_ddl(self, spec: IndexSpec) -> list[str]:
+        """The statements that remove what :meth:`create_ddl` created."""
+        label, prop = spec.label, spec.prop
         if self.kind is ServerKind.MEMGRAPH:
+            if prop is None:
+                return [f"DROP INDEX ON :{label}"]
+            index = f"DROP INDEX ON :{label}({prop})"
             if spec.unique:
-                return f"DROP CONSTRAINT ON (n:{spec.label}) ASSERT n.{spec.prop} IS UNIQUE"
-            return f"DROP INDEX ON :{spec.label}({spec.prop})"
+                return [f"DROP CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE", index]
+            return [index]
+        if prop is None:
+            return []
         kind = "CONSTRAINT" if spec.unique else "INDEX"
-        return f"DROP {kind} {spec.name} IF EXISTS"
+        return [f"DROP {kind} {spec.name} IF EXISTS"]
+
+    def schema_ddl(self, specs: Iterable[IndexSpec]) -> list[str]:
+        """Every statement that creates ``specs`` here (what ``semgraph init`` runs)."""
+        return [ddl for spec in specs for ddl in self.create_ddl(spec)]
 
     @staticmethod
     def is_already_exists(message: str) -> bool:
