@@ -166,7 +166,10 @@ class Settings(BaseSettings):
     backoff_cap_s: float = Field(default=3600.0, ge=0, le=7 * 86400)
     poll_interval_s: float = Field(default=1.0, gt=0, le=3600)
     sweep_interval_s: float = Field(default=60.0, gt=0, le=86400)
-    claim_conflict_retries: int = Field(default=30, ge=1, le=1000)
+    # a queue write that loses a conflict (Memgraph: snapshot isolation aborts the later
+    # writer) runs again with exponential backoff and jitter until this much time is spent
+    graph_conflict_retry_s: float = Field(default=20.0, ge=0, le=3600)
+    claim_conflict_retries: int = Field(default=1000, ge=1, le=100_000)  # cap on the tries
     worker_name: str = Field(default="", max_length=200)  # default: the host name
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
 

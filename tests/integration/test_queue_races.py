@@ -13,6 +13,7 @@ from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
+from semgraph.errors import GraphQueryError
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, sweep
@@ -201,6 +202,133 @@ def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type
     assert collections.Counter(outcomes) == {"follow_up": 1, "coalesced": 99}
     assert len(ids) == 1 and job.id not in ids
     assert [j.id for j in store.list(status="pending")] == list(ids)
+
+
+# -- first claims of a repository (its :RepoLock node) -----------------------------------------
+
+CLAIM = {"op": "claim"}
+MEMGRAPH_CLIENT_ERROR = "Memgraph.ClientError.MemgraphError.MemgraphError"
+MEMGRAPH_UNIQUE_AT_COMMIT = "Unable to commit due to unique constraint violation on :RepoLock(key)"
+
+
+def repo_locks(graph: Graph, repo: str) -> int:
+    rows = graph.query("locks", "MATCH (l:RepoLock {key: $k}) RETURN count(l) AS n", k=repo)
+    return int(rows[0]["n"])
+
+
+def two_pending_jobs_without_a_lock(store: JobStore, graph: Graph, repo: str) -> list[str]:
+    """A repository's pending job plus a second pending job of it (written directly: no
+    enqueue makes one, which is what the lock guards against), and no :RepoLock node, as for
+    jobs queued before enqueues created it."""
+    first = store.enqueue(repo, now=1.0, commit="c1").job_id
+    graph.query(
+        "second pending job",
+        "MATCH (j:JobQueue {id: $id}) CREATE (k:JobQueue) "
+        "SET k = j {.*, id: $id2, pending_key: null, claim_key: j.claim_key + '~'}",
+        id=first,
+        id2=first + "-2",
+    )
+    graph.query("no lock yet", "MATCH (l:RepoLock {key: $k}) DELETE l", k=repo)
+    return [first, first + "-2"]
+
+
+def test_enqueue_creates_the_repository_lock_and_claims_only_write_it(store, graph) -> None:  # type: ignore[no-untyped-def]
+    store.enqueue("org/a", now=1.0)
+    store.enqueue("org/a", now=2.0)  # coalesced: no second lock
+    assert repo_locks(graph, "org/a") == 1
+    job = store.claim("w", KINDS, now=3.0)
+    assert job is not None and repo_locks(graph, "org/a") == 1
+    store.complete(job.id, job.claim_token, now=4.0)
+    store.enqueue("org/a", now=5.0)
+    assert repo_locks(graph, "org/a") == 1
+
+
+def test_two_concurrent_first_claims_of_a_repository_run_one_job(  # type: ignore[no-untyped-def]
+    store, graph, graphs, qsettings
+) -> None:
+    """Both claimers have read their candidate before either locks the repository, whose lock
+    node does not exist yet: exactly one claims, the other sees its job running."""
+    ids = two_pending_jobs_without_a_lock(store, graph, "org/first")
+    barrier = threading.Barrier(2)
+    claimed: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def claimer(n: int) -> None:
+        def hook(point: str) -> None:
+            if point == "claim:after_read":
+                barrier.wait(timeout=30)
+
+        mine = JobStore(graphs[n], qsettings, hook=hook)
+        try:
+            claimed[ids[n]] = mine.claim(f"w{n}", KINDS, now=10.0, job_id=ids[n])
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    winners = [job_id for job_id, job in claimed.items() if job is not None]
+    assert len(winners) == 1, claimed
+    running = store.list(status="running", repo="org/first")
+    assert [j.id for j in running] == winners
+    assert repo_locks(graph, "org/first") == 1
+
+
+def test_a_first_claim_that_loses_the_lock_at_commit_runs_again(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+    """Memgraph's way to lose: both claims CREATE the lock node and the later COMMIT fails the
+    unique constraint (injected here with Memgraph's message, after the winner committed for
+    real). The claim runs again, now finds the node and the winner's running job, and
+    takes nothing."""
+    first, second = two_pending_jobs_without_a_lock(store, graph, "org/late")
+    winner = JobStore(graph, qsettings)
+    won: list[object] = []
+
+    def lose_at_commit() -> None:
+        won.append(winner.claim("w-winner", KINDS, now=10.0, job_id=second))
+        raise GraphQueryError(f"claim: {MEMGRAPH_CLIENT_ERROR}: {MEMGRAPH_UNIQUE_AT_COMMIT}")
+
+    loser = JobStore(graph, qsettings, hook=at("claim:after_read", lose_at_commit))
+    retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", CLAIM) or 0
+    assert loser.claim("w-loser", KINDS, now=10.0, job_id=first) is None
+    assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", CLAIM) == retries + 1
+    assert won and won[0] is not None
+    assert [j.id for j in store.list(status="running", repo="org/late")] == [second]
+    assert store.get(first).status is JobStatus.PENDING
+    assert repo_locks(graph, "org/late") == 1
+
+
+def test_concurrent_first_claims_across_many_repositories(  # type: ignore[no-untyped-def]
+    store, graph, graphs, qsettings
+) -> None:
+    """Eight claimers, twenty repositories with two claimable jobs each and no lock nodes:
+    never two running jobs of one repository, and no claim fails."""
+    for i in range(20):
+        two_pending_jobs_without_a_lock(store, graph, f"org/m{i}")
+    barrier = threading.Barrier(8)
+    claims: list[tuple[str, str]] = []
+    errors: list[BaseException] = []
+
+    def claimer(n: int) -> None:
+        mine = JobStore(graphs[n], qsettings)
+        try:
+            barrier.wait(timeout=30)
+            while (job := mine.claim(f"w{n}", KINDS, now=10.0)) is not None:
+                claims.append((job.repo_key, job.id))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors[:3]
+    per_repo = collections.Counter(repo for repo, _ in claims)
+    assert set(per_repo) == {f"org/m{i}" for i in range(20)}
+    assert all(n == 1 for n in per_repo.values()), per_repo
 
 
 # -- stale writers in the window between read and write ----------------------------------------

@@ -5,9 +5,12 @@ Correct on Neo4j 5 (read-committed) and Memgraph (snapshot isolation):
 * every state change locks the job node first (``SET j._lock = true REMOVE j._lock``) and
   only then reads the state it decides on, so on Neo4j a concurrent writer has either
   committed (and is seen) or waits; on Memgraph the later of two conflicting writers aborts
-  with a transient error, and :meth:`JobStore._write` retries it with a bounded count;
+  with a transient error, and :meth:`JobStore._write` retries it with exponential backoff
+  within a time budget (``graph_conflict_retry_s``);
 * a claim also locks a per-repository ``:RepoLock`` node before it checks that no job of the
-  repository runs, so claims for one repository serialise;
+  repository runs, so claims for one repository serialise (the node is created with the
+  repository's first job, so a claim only writes it; a claim that had to create it and lost
+  the unique constraint at COMMIT, as on Memgraph, runs again);
 * "at most one pending job per repository" is the unique constraint on
   ``JobQueue.pending_key`` (set only while pending), never read-then-write;
 * an enqueue batch (group commit, :meth:`JobStore.enqueue_many`) decides on an unlocked read
@@ -36,11 +39,12 @@ from semgraph.errors import (
     GraphConflict,
     GraphError,
     GraphQueryError,
+    GraphTimeout,
     InvalidTransition,
     JobNotFound,
 )
 from semgraph.queue import metrics
-from semgraph.queue.backoff import backoff_s
+from semgraph.queue.backoff import RetryBudget, backoff_s
 from semgraph.queue.enqueue import EnqueuePlan, Slot
 from semgraph.queue.models import (
     REQUEUEABLE,
@@ -112,6 +116,9 @@ RETURN repos, collect({key: d.key, job_id: d.job_id}) AS seen
 # status, coalesced_count or updated_at, or deletes it); the caller compares ``updated`` and
 # runs the whole batch again when a concurrent writer got there first. Rows come sorted by
 # id, so concurrent batches lock in one order.
+# A new job's repository gets its ``:RepoLock`` node here, so that a claim finds it and only
+# writes it (CLAIM_ONE): on Memgraph two transactions that both CREATE the node both
+# succeed until the later COMMIT fails the unique constraint (the batch is then run again).
 ENQUEUE_WRITE = """
 UNWIND $updates AS row
 MATCH (j:JobQueue {id: row.id})
@@ -123,6 +130,7 @@ WHERE j.status = 'pending' AND j.coalesced_count = row.seen_count
 SET j += row.props
 WITH count(j) AS updated
 FOREACH (props IN $creates | CREATE (j:JobQueue) SET j = props)
+FOREACH (key IN $lock_keys | MERGE (:RepoLock {key: key}))
 FOREACH (row IN $deliveries |
   CREATE (:JobDelivery {key: row.key, job_id: row.job_id, created_at: $now}))
 RETURN updated
@@ -166,7 +174,12 @@ RETURN j.id AS id, j.repo_key AS repo_key
 """
 
 # one statement: lock the repository, check (after the lock) that none of its jobs runs,
-# lock the job, re-check (after the lock) that it is still pending and due, take it
+# lock the job, re-check (after the lock) that it is still pending and due, take it.
+# The enqueue that created the job created its :RepoLock, so the MERGE normally matches and
+# writes an existing node: a lock on Neo4j, a write-write conflict on Memgraph (the later
+# claim aborts and is retried). It creates one only for a job queued before enqueues did;
+# two such first claims on Memgraph both create it and the later COMMIT fails the unique
+# constraint: JobStore.claim runs again on that (retry_unique), and then finds the node.
 CLAIM_ONE = """
 MERGE (l:RepoLock {key: $repo_key})
 SET l.locked_at = $now
@@ -373,11 +386,15 @@ class JobStore:
         *,
         hook: Hook | None = None,
         rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.graph = graph
         self.settings = settings
         self._hook = hook
         self._rng = rng or random.Random()
+        self._clock = clock  # the conflict retries' time budget (injected by tests)
+        self._sleep = sleep
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -389,9 +406,15 @@ class JobStore:
 
     def _write(self, op: str, fn: Callable[..., T], *args: Any, retry_unique: bool = False) -> T:
         """Run ``fn(tx, *args)`` in one explicit write transaction; retry transient conflicts
-        (and, where asked, lost uniqueness races) a bounded number of times."""
-        limit = self.settings.claim_conflict_retries
-        for attempt in range(1, limit + 1):
+        (and, where asked, lost uniqueness races) with backoff until the time budget
+        ``graph_conflict_retry_s`` is spent. A timeout abort is never retried."""
+        budget = RetryBudget(
+            self.settings.graph_conflict_retry_s,
+            self.settings.claim_conflict_retries,
+            clock=self._clock,
+            rng=self._rng,
+        )
+        while True:
             committing = False
             try:
                 with graph_errors(op), self.graph.session() as session:
@@ -404,22 +427,32 @@ class JobStore:
                         if not tx.closed():
                             tx.rollback()
                 return result
+            except GraphTimeout:
+                raise  # it would only time out again: the server's limit must be raised
             except (GraphConflict, _Retry) as exc:
-                if attempt == limit:
-                    if isinstance(exc, _Retry):
-                        raise GraphConflict(f"{op}: still conflicting after {limit} tries") from exc
-                    raise
+                delay = budget.next_delay()
+                if delay is None:
+                    raise GraphConflict(
+                        f"{op}: still conflicting after {budget.tries} tries in "
+                        f"{budget.elapsed_s:.1f}s (SEMGRAPH_GRAPH_CONFLICT_RETRY_S="
+                        f"{budget.budget_s:g}): {exc}"
+                    ) from exc
             except GraphQueryError as exc:
-                if not (retry_unique and _is_unique_violation(exc)) or attempt == limit:
+                if not (retry_unique and _is_unique_violation(exc)):
+                    raise
+                delay = budget.next_delay()
+                if delay is None:
                     raise
             except GraphError:
                 # a connection that broke before COMMIT was sent changed nothing: run it
                 # again; during COMMIT the outcome is unknown, so the caller must decide
-                if committing or attempt == limit:
+                if committing:
+                    raise
+                delay = budget.next_delay()
+                if delay is None:
                     raise
             metrics.CONFLICT_RETRIES.labels(op=op).inc()
-            time.sleep(self._rng.uniform(0, 0.002 * attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
+            self._sleep(delay)
 
     def _read(self, what: str, cypher: str, **params: Any) -> list[dict[str, Any]]:
         return self.graph.query(what, cypher, **params)
@@ -556,6 +589,7 @@ class JobStore:
                 ENQUEUE_WRITE,
                 updates=updates,
                 creates=creates,
+                lock_keys=sorted({str(props["repo_key"]) for props in creates}),
                 deliveries=plan.deliveries,
                 now=now,
             ).single(strict=True)
@@ -574,7 +608,9 @@ class JobStore:
         if not kinds:
             return None
         started = time.perf_counter()
-        job = self._write("claim", self._claim_tx, worker_id, list(kinds), now, job_id)
+        job = self._write(
+            "claim", self._claim_tx, worker_id, list(kinds), now, job_id, retry_unique=True
+        )
         metrics.CLAIM_LATENCY.observe(time.perf_counter() - started)
         if job is not None:
             metrics.TRANSITIONS.labels(action="claim").inc()
