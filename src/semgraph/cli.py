@@ -38,6 +38,11 @@ class _State:
     verbose = False
 
 
+def is_verbose() -> bool:
+    """Whether ``-v`` was given (tracebacks and detail)."""
+    return _State.verbose
+
+
 def settings_from(ctx: typer.Context) -> Settings:
     settings = ctx.obj if isinstance(ctx.obj, Settings) else None
     if settings is None:
@@ -109,6 +114,9 @@ def _print_states(states: list[Any], as_json: bool) -> None:
                     "running": s.running,
                     "healthy": s.healthy,
                     "url": s.url,
+                    "detail": s.detail,
+                    "heap_mb": s.heap_mb,
+                    "tx_memory_mb": s.tx_memory_mb,
                 }
                 for s in states
             ]
@@ -116,7 +124,8 @@ def _print_states(states: list[Any], as_json: bool) -> None:
         return
     for s in states:
         status = "healthy" if s.healthy else ("running, not healthy" if s.running else "stopped")
-        out.print(f"{s.name:<14} {status:<22} pid={s.pid or '-':<8} {s.url}")
+        detail = f"  {s.detail}" if s.detail else ""
+        out.print(f"{s.name:<14} {status:<22} pid={s.pid or '-':<8} {s.url}{detail}", markup=False)
 
 
 @services_app.command("up")

@@ -52,8 +52,9 @@ class Settings(BaseSettings):
     es_heap_mb: int = Field(default=512, ge=128, le=1024)
     es_user: str = "semgraph"
     # a publish is one transaction: its state lives on the heap until COMMIT (a 20,000-file
-    # synthetic repository, 2.03 million rows, peaked at 4.2 GB of transaction memory)
-    neo4j_heap_mb: int = Field(default=1024, ge=128, le=262_144)
+    # synthetic repository, 2.03 million rows, peaked at 4.2 GB of transaction memory).
+    # 0 (the default): sized from the machine's memory (services.heap.auto_heap_mb)
+    neo4j_heap_mb: int = Field(default=0, ge=0, le=262_144)
     # parallel: throughput collector tuned for a publish's long-lived transaction state
     # (see services.stack.GC_FLAGS); g1: Neo4j's default collector, shorter pauses
     neo4j_gc: str = Field(default="parallel", pattern="^(parallel|g1)$")
@@ -216,6 +217,13 @@ class Settings(BaseSettings):
                 except ValueError as exc:
                     raise ValueError(f"not a JSON list: {exc}") from exc
             return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("neo4j_heap_mb")
+    @classmethod
+    def _check_neo4j_heap(cls, value: int) -> int:
+        if 0 < value < 128:
+            raise ValueError("must be 0 (sized from the machine's memory) or at least 128")
         return value
 
     @field_validator("log_level")

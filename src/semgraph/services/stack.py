@@ -25,6 +25,7 @@ from semgraph.config import Settings
 from semgraph.errors import ServiceError
 from semgraph.logs import event
 from semgraph.services import procs
+from semgraph.services.heap import HeapChoice, choose_heap, tx_memory_mb
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,8 @@ class ServiceState:
     healthy: bool
     url: str
     detail: str = ""
+    heap_mb: int | None = None  # the graph server's JVM heap (running, or what up would take)
+    tx_memory_mb: int | None = None  # its cap on all transactions' memory
 
     @property
     def running(self) -> bool:
@@ -362,13 +365,34 @@ class BoltService(_Service):
                 env=env,
             )
 
+    def heap(self) -> HeapChoice:
+        """The heap this server starts with (SEMGRAPH_NEO4J_HEAP_MB, or sized from the
+        machine's memory: :mod:`semgraph.services.heap`)."""
+        return choose_heap(self.settings)
+
+    def state(self) -> ServiceState:
+        state = super().state()
+        chosen = self.heap()
+        running = running_heap(procs.cmdline(state.pid)) if state.pid is not None else None
+        if running is None or running[0] == chosen.heap_mb:
+            state.heap_mb, state.tx_memory_mb = running or (chosen.heap_mb, chosen.tx_memory_mb)
+            state.detail = chosen.describe()
+        else:  # started with other settings than the current ones
+            state.heap_mb, state.tx_memory_mb = running
+            state.detail = (
+                f"heap {running[0]} MiB, transactions capped at {running[1]} MiB "
+                f"(a restart would take {chosen.describe()})"
+            )
+        return state
+
     def launch_spec(self) -> tuple[list[str], dict[str, str], str | None]:
         s = self.settings
         java = _java_home(s) / "bin" / "java"
         classpath = f"{self.project / 'target' / 'classes'}:{self.project / 'target' / 'lib'}/*"
+        heap_mb = self.heap().heap_mb
         argv = [
             str(java),
-            f"-Xmx{s.neo4j_heap_mb}m",
+            f"-Xmx{heap_mb}m",
             *GC_FLAGS[s.neo4j_gc],
             "-cp",
             classpath,
@@ -379,7 +403,7 @@ class BoltService(_Service):
             # all transactions together may hold at most 70 % of the heap: a repository too
             # large for one publish is refused with MemoryPoolOutOfMemoryError (GraphTooLarge,
             # naming this setting) instead of driving the JVM into back-to-back full GCs
-            f"db.memory.transaction.total.max={tx_memory_mb(s.neo4j_heap_mb)}m",
+            f"db.memory.transaction.total.max={tx_memory_mb(heap_mb)}m",
         ]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return argv, env, None
@@ -397,9 +421,19 @@ GC_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def tx_memory_mb(heap_mb: int) -> int:
-    """The local Neo4j's cap on the memory of all open transactions (70 % of the heap)."""
-    return heap_mb * 7 // 10
+def running_heap(cmdline: str) -> tuple[int, int] | None:
+    """(heap MiB, transaction cap MiB) of a running server, read from its command line."""
+    heap: int | None = None
+    cap: int | None = None
+    for arg in cmdline.split():
+        if arg.startswith("-Xmx") and arg.endswith("m") and arg[4:-1].isdigit():
+            heap = int(arg[4:-1])
+        prefix = "db.memory.transaction.total.max="
+        if arg.startswith(prefix) and arg.endswith("m") and arg[len(prefix) : -1].isdigit():
+            cap = int(arg[len(prefix) : -1])
+    if heap is None:
+        return None
+    return heap, cap if cap is not None else tx_memory_mb(heap)
 
 
 class Stack:
