@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from semgraph.errors import JobError
+from semgraph.errors import GraphTooLarge, JobError
+
+_TOO_LARGE = f"{GraphTooLarge.__name__}: "
+_ROWS = re.compile(r"\((\d[\d,]*) rows")
+_REPO = re.compile(r"the graph of (\S+)")
+_TX_SETTING = re.compile(
+    r"((?:dbms|db)\.memory\.transaction(?:\.total)?\.max)(?: = ([\d.]+) ?([KMGT]?i?B))?"
+)
 
 
 def _progress_printer(live: bool) -> Any:
@@ -67,7 +75,7 @@ def index_cmd(
     from semgraph.indexer import jobs
     from semgraph.indexer.checkout import normalize_source, repo_key_for
     from semgraph.queue import registry
-    from semgraph.queue.models import TERMINAL, JobStatus
+    from semgraph.queue.models import JobStatus
     from semgraph.queue.store import JobStore
     from semgraph.queue.worker import Worker
 
@@ -87,30 +95,15 @@ def index_cmd(
         jobs.progress_sink = _progress_printer(err.is_terminal and not as_json)
         worker = Worker(settings, graph, store=store)
         worker.install_signal_handlers()
-        while True:
-            job = store.get(enq.job_id)
-            if job is None:
-                raise JobError(f"job {enq.job_id} disappeared (purged?)")
-            if job.status in TERMINAL:
-                break
-            if job.status is JobStatus.PENDING and job.attempts > 0 and job.last_error:
-                raise JobError(
-                    f"job {job.id} failed (attempt {job.attempts}/{job.max_attempts}) and is "
-                    f"queued for retry: {job.last_error}"
-                )
-            if job.status is JobStatus.RUNNING:
-                time.sleep(settings.poll_interval_s)  # another worker has it
-                continue
-            done = worker.jobs_done
-            worker.run(once=True, job_id=job.id)  # only this job: older ones wait for a worker
-            if worker.jobs_done == done:  # not claimable yet (its repository is busy)
-                time.sleep(settings.poll_interval_s)
+        job = _run_own_job(store, worker, enq.job_id, settings, as_json)
         if err.is_terminal:
             err.print("")
         runs = [
             r for r in RunStore(graph).list(repo=repo_key, limit=20) if r.get("job_id") == job.id
         ]
     run = runs[0] if runs else None
+    if job.status is not JobStatus.SUCCEEDED:
+        _exit_if_too_large(job, settings, as_json, run)
     if as_json:
         emit_json({"job": job.to_json(), "run": run})
     else:
@@ -119,6 +112,105 @@ def index_cmd(
             _print_run(run)
     if job.status is not JobStatus.SUCCEEDED:
         raise typer.Exit(1)
+
+
+def _run_own_job(store: Any, worker: Any, job_id: str, settings: Any, as_json: bool) -> Any:
+    """Run the job ``job_id`` here (only that one) until it is terminal; a failed attempt
+    that is queued for retry ends the command."""
+    from semgraph.queue.models import TERMINAL, JobStatus
+
+    while True:
+        job = store.get(job_id)
+        if job is None:
+            raise JobError(f"job {job_id} disappeared (purged?)")
+        if job.status in TERMINAL:
+            return job
+        if job.status is JobStatus.PENDING and job.attempts > 0 and job.last_error:
+            _exit_if_too_large(job, settings, as_json)
+            raise JobError(
+                f"job {job.id} failed (attempt {job.attempts}/{job.max_attempts}) and is "
+                f"queued for retry: {job.last_error}"
+            )
+        if job.status is JobStatus.RUNNING:
+            time.sleep(settings.poll_interval_s)  # another worker has it
+            continue
+        done = worker.jobs_done
+        worker.run(once=True, job_id=job.id)  # only this job: older ones wait for a worker
+        if worker.jobs_done == done:  # not claimable yet (its repository is busy)
+            time.sleep(settings.poll_interval_s)
+
+
+def too_large_line(error: str, heap_mb: int | None = None) -> str | None:
+    """The one line ``semgraph index`` prints for a publish refused as too large for one
+    transaction (a job error recorded as ``GraphTooLarge: ...``), or None for other errors.
+
+    The writer's message names the repository, the rows written before the server refused
+    and the limit it hit; the line keeps those and says what to raise (``heap_mb``: the
+    heap of the local Neo4j when that is the server)."""
+    if not error.startswith(_TOO_LARGE):
+        return None
+    message = " ".join(error[len(_TOO_LARGE) :].split())  # one line, whatever it held
+    repo, rows = _REPO.search(message), _ROWS.search(message)
+    limit, fix = _limit_and_fix(message, heap_mb)
+    if repo is None or rows is None or limit is None:
+        return f"semgraph index: {message}"
+    count = int(rows.group(1).replace(",", ""))
+    return (
+        f"semgraph index: the graph of {repo.group(1)} ({count:,} rows written before refusal) "
+        f"exceeds {limit}; {fix}"
+    )
+
+
+def _limit_and_fix(message: str, heap_mb: int | None) -> tuple[str | None, str]:
+    """The limit a refusal message names, and what to raise."""
+    heap = (
+        "raise SEMGRAPH_NEO4J_HEAP_MB (local stack: transactions get 70% of the heap"
+        + (f", now {heap_mb} MiB" if heap_mb else "")
+        + "; then `semgraph services down` and `up`)"
+    )
+    if "Memgraph" in message:
+        return "Memgraph --memory-limit", "raise Memgraph's --memory-limit"
+    if "JVM heap" in message:
+        return "the Neo4j server's JVM heap", f"{heap} or the server's -Xmx"
+    found = {m.group(1): m for m in _TX_SETTING.finditer(message)}
+    if len(found) != 1:
+        return None, ""
+    [(name, match)] = found.items()
+    value = f" = {float(match.group(2)):g} {match.group(3)}" if match.group(2) else ""
+    if name.endswith("total.max"):
+        return f"Neo4j {name}{value}", f"{heap} or the server's {name}"
+    return f"Neo4j {name}{value}", f"raise {name} on the Neo4j server"
+
+
+def _exit_if_too_large(
+    job: Any, settings: Any, as_json: bool, run: dict[str, Any] | None = None
+) -> None:
+    """Print the refusal line and exit 1 when the job's publish was refused as too large."""
+    from semgraph.cli import emit_json, err, is_verbose
+
+    line = too_large_line(job.last_error or "", _local_heap_mb(settings))
+    if line is None:
+        return
+    if job.status.value == "pending":
+        line += f" (job {job.id} stays queued for retry, attempt {job.attempts}/{job.max_attempts})"
+    if as_json:
+        emit_json({"job": job.to_json(), "run": run})
+    elif err.is_terminal:
+        err.print("")  # end the progress line
+    err.print(line, markup=False, highlight=False)
+    if is_verbose():
+        err.print(f"  job error: {job.last_error}", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _local_heap_mb(settings: Any) -> int | None:
+    """The heap of this state directory's local Neo4j when it runs, else None."""
+    from semgraph.services import procs
+    from semgraph.services.stack import BoltService, running_heap
+
+    pid = BoltService(settings).pid()
+    found = running_heap(procs.cmdline(pid)) if pid is not None else None
+    return found[0] if found else None
 
 
 def _print_run(run: dict[str, Any]) -> None:
@@ -142,6 +234,15 @@ def check_cmd(
     as_json: bool = typer.Option(
         False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
     ),
+    graph_parity: str | None = typer.Option(
+        None,
+        "--graph-parity",
+        metavar="REPO",
+        envvar="SEMGRAPH_CHECK_GRAPH_PARITY",
+        show_envvar=True,
+        help="Instead: compare REPO's live graph, node for node and edge for edge, with a "
+        "full publish of its indexed commit; exit 1 (and alert) on any difference.",
+    ),
 ) -> None:
     """Compare each repository's graph run id with the index behind its alias; exit 1 when
     any repository is diverged (and not repaired)."""
@@ -150,6 +251,9 @@ def check_cmd(
     from semgraph.db import connect_graph
 
     settings = settings_from(ctx)
+    if graph_parity is not None:
+        _graph_parity(settings, graph_parity, as_json)
+        return
     with connect_graph(settings) as graph:
         results = check_repositories(settings, graph, repair=repair)
     if as_json:
@@ -164,4 +268,27 @@ def check_cmd(
                 markup=False,
             )
     if any(r.status == "diverged" for r in results):
+        raise typer.Exit(1)
+
+
+def _graph_parity(settings: Any, repo: str, as_json: bool) -> None:
+    from semgraph.check import graph_parity
+    from semgraph.cli import emit_json, out
+    from semgraph.db import connect_graph
+
+    with connect_graph(settings) as graph:
+        report = graph_parity(settings, graph, repo)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        verdict = "equal" if report.ok else "DIFFERENT"
+        out.print(
+            f"{repo}: graph {verdict} to a full publish of its commit ({report.live_rows} rows "
+            f"in the graph, {report.model_rows} in the model; {report.only_live} only in the "
+            f"graph, {report.only_model} missing)",
+            markup=False,
+        )
+        for line in report.samples:
+            out.print(f"  {line}", markup=False)
+    if not report.ok:
         raise typer.Exit(1)
