@@ -352,6 +352,13 @@ def main() -> None:
     parser.add_argument("--file-size", choices=["small", "default"], default="small")
     parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--skip-push", action="store_true")
+    parser.add_argument(
+        "--keep-repo",
+        metavar="DIR",
+        type=Path,
+        help="generate the synthetic repository in DIR and keep it; a later run against the "
+        "same stack reuses it (its 'first index' is then a one-file change, and says so)",
+    )
     opts = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the server and worker child processes are stopped too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -380,10 +387,19 @@ def main() -> None:
                 return
             from bench.synth import generate
 
-            repo = generate(work / "synthetic", opts.files, small=opts.file_size == "small")
+            kept = opts.keep_repo is not None and (opts.keep_repo / ".git").is_dir()
+            if kept:
+                repo = opts.keep_repo
+            else:
+                repo = generate(
+                    opts.keep_repo or work / "synthetic",
+                    opts.files,
+                    small=opts.file_size == "small",
+                )
             with process(["worker"], env, work / "worker.log"):
                 first = _first_index(base, repo)
-                print(f"first full index of {opts.files} files: {first:.1f} s", flush=True)
+                what = "re-index (repository kept from an earlier run)" if kept else "full index"
+                print(f"first {what} of {opts.files} files: {first:.1f} s", flush=True)
                 print(f"  {_last_run(base, repo)}", flush=True)
                 latencies = []
                 for n in range(opts.rounds):

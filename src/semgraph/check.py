@@ -9,6 +9,7 @@ index of the graph's run still exists; otherwise it enqueues a reindex.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -157,3 +158,57 @@ def maintain_search(settings: Settings, graph: Graph) -> None:
         )
     finally:
         es.close()
+
+
+def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool = True) -> Any:
+    """Compare the live graph of ``repo_key`` with the graph a fresh full publish of its
+    indexed commit writes (checked out, parsed with the parse cache of the indexed
+    fingerprint, resolved); a mismatch fires the ``index_diverged`` alert. Returns a
+    :class:`semgraph.graph.parity.ParityReport`."""
+    import shutil
+
+    from semgraph.errors import SemgraphError
+    from semgraph.graph import parity
+    from semgraph.graph.reader import GraphReader
+    from semgraph.graph.resolve import resolve
+    from semgraph.indexer.checkout import checkout
+    from semgraph.indexer.parse import parse_repository
+    from semgraph.indexer.parsecache import ParseCache
+    from semgraph.indexer.spill import SpillReader
+
+    repo = next((r for r in GraphReader(graph).repositories() if r.get("key") == repo_key), None)
+    if repo is None or not repo.get("commit"):
+        raise SemgraphError(f"repository {repo_key!r} has no published graph")
+    work = settings.state_dir / "parity" / f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}"
+    try:
+        co = checkout(settings, str(repo.get("url") or repo_key), str(repo["commit"]), work / "ws")
+        spill = work / "parse.spill"
+        fp = str(repo.get("fingerprint") or "")
+        with ParseCache.for_repo(settings, repo_key, fp) as cache:  # read, never written back
+            parse_repository(settings, co.workspace, spill, cache=cache)
+        event(log, logging.INFO, "graph_parity", "model parsed; comparing", repo=repo_key)
+        with resolve(lambda: iter(SpillReader(spill)), repo_key, work / "resolve") as res:
+            model = parity.model_rows(repo_key, SpillReader(spill), res)
+            report = parity.compare(repo_key, parity.live_rows(graph, repo_key), model, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    event(
+        log,
+        logging.INFO if report.ok else logging.CRITICAL,
+        "graph_parity",
+        "graph equals a full publish" if report.ok else "graph differs from a full publish",
+        repo=repo_key,
+        commit=repo["commit"],
+        only_live=report.only_live,
+        only_model=report.only_model,
+    )
+    if not report.ok and alert:
+        INDEX_DIVERGED.labels(repo=repo_key).set(1)
+        Alerter(settings).fire(
+            "index_diverged",
+            f"graph parity: {report.only_live} rows only in the graph, {report.only_model} "
+            f"missing from it, against a full publish of {repo['commit']}",
+            repo=repo_key,
+            run_id=repo.get("run_id"),
+        )
+    return report
