@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semgraph.config import Settings
-from semgraph.db import connect_graph, connect_search, search_errors
-from semgraph.errors import StoreError
+from semgraph.db import Graph, connect_graph, connect_search, search_errors
+from semgraph.errors import GraphQueryError, StoreError
 from semgraph.graph.dialect import ServerKind
 
 
@@ -19,18 +19,46 @@ class Check:
     warnings: list[str] = field(default_factory=list)
 
 
-def _memgraph_warnings(
-    rows_storage: list[dict[str, Any]], rows_config: list[dict[str, Any]]
+#: what the product needs from Memgraph (docs/memgraph.md says why, setting by setting)
+MEMGRAPH_STORAGE_MODE = "IN_MEMORY_TRANSACTIONAL"
+MEMGRAPH_ISOLATION = "SNAPSHOT_ISOLATION"
+
+
+def _as_map(rows: list[dict[str, Any]], key: str, value: str) -> dict[str, str]:
+    return {str(r[key]): str(r[value]) for r in rows if r.get(value) is not None}
+
+
+def _first(values: dict[str, str], *names: str) -> str | None:
+    return next((values[n] for n in names if values.get(n) not in (None, "")), None)
+
+
+def memgraph_warnings(
+    rows_storage: list[dict[str, Any]], rows_config: list[dict[str, Any]], settings: Settings
 ) -> list[str]:
-    warnings = []
-    storage = {str(r.get("storage info")): r.get("value") for r in rows_storage}
-    mode = str(storage.get("storage_mode", "unknown"))
-    if mode != "IN_MEMORY_TRANSACTIONAL":
+    """Every unsafe Memgraph setting, from its ``SHOW STORAGE INFO`` and ``SHOW CONFIG``
+    answers. The field names of 2.x-3.9 (``storage_mode``, ``global_isolation_level``) and of
+    3.10+ are both read; on 3.10+ the per-database answer (``storage_mode``,
+    ``storage_isolation_level``) wins over the instance-wide one (``global_storage_mode``,
+    ``global_isolation_level``: the start-up flags, not a later runtime change)."""
+    storage = _as_map(rows_storage, "storage info", "value")
+    config = _as_map(rows_config, "name", "current_value")
+    warnings: list[str] = []
+    mode = _first(storage, "storage_mode", "global_storage_mode") or _first(config, "storage_mode")
+    if mode != MEMGRAPH_STORAGE_MODE:
         warnings.append(
-            f"Memgraph storage mode is {mode}: jobs need IN_MEMORY_TRANSACTIONAL "
-            "(transactions and durability)"
+            f"Memgraph storage mode is {mode or 'unknown'}: jobs need {MEMGRAPH_STORAGE_MODE} "
+            "(transactions and durability); start it with --storage-mode=IN_MEMORY_TRANSACTIONAL"
         )
-    config = {str(r.get("name")): str(r.get("current_value")) for r in rows_config}
+    isolation = _first(storage, "storage_isolation_level", "global_isolation_level") or _first(
+        config, "isolation_level"
+    )
+    if isolation != MEMGRAPH_ISOLATION:
+        warnings.append(
+            f"Memgraph isolation level is {isolation or 'unknown'}: the queue's claims and "
+            f"fenced writes and the atomic publish are built for {MEMGRAPH_ISOLATION}; start "
+            "it with --isolation-level=SNAPSHOT_ISOLATION"
+        )
+    warnings += _timeout_warnings(config, settings)
     flush = config.get("storage_wal_file_flush_every_n_tx", "unknown")
     if flush != "1":
         warnings.append(
@@ -39,7 +67,55 @@ def _memgraph_warnings(
         )
     if config.get("storage_wal_enabled", "true").lower() != "true":
         warnings.append("Memgraph WAL is disabled: committed jobs are lost on restart")
+    recover = _first(config, "data_recovery_on_startup", "storage_recover_on_startup")
+    if recover is not None and recover.lower() != "true":
+        warnings.append(
+            "Memgraph does not recover its data on startup: a restart loses the queue and the "
+            "graph; start it with --data-recovery-on-startup=true"
+        )
+    if config.get("storage_properties_on_edges", "true").lower() != "true":
+        warnings.append(
+            "Memgraph stores no edge properties: the publish writes line numbers and "
+            "resolution tiers on edges; start it with --storage-properties-on-edges=true"
+        )
     return warnings
+
+
+def _timeout_warnings(config: dict[str, str], settings: Settings) -> list[str]:
+    """Memgraph times a whole explicit transaction from BEGIN against
+    ``--query-execution-timeout-sec``; a publish is one transaction and may take as long as
+    the job, so anything shorter than the job's own limit can abort a publish."""
+    raw = config.get("query_execution_timeout_sec")
+    try:
+        timeout_s = float(raw) if raw is not None else None
+    except ValueError:
+        timeout_s = None
+    if timeout_s is None:
+        return [
+            f"Memgraph reports no usable query_execution_timeout_sec ({raw!r}); it aborts any "
+            "transaction past it (default 600 s); set --query-execution-timeout-sec to at "
+            f"least SEMGRAPH_JOB_TIMEOUT_S ({settings.job_timeout_s:g}) or 0"
+        ]
+    if 0 < timeout_s < settings.job_timeout_s:
+        return [
+            f"Memgraph aborts any transaction after {timeout_s:g} s "
+            "(--query-execution-timeout-sec, timed from BEGIN): a publish is one transaction "
+            f"and a job may run for SEMGRAPH_JOB_TIMEOUT_S = {settings.job_timeout_s:g} s; "
+            "raise it to at least that, or 0 (no limit); at runtime: "
+            "SET DATABASE SETTING 'query.timeout' TO '<s>'"
+        ]
+    return []
+
+
+def _storage_info(graph: Graph) -> list[dict[str, Any]]:
+    """The first answer a storage-info query gets (the newest syntax first)."""
+    *newer, oldest = graph.dialect.storage_info_queries
+    for query in newer:
+        try:
+            return graph.query("doctor storage", query)
+        except GraphQueryError:
+            continue  # a Memgraph older than the syntax
+    return graph.query("doctor storage", oldest)
 
 
 def check_graph(settings: Settings) -> Check:
@@ -51,10 +127,11 @@ def check_graph(settings: Settings) -> Check:
             version = next(iter(version_rows[0].values()), "?") if version_rows else "?"
             warnings: list[str] = []
             if dialect.kind is ServerKind.MEMGRAPH:
-                storage_q, config_q = dialect.storage_info_query, dialect.config_query
-                assert storage_q and config_q
-                warnings = _memgraph_warnings(
-                    graph.query("doctor storage", storage_q), graph.query("doctor config", config_q)
+                assert dialect.config_query
+                warnings = memgraph_warnings(
+                    _storage_info(graph),
+                    graph.query("doctor config", dialect.config_query),
+                    settings,
                 )
         detail = f"{dialect.kind.value} {version} at {settings.bolt_uri} (agent {info.agent!r})"
         return Check("graph", True, detail, warnings)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -99,19 +100,55 @@ def compose() -> dict[str, Any]:
     return data
 
 
+def memgraph_flags(args: list[str]) -> dict[str, str]:
+    return dict(flag.split("=", 1) for flag in args)
+
+
+def mebibytes(quantity: str) -> float:
+    """A memory quantity (compose ``8g``, Kubernetes ``8Gi``) in MiB."""
+    number, unit = re.fullmatch(r"(\d+)([a-zA-Z]*)", quantity).groups()  # type: ignore[union-attr]
+    scale = {"g": 1024, "gi": 1024, "m": 1, "mi": 1, "": 1 / 2**20}[unit.lower()]
+    return int(number) * scale
+
+
+def assert_memgraph_flags_are_safe(flags: dict[str, str], job_timeout_s: float) -> None:
+    """What the product needs (docs/memgraph.md), and what ``semgraph doctor`` decides about
+    a server started with these flags: nothing unsafe."""
+    from semgraph.doctor import memgraph_warnings
+
+    assert flags["--storage-mode"] == "IN_MEMORY_TRANSACTIONAL"
+    assert flags["--isolation-level"] == "SNAPSHOT_ISOLATION"
+    assert flags["--storage-properties-on-edges"] == "true"
+    assert flags["--storage-wal-enabled"] == "true"
+    assert flags["--storage-wal-file-flush-every-n-tx"] == "1"
+    assert int(flags["--storage-snapshot-interval"]) > 0
+    assert flags["--storage-snapshot-on-exit"] == "true"
+    assert flags["--data-recovery-on-startup"] == "true"
+    timeout_s = float(flags["--query-execution-timeout-sec"])
+    assert timeout_s == 0 or timeout_s >= job_timeout_s, "a publish may last as long as a job"
+    assert int(flags["--memory-limit"]) > 0
+    config = [
+        {"name": name.removeprefix("--").replace("-", "_"), "current_value": value}
+        for name, value in flags.items()
+    ]
+    storage = [
+        {"storage info": "storage_mode", "value": flags["--storage-mode"]},
+        {"storage info": "storage_isolation_level", "value": flags["--isolation-level"]},
+    ]
+    settings = load_settings(job_timeout_s=job_timeout_s)
+    assert memgraph_warnings(storage, config, settings) == []
+
+
 def test_compose_services_images_and_memgraph_durability(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(services) == {"memgraph", "elasticsearch", "init", "worker", "web"}
     memgraph = services["memgraph"]
     image, _, tag = memgraph["image"].partition(":")
-    assert image == "memgraph/memgraph" and re.fullmatch(r"\d+\.\d+\.\d+", tag)
-    flags = dict(flag.split("=", 1) for flag in memgraph["command"])
-    assert flags["--storage-wal-enabled"] == "true"
-    assert flags["--storage-wal-file-flush-every-n-tx"] == "1"
-    assert int(flags["--storage-snapshot-interval-sec"]) > 0
-    assert flags["--storage-snapshot-on-exit"] == "true"
-    assert flags["--data-recovery-on-startup"] == "true"
-    assert flags["--storage-mode"] == "IN_MEMORY_TRANSACTIONAL"
+    assert image == "memgraph/memgraph" and re.fullmatch(r"3\.\d+\.\d+", tag)
+    flags = memgraph_flags(memgraph["command"])
+    job_timeout_s = float(compose["x-semgraph-env"]["SEMGRAPH_JOB_TIMEOUT_S"])
+    assert_memgraph_flags_are_safe(flags, job_timeout_s)
+    assert int(flags["--memory-limit"]) < mebibytes(memgraph["mem_limit"])
     assert any(v.endswith(":/var/lib/memgraph") for v in memgraph["volumes"])
     es = services["elasticsearch"]
     assert es["image"] == (f"docker.elastic.co/elasticsearch/elasticsearch:{Settings().es_version}")
@@ -177,6 +214,8 @@ def test_k8s_objects_and_settings(k8s: dict[tuple[str, str], dict[str, Any]]) ->
         ("Deployment", "semgraph-worker"),
         ("Deployment", "semgraph-web"),
         ("Service", "semgraph-web"),
+        ("StatefulSet", "memgraph"),
+        ("Service", "memgraph"),
     }
     config = k8s[("ConfigMap", "semgraph-config")]["data"]
     secret = k8s[("Secret", "semgraph-secrets")]["stringData"]
@@ -195,6 +234,36 @@ def test_k8s_objects_and_settings(k8s: dict[tuple[str, str], dict[str, Any]]) ->
         assert doc["spec"]["selector"]["matchLabels"].items() <= (
             doc["spec"]["template"]["metadata"]["labels"].items()
         )
+
+
+def test_k8s_memgraph_has_the_compose_flags_a_volume_and_the_configured_service(  # type: ignore[no-untyped-def]
+    k8s: dict[tuple[str, str], Any], compose
+) -> None:
+    config = k8s[("ConfigMap", "semgraph-config")]["data"]
+    stateful = k8s[("StatefulSet", "memgraph")]
+    assert stateful["spec"]["replicas"] == 1
+    pod = stateful["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == compose["services"]["memgraph"]["image"]
+    assert container["args"] == compose["services"]["memgraph"]["command"]
+    flags = memgraph_flags(container["args"])
+    assert_memgraph_flags_are_safe(flags, float(config["SEMGRAPH_JOB_TIMEOUT_S"]))
+    limits = container["resources"]["limits"]["memory"]
+    assert int(flags["--memory-limit"]) < mebibytes(limits)
+    (claim,) = stateful["spec"]["volumeClaimTemplates"]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts[claim["metadata"]["name"]] == "/var/lib/memgraph"
+    service = k8s[("Service", "memgraph")]
+    assert service["spec"]["selector"] == stateful["spec"]["selector"]["matchLabels"]
+    assert stateful["spec"]["selector"]["matchLabels"].items() <= (
+        stateful["spec"]["template"]["metadata"]["labels"].items()
+    )
+    port = service["spec"]["ports"][0]
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert named[port["targetPort"]] == 7687
+    host = urlsplit(config["SEMGRAPH_BOLT_URI"]).hostname or ""
+    assert host.split(".")[0] == service["metadata"]["name"]
+    assert f":{port['port']}" in config["SEMGRAPH_BOLT_URI"]
 
 
 def test_k8s_worker_grace_liveness_and_replicas(k8s: dict[tuple[str, str], Any]) -> None:

@@ -209,8 +209,14 @@ class Dialect:
         return "CALL dbms.components() YIELD name, versions RETURN versions[0] AS version"
 
     @property
-    def storage_info_query(self) -> str | None:
-        return "SHOW STORAGE INFO" if self.kind is ServerKind.MEMGRAPH else None
+    def storage_info_queries(self) -> tuple[str, ...]:
+        """Where the storage mode and isolation level in force are read, first choice first:
+        Memgraph 3.10+ answers the bare ``SHOW STORAGE INFO`` with the instance's start-up
+        flags and the current database's real values only ``ON CURRENT DATABASE``, a syntax
+        older versions reject (their bare answer holds the real values)."""
+        if self.kind is ServerKind.MEMGRAPH:
+            return ("SHOW STORAGE INFO ON CURRENT DATABASE", "SHOW STORAGE INFO")
+        return ()
 
     @property
     def config_query(self) -> str | None:
