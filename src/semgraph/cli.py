@@ -178,7 +178,8 @@ def init_cmd(ctx: typer.Context) -> None:
     with connect_graph(settings_from(ctx)) as graph:
         graph.ensure_schema(SCHEMA)
         kind = graph.dialect.kind.value
-    out.print(f"schema ready on {kind}: {len(SCHEMA)} constraints and indexes present")
+        statements = len(graph.dialect.schema_ddl(SCHEMA))
+    out.print(f"schema ready on {kind}: {statements} constraints and indexes present")
 
 
 @app.command("doctor")
