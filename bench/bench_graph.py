@@ -62,7 +62,6 @@ def run_size(n_files: int, n_queries: int, seed: int, republish: bool) -> dict[s
             def publish(run: str) -> Any:
                 return GraphWriter(graph, settings).publish(
                     RepoInfo(repo_key, "synthetic", "main", "c0"),
-                    lambda: iter(spill),
                     res,
                     run_id=run,
                     fingerprint="bench",

@@ -188,7 +188,7 @@ def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool
             parse_repository(settings, co.workspace, spill, cache=cache)
         event(log, logging.INFO, "graph_parity", "model parsed; comparing", repo=repo_key)
         with resolve(lambda: iter(SpillReader(spill)), repo_key, work / "resolve") as res:
-            model = parity.model_rows(repo_key, SpillReader(spill), res)
+            model = parity.model_rows(res)
             report = parity.compare(repo_key, parity.live_rows(graph, repo_key), model, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -54,7 +54,6 @@ def test_parsed_repository_resolves_and_publishes(graph, settings, tmp_path: Pat
     with resolve(lambda: iter(spill), "parsed", tmp_path / "res") as res:
         stats = GraphWriter(graph, settings).publish(
             RepoInfo("parsed", str(repo), "main", "c1"),
-            lambda: iter(spill),
             res,
             run_id="p1",
             fingerprint="fp",

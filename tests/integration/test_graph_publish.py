@@ -39,7 +39,6 @@ def publish(
     with resolve(lambda: iter(files), repo.key, tmp_path / run_id) as res:
         return GraphWriter(graph, settings).publish(
             repo,
-            lambda: iter(files),
             res,
             run_id=run_id,
             fingerprint=f"fp-{run_id}",
@@ -369,7 +368,6 @@ def test_publish_rejects_a_bad_batch_size(graph, settings, shop_resolution) -> N
     with pytest.raises(ValueError, match="batch_size"):
         GraphWriter(graph, settings).publish(
             SHOP,
-            lambda: iter(shop_repo()),
             shop_resolution,
             run_id="x",
             fingerprint="f",

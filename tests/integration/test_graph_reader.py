@@ -24,7 +24,6 @@ def reader(graph, settings, tmp_path: Path) -> GraphReader:  # type: ignore[no-u
         with resolve(lambda f=files: iter(f), repo, tmp_path / repo) as res:
             GraphWriter(graph, settings).publish(
                 RepoInfo(repo, f"https://git.example/{repo}.git", "main", f"{repo}-c1"),
-                lambda f=files: iter(f),
                 res,
                 run_id=f"{repo}-r1",
                 fingerprint="fp",

@@ -109,7 +109,6 @@ def published(graph, settings, tmp_path: Path) -> None:  # type: ignore[no-untyp
     with resolve(lambda: iter(files), "shop", tmp_path / "r") as res:
         stats = GraphWriter(graph, settings).publish(
             RepoInfo("shop", "u", "main", "c1"),
-            lambda: iter(files),
             res,
             run_id="run-cli",
             fingerprint="fp",

@@ -102,7 +102,7 @@ def big_repo(n_files: int) -> list[FileFacts | SkippedFile]:
 def _publish(graph: Any, settings: Settings, tmp: Path, files: list[Any], run_id: str) -> Any:
     with resolve(lambda: iter(files), SHOP.key, tmp / run_id) as res:
         return GraphWriter(graph, settings).publish(
-            SHOP, lambda: iter(files), res, run_id=run_id, fingerprint="fp", now=1000.0
+            SHOP, res, run_id=run_id, fingerprint="fp", now=1000.0
         )
 
 

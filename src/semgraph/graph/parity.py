@@ -24,9 +24,7 @@ from typing import Any
 from semgraph.db import Graph
 from semgraph.graph import queries as q
 from semgraph.graph.resolve import Resolution
-from semgraph.graph.rows import RESOLUTION_KINDS, external_rows, file_rows, resolution_groups
-from semgraph.graph.symtab import file_key
-from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.graph.rows import external_rows, file_groups, file_nodes
 
 MAX_SAMPLES = 20
 _STRUCTURAL = {"File": "CONTAINS", "Symbol": "DEFINES"}
@@ -80,27 +78,21 @@ def live_rows(graph: Graph, repo_key: str) -> Iterator[tuple[str, str]]:
             yield "edge", _edge(r["src"], r["type"], r["dst"], dict(r["props"]))
 
 
-def model_rows(
-    repo_key: str, files: Iterable[FileFacts | SkippedFile], res: Resolution
-) -> Iterator[tuple[str, str]]:
-    """(kind, canonical row) of every node and edge a full publish writes."""
+def model_rows(res: Resolution) -> Iterator[tuple[str, str]]:
+    """(kind, canonical row) of every node and edge a full publish of ``res`` writes."""
     res.prepare_lookups()
-    for item in files:
-        if not isinstance(item, FileFacts):
-            continue
-        nodes, groups = file_rows(repo_key, item, res)
+    repo_key = res.repo_key
+    for path, _ in res.file_bundles():
+        nodes, groups = file_nodes(res, path)
         for node in nodes:
             labels = [node.label, *([node.kind_label] if node.kind_label else [])]
             yield "node", _node(node.key, labels, node.props)
-            src = repo_key if node.label == "File" else file_key(repo_key, item.path)
+            src = repo_key if node.label == "File" else nodes[0].key
             yield "edge", _edge(src, _STRUCTURAL[node.label], node.key, {})
-        for g in groups:
+        for g in [*groups, *file_groups(res, path)]:
             yield from _group_rows(g.src, g.type, g.dst)
-    for ext in external_rows(repo_key, res):
+    for ext in external_rows(res):
         yield "node", _node(ext.key, [ext.label], ext.props)
-    for kind in RESOLUTION_KINDS:
-        for g in resolution_groups(res, kind):
-            yield from _group_rows(g.src, g.type, g.dst)
 
 
 def _group_rows(src: str, edge: str, dst: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:

@@ -21,6 +21,7 @@ builtin) or ``unresolved``. The results stay in the SQLite file for the writer t
 from __future__ import annotations
 
 import enum
+import hashlib
 import itertools
 import re
 from collections import Counter, defaultdict
@@ -389,19 +390,42 @@ class Resolution:
         ):
             yield file_key(self.repo_key, path), n
 
-    # -- lookups for the graph writer: per file, and every edge grouped by its source ------
+    # -- the graph model, read per file (the graph writer and the parity check) ------------
 
     def prepare_lookups(self) -> None:
-        """Aggregate the per-symbol and per-file statistics once, keyed for range lookups."""
+        """Aggregate the per-symbol and per-file statistics once, keyed for lookups."""
         self.table.db.executescript(_LOOKUP_DDL)
 
-    def symbol_stats_under(self, prefix: str) -> dict[str, tuple[int, int, int, int]]:
-        """(unresolved, external, ambiguous, possible callers) of every symbol whose key
-        starts with ``prefix`` (one file's ``<repo>|<path>|``); needs :meth:`prepare_lookups`."""
+    def file_bundles(self) -> Iterator[tuple[str, bytes]]:
+        """(path, bundle digest) of every parsed file, by path."""
+        yield from self.table.db.execute("SELECT path, bundle FROM files ORDER BY path")
+
+    def file_record(self, path: str) -> tuple[Any, ...] | None:
+        """(key, language, blob_sha, loc, size_bytes, parse_status, parse_error) of ``path``."""
+        row = self.table.db.execute(
+            "SELECT key, language, blob_sha, loc, size_bytes, parse_status, parse_error "
+            "FROM files WHERE path = ?",
+            (path,),
+        ).fetchone()
+        return tuple(row) if row is not None else None
+
+    def symbols_of(self, path: str) -> list[tuple[Any, ...]]:
+        """(key, qualified name, name, kind, parent key, parent kind, start, end, signature)
+        of every symbol of ``path``."""
+        return self.table.db.execute(
+            "SELECT s.key, s.qn, s.name, s.kind, s.parent_key, p.kind, s.start_line, "
+            "s.end_line, s.signature FROM symbols s LEFT JOIN symbols p ON p.key = s.parent_key "
+            "WHERE s.path = ? ORDER BY s.rowid",
+            (path,),
+        ).fetchall()
+
+    def symbol_stats_of(self, path: str) -> dict[str, tuple[int, int, int, int]]:
+        """(unresolved, external, ambiguous, possible callers) of the symbols of ``path``
+        that have any; needs :meth:`prepare_lookups`."""
         rows = self.table.db.execute(
-            "SELECT key, unresolved, external, ambiguous, possible FROM sym_stats_agg "
-            "WHERE key >= ? AND key < ?",
-            (prefix, prefix + "\U0010ffff"),
+            "SELECT x.key, x.unresolved, x.external, x.ambiguous, x.possible "
+            "FROM symbols s JOIN sym_stats_agg x ON x.key = s.key WHERE s.path = ?",
+            (path,),
         )
         return {key: (u, e, a, p) for key, u, e, a, p in rows}
 
@@ -412,44 +436,39 @@ class Resolution:
         ).fetchone()
         return int(row[0]) if row is not None else 0
 
-    def iter_import_groups(self) -> Iterator[tuple[str, list[ImportEdge]]]:
-        """Every import edge, grouped by source file, groups in key order."""
-        rows = self.table.db.execute(
-            "SELECT src_path, dst_kind, dst, line FROM import_edges "
-            "ORDER BY src_path, dst_kind, dst, line"
-        )
-        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
-            yield (
-                file_key(self.repo_key, src),
-                [
-                    ImportEdge(
-                        file_key(self.repo_key, src),
-                        external_key(self.repo_key, dst)
-                        if kind == "external"
-                        else file_key(self.repo_key, dst),
-                        "ExternalModule" if kind == "external" else "File",
-                        line,
-                    )
-                    for _, kind, dst, line in group
-                ],
+    def imports_of(self, path: str) -> list[ImportEdge]:
+        return [
+            ImportEdge(
+                file_key(self.repo_key, path),
+                external_key(self.repo_key, dst)
+                if kind == "external"
+                else file_key(self.repo_key, dst),
+                "ExternalModule" if kind == "external" else "File",
+                line,
             )
+            for kind, dst, line in self.table.db.execute(
+                "SELECT dst_kind, dst, line FROM import_edges WHERE src_path = ?", (path,)
+            )
+        ]
 
-    def iter_inherit_groups(self) -> Iterator[tuple[str, list[str]]]:
-        """(child key, parent keys) in key order."""
-        rows = self.table.db.execute(
-            "SELECT child_key, parent_key FROM inherits ORDER BY child_key, parent_key"
-        )
-        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
-            yield src, [parent for _, parent in group]
+    def inherits_of(self, path: str) -> list[tuple[str, str]]:
+        """(child key, parent key) for the classes of ``path``."""
+        return self.table.db.execute(
+            "SELECT i.child_key, i.parent_key FROM symbols s JOIN inherits i "
+            "ON i.child_key = s.key WHERE s.path = ?",
+            (path,),
+        ).fetchall()
 
-    def iter_call_groups(self) -> Iterator[tuple[str, list[CallEdge]]]:
-        """Every call edge, grouped by calling symbol, groups in key order."""
-        rows = self.table.db.execute(
-            "SELECT src_key, dst_key, line, tier, candidates FROM call_edges "
-            "ORDER BY src_key, dst_key, line, tier, candidates"
-        )
-        for src, group in itertools.groupby(rows, key=lambda r: r[0]):
-            yield src, [CallEdge(*row) for row in group]
+    def calls_of(self, path: str) -> list[CallEdge]:
+        """Every call edge leaving a symbol of ``path``."""
+        return [
+            CallEdge(*row)
+            for row in self.table.db.execute(
+                "SELECT c.src_key, c.dst_key, c.line, c.tier, c.candidates FROM symbols s "
+                "JOIN call_edges c ON c.src_key = s.key WHERE s.path = ?",
+                (path,),
+            )
+        ]
 
 
 _RESULT_DDL = """
@@ -463,6 +482,14 @@ CREATE TABLE call_edges (src_key TEXT, dst_key TEXT, line INTEGER, tier TEXT, ca
 CREATE TABLE sym_stats (key TEXT, unresolved INTEGER, external INTEGER, ambiguous INTEGER,
                         possible INTEGER);
 CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT);
+CREATE TABLE file_parts (path TEXT, part BLOB);
+"""
+# for the writer's per-file reads, built once the edges are all in
+_EDGE_INDEXES = """
+CREATE INDEX call_edges_src ON call_edges (src_key);
+CREATE INDEX import_edges_src ON import_edges (src_path);
+CREATE INDEX import_unresolved_src ON import_unresolved (src_path);
+CREATE INDEX sym_stats_key ON sym_stats (key);
 """
 
 _LOOKUP_DDL = """
@@ -590,7 +617,39 @@ class _Resolver:
         for f in files:
             self._resolve_calls(f)
         self._possible_callers()
+        self._bundles()
+        self.db.executescript(_EDGE_INDEXES)
         self.db.commit()
+
+    def _part(self, path: str, material: object) -> None:
+        """Fold what one step of the resolution produced for ``path`` into its bundle."""
+        digest = hashlib.blake2b(repr(material).encode("utf-8", "surrogatepass"), digest_size=16)
+        self.db.execute("INSERT INTO file_parts VALUES (?, ?)", (path, digest.digest()))
+
+    def _bundles(self) -> None:
+        """Each file's bundle digest: its facts (from the symbol table) and everything the
+        resolution produced for it, so a file whose graph rows cannot have changed is known
+        without building them (a delta publish skips it)."""
+        possible: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for path, key, n in self.db.execute(
+            "SELECT s.path, x.key, sum(x.possible) FROM sym_stats x JOIN symbols s "
+            "ON s.key = x.key WHERE x.possible > 0 GROUP BY x.key ORDER BY x.key"
+        ):
+            possible[path].append((key, n))
+        rows = self.db.execute(
+            "SELECT f.path, f.bundle, p.part FROM files f LEFT JOIN file_parts p "
+            "ON p.path = f.path ORDER BY f.path, p.rowid"
+        ).fetchall()
+        out = []
+        for path, group in itertools.groupby(rows, key=lambda r: r[0]):
+            parts = list(group)
+            h = hashlib.blake2b(parts[0][1] or b"", digest_size=16)
+            for _, _, part in parts:
+                if part is not None:
+                    h.update(part)
+            h.update(repr(possible.get(path)).encode())
+            out.append((h.digest(), path))
+        self.db.executemany("UPDATE files SET bundle = ? WHERE path = ?", out)
 
     # -- imports --------------------------------------------------------------------------
 
@@ -619,6 +678,7 @@ class _Resolver:
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
+        self._part(f.path, ("imports", edges, len(unresolved)))
 
     # -- name lookups -----------------------------------------------------------------------
 
@@ -738,6 +798,7 @@ class _Resolver:
             if len(keys) == 1 and keys[0] != child:
                 out.append((child, keys[0]))
         self.db.executemany("INSERT INTO inherits VALUES (?,?)", out)
+        self._part(f.path, ("bases", out))
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -775,6 +836,7 @@ class _Resolver:
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]
         )
         self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?)", unlinked)
+        self._part(f.path, ("calls", edges, sorted(stats.items())))
 
     def _classify(
         self, scope: _FileScope, f: ImportFile, src: _Sym, callee: str, receiver: str | None

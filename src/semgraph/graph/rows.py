@@ -1,5 +1,5 @@
-"""The canonical rows of one repository's code graph, built from the parsed model and the
-resolution, with a digest per row.
+"""The canonical rows of one repository's code graph, read file by file from the resolution
+(its SQLite file holds the whole model: files, symbols, and every edge), with a digest per row.
 
 Every way of writing the graph (first publish, in-place full publish, delta publish) and the
 parity check (:mod:`semgraph.graph.parity`) take their rows from here, so "the graph of a
@@ -27,13 +27,11 @@ from typing import Any
 
 from semgraph.graph import queries as q
 from semgraph.graph.resolve import Resolution
-from semgraph.graph.symtab import CLASS_KINDS, file_key, symbol_rows
-from semgraph.indexer.model import FileFacts
+from semgraph.graph.symtab import CLASS_KINDS
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "1"
-MAX_PARSE_ERROR_CHARS = 500
+ROWS_VERSION = "2"
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 
@@ -75,57 +73,57 @@ class EdgeGroup:
         return _digest([sorted(d.items()) for d in self.dst])
 
 
-def file_rows(
-    repo_key: str, facts: FileFacts, res: Resolution
-) -> tuple[list[NodeRow], list[EdgeGroup]]:
+def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGroup]]:
     """The file's node, its symbols' nodes, and the symbol-to-symbol structure edges
-    (``CONTAINS`` / ``HAS_METHOD``) grouped by parent. ``res`` must have run
-    :meth:`Resolution.prepare_lookups`."""
-    fkey = file_key(repo_key, facts.path)
+    (``CONTAINS`` / ``HAS_METHOD``) grouped by parent, read from the resolution (which must
+    have run :meth:`Resolution.prepare_lookups`)."""
+    record = res.file_record(path)
+    if record is None:
+        return [], []
+    fkey, language, blob_sha, loc, size_bytes, status, error = record
     props: dict[str, Any] = {
         "key": fkey,
-        "repo": repo_key,
-        "path": facts.path,
-        "language": facts.language,
-        "blob_sha": facts.blob_sha,
-        "loc": facts.line_count,
-        "size_bytes": facts.size_bytes,
-        "parse_status": str(facts.parse_status),
+        "repo": res.repo_key,
+        "path": path,
+        "language": language,
+        "blob_sha": blob_sha,
+        "loc": loc,
+        "size_bytes": size_bytes,
+        "parse_status": status,
     }
-    if facts.parse_error:
-        props["parse_error"] = facts.parse_error[:MAX_PARSE_ERROR_CHARS]
-    unresolved = res.unresolved_imports(facts.path)
+    if error:
+        props["parse_error"] = error
+    unresolved = res.unresolved_imports(path)
     if unresolved:
         props["imports_unresolved"] = unresolved
     nodes = [NodeRow(fkey, FILE, "", props)]
-    syms = symbol_rows(repo_key, facts)
+    syms = res.symbols_of(path)
     if not syms:
         return nodes, []
-    stats = res.symbol_stats_under(f"{fkey}|")
-    kinds = {sym.key: sym.kind for sym in syms}
+    stats = res.symbol_stats_of(path)
     children: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for sym in syms:
+    for key, qn, name, kind, parent_key, parent_kind, start, end, signature in syms:
         sprops: dict[str, Any] = {
-            "key": sym.key,
-            "repo": repo_key,
-            "name": sym.name,
-            "qualified_name": sym.qualified_name,
-            "kind": sym.kind,
-            "path": facts.path,
-            "start_line": sym.start_line,
-            "end_line": sym.end_line,
-            "signature": sym.signature,
+            "key": key,
+            "repo": res.repo_key,
+            "name": name,
+            "qualified_name": qn,
+            "kind": kind,
+            "path": path,
+            "start_line": start,
+            "end_line": end,
+            "signature": signature,
         }
-        counts = stats.get(sym.key)
+        counts = stats.get(key)
         if counts is not None:
             sprops["calls_unresolved"], sprops["calls_external"] = counts[0], counts[1]
             sprops["calls_ambiguous"], sprops["possible_callers"] = counts[2], counts[3]
-        label = q.SYMBOL_LABELS.get(sym.kind, q.GENERIC_SYMBOL_LABEL)
-        nodes.append(NodeRow(sym.key, SYMBOL, label, sprops))
-        if sym.parent_key is not None:
-            method = sym.kind == "method" and kinds.get(sym.parent_key, "") in CLASS_KINDS
+        label = q.SYMBOL_LABELS.get(kind, q.GENERIC_SYMBOL_LABEL)
+        nodes.append(NodeRow(key, SYMBOL, label, sprops))
+        if parent_key is not None:
+            method = kind == "method" and (parent_kind or "") in CLASS_KINDS
             edge = "HAS_METHOD" if method else "CONTAINS"
-            children.setdefault((sym.parent_key, edge), []).append({"key": sym.key})
+            children.setdefault((parent_key, edge), []).append({"key": key})
     groups = [
         EdgeGroup(edge, SYMBOL, parent, SYMBOL, sorted(dst, key=_dst_order))
         for (parent, edge), dst in sorted(children.items())
@@ -133,44 +131,36 @@ def file_rows(
     return nodes, groups
 
 
-def external_rows(repo_key: str, res: Resolution) -> Iterator[NodeRow]:
+def file_groups(res: Resolution, path: str) -> list[EdgeGroup]:
+    """The edge groups the resolution made leaving ``path``: its imports (of files, of
+    external modules), its classes' bases, its symbols' calls."""
+    groups: list[EdgeGroup] = []
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    src = ""
+    for imp in res.imports_of(path):
+        src = imp.src_key
+        by_label.setdefault(imp.dst_label, []).append({"key": imp.dst_key, "line": imp.line})
+    for label, dst in sorted(by_label.items()):
+        groups.append(EdgeGroup("IMPORTS", FILE, src, label, sorted(dst, key=_dst_order)))
+    parents: dict[str, list[dict[str, Any]]] = {}
+    for child, parent in res.inherits_of(path):
+        parents.setdefault(child, []).append({"key": parent})
+    for child, dst in sorted(parents.items()):
+        groups.append(EdgeGroup("INHERITS", SYMBOL, child, SYMBOL, sorted(dst, key=_dst_order)))
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for c in res.calls_of(path):
+        calls.setdefault(c.src_key, []).append(
+            {"key": c.dst_key, "line": c.line, "tier": c.tier, "candidates": c.candidates}
+        )
+    for caller, dst in sorted(calls.items()):
+        groups.append(EdgeGroup("CALLS", SYMBOL, caller, SYMBOL, sorted(dst, key=_dst_order)))
+    return groups
+
+
+def external_rows(res: Resolution) -> Iterator[NodeRow]:
     for key, name in res.iter_externals():
-        yield NodeRow(key, EXTERNAL, "", {"key": key, "repo": repo_key, "name": name})
+        yield NodeRow(key, EXTERNAL, "", {"key": key, "repo": res.repo_key, "name": name})
 
 
 def _dst_order(d: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted(d.items()))
-
-
-#: the kinds of resolution edge groups, each in key order (see :func:`resolution_groups`)
-RESOLUTION_KINDS = (
-    f"IMPORTS:{FILE}",
-    f"IMPORTS:{EXTERNAL}",
-    f"INHERITS:{SYMBOL}",
-    f"CALLS:{SYMBOL}",
-)
-
-
-def resolution_groups(res: Resolution, kind: str) -> Iterator[EdgeGroup]:
-    """The resolution's edge groups of one kind (of :data:`RESOLUTION_KINDS`), by source key."""
-    if kind.startswith("IMPORTS:"):
-        label = kind.split(":", 1)[1]
-        for src, edges in res.iter_import_groups():
-            dst = sorted(
-                ({"key": e.dst_key, "line": e.line} for e in edges if e.dst_label == label),
-                key=_dst_order,
-            )
-            if dst:
-                yield EdgeGroup("IMPORTS", FILE, src, label, dst)
-    elif kind == f"INHERITS:{SYMBOL}":
-        for src, parents in res.iter_inherit_groups():
-            yield EdgeGroup("INHERITS", SYMBOL, src, SYMBOL, [{"key": p} for p in parents])
-    elif kind == f"CALLS:{SYMBOL}":
-        for src, calls in res.iter_call_groups():
-            dst = [
-                {"key": c.dst_key, "line": c.line, "tier": c.tier, "candidates": c.candidates}
-                for c in calls
-            ]
-            yield EdgeGroup("CALLS", SYMBOL, src, SYMBOL, sorted(dst, key=_dst_order))
-    else:
-        raise ValueError(f"not a resolution edge kind: {kind}")

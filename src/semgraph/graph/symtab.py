@@ -14,6 +14,7 @@ Keys embed the repository key, so they are unique across repositories:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,7 @@ CODE_LANGUAGES = frozenset(
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js", "cpp": "c"}
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
 INSERT_BATCH = 2000
+MAX_PARSE_ERROR_CHARS = 500  # of a parse error kept on the File node
 
 
 def family(language: str) -> str:
@@ -127,11 +129,12 @@ def _innermost(rows: list[SymbolRow], line: int) -> SymbolRow:
 
 _DDL = """
 CREATE TABLE files (path TEXT PRIMARY KEY, key TEXT, module TEXT, language TEXT,
-                    family TEXT, dir TEXT, code INTEGER);
+                    family TEXT, dir TEXT, code INTEGER, blob_sha TEXT, loc INTEGER,
+                    size_bytes INTEGER, parse_status TEXT, parse_error TEXT, bundle BLOB);
 CREATE TABLE skipped (path TEXT, reason TEXT);
 CREATE TABLE symbols (key TEXT PRIMARY KEY, path TEXT, qn TEXT, name TEXT, kind TEXT,
                       parent_key TEXT, family TEXT, start_line INTEGER, end_line INTEGER,
-                      toplevel INTEGER);
+                      toplevel INTEGER, signature TEXT);
 CREATE TABLE bases (child_key TEXT, path TEXT, text TEXT);
 CREATE TABLE modsuffix (suffix TEXT, path TEXT, family TEXT);
 CREATE TABLE dirsuffix (suffix TEXT, dir TEXT, family TEXT);
@@ -190,9 +193,9 @@ class SymbolTable:
         return table
 
     _INSERTS: ClassVar[dict[str, str]] = {
-        "files": "INSERT OR IGNORE INTO files VALUES (?,?,?,?,?,?,?)",
+        "files": "INSERT OR IGNORE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "skipped": "INSERT INTO skipped VALUES (?,?)",
-        "symbols": "INSERT OR IGNORE INTO symbols VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "symbols": "INSERT OR IGNORE INTO symbols VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         "bases": "INSERT INTO bases VALUES (?,?,?)",
         "modsuffix": "INSERT INTO modsuffix VALUES (?,?,?)",
         "imports_raw": "INSERT INTO imports_raw (path, module, names, alias, line) "
@@ -216,36 +219,56 @@ class SymbolTable:
         directory = str(PurePosixPath(path).parent)
         directory = "" if directory == "." else directory
         code = is_code(facts)
-        buf.setdefault("files", []).append(
-            (path, file_key(repo_key, path), facts.module, facts.language, fam, directory, code)
-        )
         if PurePosixPath(path).name == "go.mod" and facts.chunks:
             for line in facts.chunks[0].text.splitlines():
                 if line.startswith("module "):
                     buf.setdefault("go_modules", []).append((directory, line.split()[1]))
                     break
+        file_row = (
+            path,
+            file_key(repo_key, path),
+            facts.module,
+            facts.language,
+            fam,
+            directory,
+            code,
+            facts.blob_sha,
+            facts.line_count,
+            facts.size_bytes,
+            str(facts.parse_status),
+            facts.parse_error[:MAX_PARSE_ERROR_CHARS] if facts.parse_error else None,
+        )
+        symbols: list[tuple[object, ...]] = []
+        if code:
+            module_key = ""
+            for row in symbol_rows(repo_key, facts):
+                if row.parent_key is None:
+                    module_key = row.key
+                symbols.append(
+                    (
+                        row.key,
+                        path,
+                        row.qualified_name,
+                        row.name,
+                        row.kind,
+                        row.parent_key,
+                        fam,
+                        row.start_line,
+                        row.end_line,
+                        int(row.parent_key == module_key),
+                        row.signature,
+                    )
+                )
+                for base in row.bases:
+                    buf.setdefault("bases", []).append((row.key, path, base))
+        # what the file's nodes are made of; the resolver adds what its edges are made of
+        facts_digest = hashlib.blake2b(
+            repr((file_row, symbols)).encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+        buf.setdefault("files", []).append((*file_row, facts_digest))
+        buf.setdefault("symbols", []).extend(symbols)
         if not code:
             return
-        module_key = ""
-        for row in symbol_rows(repo_key, facts):
-            if row.parent_key is None:
-                module_key = row.key
-            buf.setdefault("symbols", []).append(
-                (
-                    row.key,
-                    path,
-                    row.qualified_name,
-                    row.name,
-                    row.kind,
-                    row.parent_key,
-                    fam,
-                    row.start_line,
-                    row.end_line,
-                    int(row.parent_key == module_key),
-                )
-            )
-            for base in row.bases:
-                buf.setdefault("bases", []).append((row.key, path, base))
         parts = facts.module.split(".")
         for i in range(len(parts)):
             buf.setdefault("modsuffix", []).append((".".join(parts[i:]), path, fam))

@@ -49,21 +49,18 @@ from semgraph.config import Settings
 from semgraph.db import Graph, graph_errors
 from semgraph.errors import GraphError, GraphTooLarge, JobError
 from semgraph.graph import queries as q
-from semgraph.graph.pubstate import NODE, NewState, OldState, state_path
+from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState, state_path
 from semgraph.graph.resolve import Resolution
 from semgraph.graph.rows import (
     EXTERNAL,
     FILE,
-    RESOLUTION_KINDS,
     SYMBOL,
     EdgeGroup,
     NodeRow,
     external_rows,
-    file_rows,
-    resolution_groups,
+    file_groups,
+    file_nodes,
 )
-from semgraph.graph.symtab import file_key
-from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)
@@ -98,6 +95,8 @@ class PublishStats:
     unchanged_nodes: int = 0  # delta: node rows equal to the published ones, not written
     unchanged_groups: int = 0  # delta: edge groups equal to the published ones
     changed_groups: int = 0  # delta: edge groups unlinked (changed or gone)
+    files_changed: int = 0  # files whose rows were built (every file unless a delta)
+    files_removed: int = 0  # delta: files the model no longer has
     delta_fallback: str = ""  # why a delta was abandoned for a full publish, if it was
 
     @property
@@ -141,6 +140,8 @@ class PublishStats:
             "graph_unchanged_nodes": self.unchanged_nodes,
             "graph_unchanged_groups": self.unchanged_groups,
             "graph_delta_fallback": self.delta_fallback,
+            "graph_files_changed": self.files_changed,
+            "graph_files_removed": self.files_removed,
         }
 
 
@@ -246,51 +247,71 @@ class _Batcher:
 
 
 class _Rows:
-    """Sends one publish's rows in its mode; records every row's digest in the new state."""
+    """Sends one publish's rows in its mode, file by file, and records every row's digest in
+    the state the publish leaves."""
 
     def __init__(
-        self,
-        batch: _Batcher,
-        mode: PublishMode,
-        old: OldState | None,
-        new: NewState,
-        res: Resolution,
-        repo_key: str,
+        self, batch: _Batcher, mode: PublishMode, state: PublishedState, res: Resolution
     ) -> None:
-        self.batch, self.mode, self.new, self.res, self.repo = batch, mode, new, res, repo_key
-        self.old = old if mode is PublishMode.DELTA else None
+        self.batch, self.mode, self.state, self.res = batch, mode, state, res
+        self.delta = mode is PublishMode.DELTA
         self.stats = batch.stats
 
-    def file(self, facts: FileFacts) -> None:
-        nodes, groups = file_rows(self.repo, facts, self.res)
-        before = self.old.under(file_key(self.repo, facts.path)) if self.old else {}
+    def nodes(self, path: str) -> Entries:
+        """Pass 1: the file's nodes and its structure edges; returns the file's entries."""
+        nodes, groups = file_nodes(self.res, path)
+        before = self.state.entries(path) if self.delta else {}
+        now: Entries = {}
         symbols: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for node in nodes:
-            form = self._node_form(node, before)
+            form = self._node_form(node, before, now)
             if form is None:
                 continue
             if node.label == SYMBOL and form != "update":  # grouped per (file, label)
                 where = (form, node.kind_label)
                 symbols.setdefault(where, []).append(node.props)
                 if len(symbols[where]) >= self.batch.size:
-                    self._symbols(form, node.kind_label, facts, symbols.pop(where))
+                    self._symbols(form, node.kind_label, nodes[0].key, symbols.pop(where))
             else:
                 self._send_node(node, form)
         for (form, label), group in symbols.items():
-            self._symbols(form, label, facts, group)
+            self._symbols(form, label, nodes[0].key, group)
         for g in groups:
-            self.group(g, before.get((g.src, g.kind)))
+            self._group(g, before, now)
+        return now
 
-    def external(self, node: NodeRow) -> None:
-        before = self.old.under(node.key) if self.old else {}
-        form = self._node_form(node, before)
-        if form is not None:
-            self._send_node(node, form)
+    def edges(self, path: str, bundle: bytes | None, now: Entries) -> None:
+        """Pass 2 (every node exists): the file's resolution edges; then what the file lost
+        since the last publish is unlinked or dropped, and its state entries replaced."""
+        before = self.state.entries(path) if self.delta else {}
+        for g in file_groups(self.res, path):
+            self._group(g, before, now)
+        self._gone(before, now)
+        self.state.replace(path, bundle, now)
 
-    def _node_form(self, node: NodeRow, before: dict[tuple[str, str], bytes]) -> str | None:
+    def removed(self, path: str) -> None:
+        """A file the model no longer has: its nodes go, with every edge they have."""
+        self._gone(self.state.entries(path), {})
+        self.state.remove(path)
+
+    def externals(self) -> None:
+        before = self.state.entries(EXTERNALS) if self.delta else {}
+        now: Entries = {}
+        for node in external_rows(self.res):
+            form = self._node_form(node, before, now)
+            if form is not None:
+                self._send_node(node, form)
+        self._externals = (before, now)
+
+    def externals_gone(self) -> None:
+        before, now = self._externals
+        self._gone(before, now)
+        self.state.replace(EXTERNALS, None, now)
+
+    def _node_form(self, node: NodeRow, before: Entries, now: Entries) -> str | None:
         """``new`` (CREATE), ``merge`` (upsert), ``update`` (SET by key) or None (unchanged)."""
         digest = node.digest
-        self.new.add(node.key, NODE + node.label, digest)
+        now[(node.key, NODE + node.label)] = digest
         if self.mode is PublishMode.FIRST:
             return "new"
         if self.mode is PublishMode.FULL:
@@ -315,43 +336,31 @@ class _Rows:
             )
             self.batch.add("node", EXTERNAL, cypher, node.props)
 
-    def _symbols(
-        self, form: str, label: str, facts: FileFacts, group: list[dict[str, Any]]
-    ) -> None:
+    def _symbols(self, form: str, label: str, fkey: str, group: list[dict[str, Any]]) -> None:
         cypher = (q.PUBLISH_SYMBOLS_NEW if form == "new" else q.PUBLISH_SYMBOLS)[label]
-        row = {"file": file_key(self.repo, facts.path), "symbols": group}
-        self.batch.add("node", SYMBOL, cypher, row, weight=len(group))
+        self.batch.add("node", SYMBOL, cypher, {"file": fkey, "symbols": group}, len(group))
 
-    def group(self, g: EdgeGroup, before: bytes | None) -> None:
+    def _group(self, g: EdgeGroup, before: Entries, now: Entries) -> None:
         digest = g.digest
-        self.new.add(g.src, g.kind, digest)
-        if self.mode is PublishMode.DELTA:
-            if before == digest:
+        now[(g.src, g.kind)] = digest
+        if self.delta:
+            had = before.get((g.src, g.kind))
+            if had == digest:
                 self.stats.unchanged_groups += 1
                 return
-            if before is not None:
+            if had is not None:
                 self._unlink(g.type, g.src_label, g.dst_label, g.src)
         cypher = _CREATE_EDGES[(g.type, g.dst_label)]
         for i in range(0, len(g.dst), self.batch.size):
             chunk = g.dst[i : i + self.batch.size]
             self.batch.add("edge", g.type, cypher, {"src": g.src, "dst": chunk}, len(chunk))
 
-    def resolution_groups(self, kind: str) -> None:
-        """Every group of ``kind``, merged in key order with the published ones."""
-        published: Iterator[tuple[str, bytes]] = self.old.of_kind(kind) if self.old else iter(())
-        head = next(published, None)
-        for g in resolution_groups(self.res, kind):
-            while head is not None and head[0] < g.src:
-                head = next(published, None)
-            self.group(g, head[1] if head is not None and head[0] == g.src else None)
-
-    def gone(self) -> None:
-        """Unlink the published groups and delete the published nodes the model lost."""
-        if self.old is None:
-            return
-        for key, kind in self.new.gone(self.old):
+    def _gone(self, before: Entries, now: Entries) -> None:
+        """Unlink the published groups and delete the published nodes no longer there."""
+        for key, kind in sorted(set(before) - set(now)):
             if kind.startswith(NODE):
-                self.batch.add("drop", kind[len(NODE) :], q.PUBLISH_DROP[kind[len(NODE) :]], key)
+                label = kind[len(NODE) :]
+                self.batch.add("drop", label, q.PUBLISH_DROP[label], key)
             else:
                 edge, dst_label = kind.split(":", 1)
                 self._unlink(edge, _SOURCE_LABEL.get(edge, SYMBOL), dst_label, key)
@@ -372,7 +381,6 @@ class GraphWriter:
     def publish(
         self,
         repo: RepoInfo,
-        files: Callable[[], Iterable[FileFacts | SkippedFile]],
         resolution: Resolution,
         *,
         run_id: str,
@@ -383,40 +391,33 @@ class GraphWriter:
         before_commit: Callable[[], None] | None = None,
         delta: bool = True,
     ) -> PublishStats:
-        """Publish; ``delta=False`` never compares against the published state (a full
-        publish, as a parity reference). ``on_batch`` (called with the number of batches run
-        so far) and ``before_commit`` are test seams for fault injection, never used in
-        production."""
+        """Publish the model ``resolution`` holds; ``delta=False`` never compares against the
+        published state (a full publish, as a parity reference). ``on_batch`` (called with the
+        number of batches run so far) and ``before_commit`` are test seams for fault
+        injection, never used in production."""
         size = batch_size or self.settings.graph_batch_rows
         if size < 1:
             raise ValueError("batch_size must be at least 1")
         resolution.prepare_lookups()
-        path = state_path(self.settings, repo.key)
-        old = OldState.open(path) if delta else None
-        args = (repo, files, resolution, run_id, fingerprint, now, size, on_batch, before_commit)
+        args = (repo, resolution, run_id, fingerprint, now, size, on_batch, before_commit)
         try:
-            try:
-                return self._publish_once(*args, old)
-            except _DeltaMismatch as exc:
-                event(
-                    log,
-                    logging.WARNING,
-                    "graph_delta_fallback",
-                    f"delta publish abandoned, publishing in full: {exc}",
-                    repo=repo.key,
-                    run_id=run_id,
-                )
-                stats = self._publish_once(*args, None)
-                stats.delta_fallback = str(exc)
-                return stats
-        finally:
-            if old is not None:
-                old.close()
+            return self._publish_once(*args, delta)
+        except _DeltaMismatch as exc:
+            event(
+                log,
+                logging.WARNING,
+                "graph_delta_fallback",
+                f"delta publish abandoned, publishing in full: {exc}",
+                repo=repo.key,
+                run_id=run_id,
+            )
+            stats = self._publish_once(*args, False)
+            stats.delta_fallback = str(exc)
+            return stats
 
     def _publish_once(
         self,
         repo: RepoInfo,
-        files: Callable[[], Iterable[FileFacts | SkippedFile]],
         resolution: Resolution,
         run_id: str,
         fingerprint: str,
@@ -424,21 +425,29 @@ class GraphWriter:
         size: int,
         on_batch: Callable[[int], None] | None,
         before_commit: Callable[[], None] | None,
-        old: OldState | None,
+        delta: bool,
     ) -> PublishStats:
         stats = PublishStats()
         started = time.monotonic()
-        new = NewState(state_path(self.settings, repo.key), run_id)
+        final = state_path(self.settings, repo.key)
+        old = PublishedState.open(final) if delta else None
+        state: PublishedState | None = None
         what = f"publish graph of {repo.key}"
         try:
             with graph_errors(what), self.graph.session() as session:
                 tx = session.begin_transaction()
                 try:
-                    self._write(
-                        tx, repo, files, resolution, run_id, fingerprint, now, size, stats,
-                        on_batch, old, new,
-                    )  # fmt: skip
-                    if stats.dropped_rows and stats.mode == PublishMode.DELTA:
+                    mode = self._begin(tx, repo, resolution, run_id, fingerprint, now, old)
+                    stats.mode = mode.value
+                    if mode is PublishMode.DELTA:
+                        assert old is not None
+                        state, old = old, None
+                    else:
+                        state = PublishedState.create(final, run_id)
+                    batch = _Batcher(tx, repo.key, size, stats, on_batch)
+                    rows = _Rows(batch, mode, state, resolution)
+                    self._write(tx, repo.key, resolution, mode, rows)
+                    if stats.dropped_rows and mode is PublishMode.DELTA:
                         raise _DeltaMismatch(
                             f"{stats.dropped_rows} rows did not find the nodes the published "
                             "state promised (the graph was changed outside a publish)"
@@ -456,7 +465,7 @@ class GraphWriter:
                     if not tx.closed():
                         tx.rollback()
         except GraphError as exc:
-            new.discard()
+            _discard(state, old)
             if self.graph.dialect.is_out_of_memory(str(exc)):
                 limit = self.graph.dialect.memory_limit_setting(str(exc))
                 raise GraphTooLarge(
@@ -466,9 +475,12 @@ class GraphWriter:
                 ) from exc
             raise
         except BaseException:
-            new.discard()
+            _discard(state, old)
             raise
-        new.promote()
+        if old is not None:
+            old.close()
+        assert state is not None
+        state.commit(run_id)
         stats.tx_duration_s = time.monotonic() - started
         event(
             log,
@@ -480,26 +492,23 @@ class GraphWriter:
             run_id=run_id,
             mode=stats.mode,
             rows_written=stats.rows_written,
+            files_changed=stats.files_changed,
             duration_s=round(stats.tx_duration_s, 3),
             rows_per_s=round(stats.throughput),
         )
         return stats
 
-    def _write(
+    def _begin(
         self,
         tx: Any,
         repo: RepoInfo,
-        files: Callable[[], Iterable[FileFacts | SkippedFile]],
         res: Resolution,
         run_id: str,
         fingerprint: str,
         now: float,
-        size: int,
-        stats: PublishStats,
-        hook: Callable[[int], None] | None,
-        old: OldState | None,
-        new: NewState,
-    ) -> None:
+        old: PublishedState | None,
+    ) -> PublishMode:
+        """Lock and stamp the repository node; choose the publish's form."""
         counts = res.counts["calls"]
         props = {
             "calls_total": counts["total"],
@@ -523,16 +532,19 @@ class GraphWriter:
         previous = record["previous"] if record is not None else None
         present = tx.run(q.PUBLISH_HAS_NODES, repo=repo.key).single()
         if not (present is not None and present["present"]):
-            mode = PublishMode.FIRST
-        elif old is not None and previous is not None and old.run_id == previous:
-            mode = PublishMode.DELTA
-        else:
-            mode = PublishMode.FULL
-        stats.mode = mode.value
+            return PublishMode.FIRST
+        if old is not None and previous is not None and old.run_id == previous:
+            return PublishMode.DELTA
+        return PublishMode.FULL
+
+    def _write(
+        self, tx: Any, repo_key: str, res: Resolution, mode: PublishMode, rows: _Rows
+    ) -> None:
+        stats = rows.stats
         if mode is PublishMode.FULL:
             stats.deleted_edges = _delete_all(
                 tx,
-                repo.key,
+                repo_key,
                 DELETE_EDGE_SLICE,
                 (
                     q.PUBLISH_DELETE_REPOSITORY_EDGES,
@@ -540,25 +552,44 @@ class GraphWriter:
                     q.PUBLISH_DELETE_SYMBOL_EDGES,
                 ),
             )
-        batch = _Batcher(tx, repo.key, size, stats, hook)
-        rows = _Rows(batch, mode, old, new, res, repo.key)
-        for item in files():
-            if isinstance(item, FileFacts):
-                rows.file(item)
-        for node in external_rows(repo.key, res):
-            rows.external(node)
-        batch.flush("node")
-        for kind in RESOLUTION_KINDS:
-            rows.resolution_groups(kind)
-        rows.gone()
-        batch.finish()
+        if mode is PublishMode.DELTA:
+            changed, removed = rows.state.plan(res.path)
+            rows.state.begin()  # after the plan: SQLite detaches nothing inside a transaction
+            bundles = dict(_bundles_of(res, changed))
+        else:
+            bundles, removed = dict(res.file_bundles()), []
+        stats.files_changed, stats.files_removed = len(bundles), len(removed)
+        entries: dict[str, Entries] = {}
+        for path in bundles:  # pass 1: every node first, so pass 2's edges find their ends
+            entries[path] = rows.nodes(path)
+        rows.externals()
+        rows.batch.flush("node")
+        for path, bundle in bundles.items():
+            rows.edges(path, bundle, entries.pop(path))
+        for path in removed:
+            rows.removed(path)
+        rows.externals_gone()
+        rows.batch.finish()
         if mode is PublishMode.FULL:
             stats.deleted_nodes = _delete_all(
                 tx,
-                repo.key,
+                repo_key,
                 DELETE_SLICE,
                 (q.PUBLISH_SWEEP_FILES, q.PUBLISH_SWEEP_SYMBOLS, q.PUBLISH_SWEEP_EXTERNALS),
             )
+
+
+def _bundles_of(res: Resolution, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+    wanted = set(paths)
+    for path, bundle in res.file_bundles():
+        if path in wanted:
+            yield path, bundle
+
+
+def _discard(*states: PublishedState | None) -> None:
+    for state in states:
+        if state is not None:
+            state.discard()
 
 
 def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -> int:

@@ -370,7 +370,6 @@ class Reindex:
         try:
             return writer.publish(
                 repo,
-                _records(spill),
                 resolution,
                 run_id=self.run_id,
                 fingerprint=fp,
