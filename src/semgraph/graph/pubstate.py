@@ -167,11 +167,14 @@ class PublishedState:
             os.replace(self.path, self.final)
 
     def discard(self) -> None:
-        """The graph did not commit: the state stays what it was."""
+        """The graph did not commit (or this state could not be saved): the file stays what
+        it was, so its run id tells the next publish not to trust it."""
         try:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             self.db.close()
+        except sqlite3.Error as exc:
+            event(log, logging.WARNING, "graph_state_discard_failed", str(exc), path=str(self.path))
         finally:
             if self.path != self.final:
                 self.path.unlink(missing_ok=True)

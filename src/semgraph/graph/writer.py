@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -480,7 +481,18 @@ class GraphWriter:
         if old is not None:
             old.close()
         assert state is not None
-        state.commit(run_id)
+        try:
+            state.commit(run_id)
+        except (OSError, sqlite3.Error) as exc:  # the graph committed: only the saving is lost
+            event(
+                log,
+                logging.WARNING,
+                "graph_state_not_saved",
+                f"published state not saved ({exc}); the next publish is a full one",
+                repo=repo.key,
+                run_id=run_id,
+            )
+            state.discard()
         stats.tx_duration_s = time.monotonic() - started
         event(
             log,
