@@ -233,7 +233,7 @@ class Reindex:
             self._fault("after_staging")
             self.checkpoint("before_publish")
 
-            publish = self._timed("graph_publish", lambda: self._publish(co, spill, resolution, fp))
+            publish = self._timed("graph_publish", lambda: self._publish(co, resolution, fp))
         self.committed = True
         self.stats["publish"] = _as_dict(publish)
         self._fault("after_graph_commit")
@@ -359,7 +359,7 @@ class Reindex:
 
         return GraphReader(self.graph).file_blobs(self.repo_key)
 
-    def _publish(self, co: Any, spill: Path, resolution: Any, fp: str) -> Any:
+    def _publish(self, co: Any, resolution: Any, fp: str) -> Any:
         from semgraph.graph.writer import GraphWriter, RepoInfo
 
         repo = RepoInfo(
