@@ -146,6 +146,7 @@ def main() -> None:
                     now=time.time(),
                 )
                 row = {
+                    "files": len(paths),
                     "step": step,
                     "changed_files": k,
                     "mode": stats.mode,

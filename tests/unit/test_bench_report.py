@@ -17,6 +17,7 @@ from bench.run_all import (
     NOT_MEASURED,
     Bench,
     Figure,
+    parse_delta,
     parse_embed,
     parse_graph,
     parse_memory,
@@ -545,3 +546,40 @@ def test_a_traceback_logged_by_a_successful_run_is_not_a_failure(tmp_path: Path)
     )
     [out] = run_all.outcomes_from_log(parse, tmp_path)
     assert out.error == "" and len(out.measured) == 6
+
+
+DELTA_OUT = """\
+parsed 20000 files in 85.2 s
+{"files": 20000, "changed_files": 0, "deleted_edges": 0, "load": 4.9, "mode": "first", \
+"resolve_s": 65.0, "rows_written": 2028544, "step": 0, "tx_s": 67.6}
+{"files": 20000, "changed_files": 1, "load": 3.1, "mode": "delta", "resolve_s": 60.1, \
+"rows_written": 431, "step": 1, "tx_s": 1.2}
+{"files": 20000, "changed_files": 200, "load": 3.2, "mode": "delta", "resolve_s": 61.0, \
+"rows_written": 40123, "step": 2, "tx_s": 3.5, "parity_ok": true, "parity_rows": 2028900, \
+"parity_s": 80.1}
+"""
+
+
+def test_delta_rows_judge_the_first_publish_and_the_one_file_change_at_20000() -> None:
+    figs = by_name(parse_delta(DELTA_OUT, ["--files", "20000"]))
+    first = figs[
+        "first publish throughput, 20,000 files (2,028,544 rows in one transaction of 67.6 s)"
+    ]
+    assert (first.value, first.verdict, first.target) == ("30,008 rows/s", MET, ">= 30,000 rows/s")
+    one = figs[
+        "graph publish of a 1-file change (0.0%) in 20,000 files (delta; resolve phase 60.1 s "
+        "apart)"
+    ]
+    assert (one.verdict, one.target, one.load) == (MET, "<= 2.0 s", "3.10")
+    assert one.value == "1.2 s, 431 rows written (431.0 per changed file)"
+    big = figs[
+        "graph publish of a 200-file change (1.0%) in 20,000 files (delta; resolve phase 61.0 s "
+        "apart)"
+    ]
+    assert (big.verdict, big.target) == ("", "rows proportional to the change")
+    parity = figs[
+        "parity after the last step: live graph against the model's rows (2,028,900 rows, 80.1 s)"
+    ]
+    assert (parity.value, parity.verdict) == ("equal", MET)
+    slow = DELTA_OUT.replace('"tx_s": 1.2', '"tx_s": 2.5')
+    assert by_name(parse_delta(slow, None))[one.name].verdict == MISSED

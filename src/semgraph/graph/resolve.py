@@ -436,39 +436,31 @@ class Resolution:
         ).fetchone()
         return int(row[0]) if row is not None else 0
 
-    def imports_of(self, path: str) -> list[ImportEdge]:
-        return [
-            ImportEdge(
-                file_key(self.repo_key, path),
-                external_key(self.repo_key, dst)
-                if kind == "external"
-                else file_key(self.repo_key, dst),
-                "ExternalModule" if kind == "external" else "File",
-                line,
-            )
-            for kind, dst, line in self.table.db.execute(
-                "SELECT dst_kind, dst, line FROM import_edges WHERE src_path = ?", (path,)
-            )
-        ]
-
-    def inherits_of(self, path: str) -> list[tuple[str, str]]:
-        """(child key, parent key) for the classes of ``path``."""
+    def imports_of(self, path: str) -> list[tuple[str, str, int]]:
+        """(dst kind, dst path or module, line) of ``path``'s import edges, sorted."""
         return self.table.db.execute(
-            "SELECT i.child_key, i.parent_key FROM symbols s JOIN inherits i "
-            "ON i.child_key = s.key WHERE s.path = ?",
+            "SELECT dst_kind, dst, line FROM import_edges WHERE src_path = ? "
+            "ORDER BY dst_kind, dst, line",
             (path,),
         ).fetchall()
 
-    def calls_of(self, path: str) -> list[CallEdge]:
-        """Every call edge leaving a symbol of ``path``."""
-        return [
-            CallEdge(*row)
-            for row in self.table.db.execute(
-                "SELECT c.src_key, c.dst_key, c.line, c.tier, c.candidates FROM symbols s "
-                "JOIN call_edges c ON c.src_key = s.key WHERE s.path = ?",
-                (path,),
-            )
-        ]
+    def inherits_of(self, path: str) -> list[tuple[str, str]]:
+        """(child key, parent key) for the classes of ``path``, sorted."""
+        return self.table.db.execute(
+            "SELECT i.child_key, i.parent_key FROM symbols s JOIN inherits i "
+            "ON i.child_key = s.key WHERE s.path = ? ORDER BY i.child_key, i.parent_key",
+            (path,),
+        ).fetchall()
+
+    def calls_of(self, path: str) -> list[tuple[str, str, int, str, int]]:
+        """(src, dst, line, tier, candidates) of every call edge leaving a symbol of ``path``,
+        sorted."""
+        return self.table.db.execute(
+            "SELECT c.src_key, c.dst_key, c.line, c.tier, c.candidates FROM symbols s "
+            "JOIN call_edges c ON c.src_key = s.key WHERE s.path = ? "
+            "ORDER BY c.src_key, c.dst_key, c.line, c.tier, c.candidates",
+            (path,),
+        ).fetchall()
 
 
 _RESULT_DDL = """
@@ -486,8 +478,9 @@ CREATE TABLE file_parts (path TEXT, part BLOB);
 """
 # for the writer's per-file reads, built once the edges are all in
 _EDGE_INDEXES = """
-CREATE INDEX call_edges_src ON call_edges (src_key);
-CREATE INDEX import_edges_src ON import_edges (src_path);
+CREATE INDEX call_edges_src ON call_edges (src_key, dst_key, line, tier, candidates);
+CREATE INDEX import_edges_src ON import_edges (src_path, dst_kind, dst, line);
+CREATE INDEX inherits_pair ON inherits (child_key, parent_key);
 CREATE INDEX import_unresolved_src ON import_unresolved (src_path);
 CREATE INDEX sym_stats_key ON sym_stats (key);
 """

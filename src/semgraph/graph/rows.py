@@ -21,17 +21,18 @@ when their target node does (a symbol's key names its file), so they belong to t
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from semgraph.graph import queries as q
 from semgraph.graph.resolve import Resolution
-from semgraph.graph.symtab import CLASS_KINDS
+from semgraph.graph.symtab import CLASS_KINDS, external_key, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "2"
+ROWS_VERSION = "3"
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 
@@ -40,28 +41,30 @@ def _digest(material: object) -> bytes:
     return hashlib.blake2b(repr(material).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NodeRow:
     key: str
     label: str  # File | Symbol | ExternalModule
     kind_label: str  # a Symbol's extra label (q.SYMBOL_LABELS), "" otherwise
     props: dict[str, Any]
+    material: tuple[Any, ...]  # every value ``props`` is made of, for the digest
 
     @property
     def digest(self) -> bytes:
-        return _digest((self.label, self.kind_label, sorted(self.props.items())))
+        return _digest((self.label, self.kind_label, self.material))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EdgeGroup:
     """Every ``type`` edge leaving ``src``; ``dst`` rows are ``{"key": ..., **edge props}``
-    sorted, and ``dst_label`` is the label the targets are matched by."""
+    in sorted order, and ``dst_label`` is the label the targets are matched by."""
 
     type: str
     src_label: str
     src: str
     dst_label: str
     dst: list[dict[str, Any]]
+    material: tuple[Any, ...]  # the sorted (target, edge props) tuples, for the digest
 
     @property
     def kind(self) -> str:
@@ -70,7 +73,7 @@ class EdgeGroup:
 
     @property
     def digest(self) -> bytes:
-        return _digest([sorted(d.items()) for d in self.dst])
+        return _digest(self.material)
 
 
 def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGroup]]:
@@ -96,16 +99,18 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
     unresolved = res.unresolved_imports(path)
     if unresolved:
         props["imports_unresolved"] = unresolved
-    nodes = [NodeRow(fkey, FILE, "", props)]
+    nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved))]
     syms = res.symbols_of(path)
     if not syms:
         return nodes, []
     stats = res.symbol_stats_of(path)
-    children: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for key, qn, name, kind, parent_key, parent_kind, start, end, signature in syms:
+    children: dict[tuple[str, str], list[str]] = {}
+    repo = res.repo_key
+    for row in syms:
+        key, qn, name, kind, parent_key, parent_kind, start, end, signature = row
         sprops: dict[str, Any] = {
             "key": key,
-            "repo": res.repo_key,
+            "repo": repo,
             "name": name,
             "qualified_name": qn,
             "kind": kind,
@@ -119,15 +124,17 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
             sprops["calls_unresolved"], sprops["calls_external"] = counts[0], counts[1]
             sprops["calls_ambiguous"], sprops["possible_callers"] = counts[2], counts[3]
         label = q.SYMBOL_LABELS.get(kind, q.GENERIC_SYMBOL_LABEL)
-        nodes.append(NodeRow(key, SYMBOL, label, sprops))
+        nodes.append(NodeRow(key, SYMBOL, label, sprops, (row, counts)))
         if parent_key is not None:
             method = kind == "method" and (parent_kind or "") in CLASS_KINDS
             edge = "HAS_METHOD" if method else "CONTAINS"
-            children.setdefault((parent_key, edge), []).append({"key": key})
-    groups = [
-        EdgeGroup(edge, SYMBOL, parent, SYMBOL, sorted(dst, key=_dst_order))
-        for (parent, edge), dst in sorted(children.items())
-    ]
+            children.setdefault((parent_key, edge), []).append(key)
+    groups = []
+    for (parent, edge), keys in sorted(children.items()):
+        keys.sort()
+        groups.append(
+            EdgeGroup(edge, SYMBOL, parent, SYMBOL, [{"key": k} for k in keys], tuple(keys))
+        )
     return nodes, groups
 
 
@@ -135,32 +142,25 @@ def file_groups(res: Resolution, path: str) -> list[EdgeGroup]:
     """The edge groups the resolution made leaving ``path``: its imports (of files, of
     external modules), its classes' bases, its symbols' calls."""
     groups: list[EdgeGroup] = []
-    by_label: dict[str, list[dict[str, Any]]] = {}
-    src = ""
-    for imp in res.imports_of(path):
-        src = imp.src_key
-        by_label.setdefault(imp.dst_label, []).append({"key": imp.dst_key, "line": imp.line})
-    for label, dst in sorted(by_label.items()):
-        groups.append(EdgeGroup("IMPORTS", FILE, src, label, sorted(dst, key=_dst_order)))
-    parents: dict[str, list[dict[str, Any]]] = {}
-    for child, parent in res.inherits_of(path):
-        parents.setdefault(child, []).append({"key": parent})
-    for child, dst in sorted(parents.items()):
-        groups.append(EdgeGroup("INHERITS", SYMBOL, child, SYMBOL, sorted(dst, key=_dst_order)))
-    calls: dict[str, list[dict[str, Any]]] = {}
-    for c in res.calls_of(path):
-        calls.setdefault(c.src_key, []).append(
-            {"key": c.dst_key, "line": c.line, "tier": c.tier, "candidates": c.candidates}
-        )
-    for caller, dst in sorted(calls.items()):
-        groups.append(EdgeGroup("CALLS", SYMBOL, caller, SYMBOL, sorted(dst, key=_dst_order)))
+    repo = res.repo_key
+    src = file_key(repo, path)
+    for kind, imports in itertools.groupby(res.imports_of(path), key=lambda r: r[0]):
+        label, key_of = (EXTERNAL, external_key) if kind == "external" else (FILE, file_key)
+        targets = tuple((key_of(repo, dst), line) for _, dst, line in imports)
+        dst = [{"key": k, "line": line} for k, line in targets]
+        groups.append(EdgeGroup("IMPORTS", FILE, src, label, dst, targets))
+    groups.sort(key=lambda g: g.dst_label)
+    for child, bases in itertools.groupby(res.inherits_of(path), key=lambda r: r[0]):
+        parents = tuple(parent for _, parent in bases)
+        dst = [{"key": p} for p in parents]
+        groups.append(EdgeGroup("INHERITS", SYMBOL, child, SYMBOL, dst, parents))
+    for caller, calls in itertools.groupby(res.calls_of(path), key=lambda r: r[0]):
+        material = tuple(c[1:] for c in calls)
+        dst = [{"key": k, "line": ln, "tier": t, "candidates": c} for k, ln, t, c in material]
+        groups.append(EdgeGroup("CALLS", SYMBOL, caller, SYMBOL, dst, material))
     return groups
 
 
 def external_rows(res: Resolution) -> Iterator[NodeRow]:
     for key, name in res.iter_externals():
-        yield NodeRow(key, EXTERNAL, "", {"key": key, "repo": res.repo_key, "name": name})
-
-
-def _dst_order(d: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(sorted(d.items()))
+        yield NodeRow(key, EXTERNAL, "", {"key": key, "repo": res.repo_key, "name": name}, (name,))
