@@ -615,7 +615,9 @@ class _Resolver:
         self.db.commit()
 
     def _part(self, path: str, material: object) -> None:
-        """Fold what one step of the resolution produced for ``path`` into its bundle."""
+        """Fold what one step of the resolution produced for ``path`` into its bundle. Lists
+        come sorted: candidates found by SQL come in no fixed order, and a bundle must change
+        only when the graph rows do (the rows are sorted the same way)."""
         digest = hashlib.blake2b(repr(material).encode("utf-8", "surrogatepass"), digest_size=16)
         self.db.execute("INSERT INTO file_parts VALUES (?, ?)", (path, digest.digest()))
 
@@ -671,7 +673,7 @@ class _Resolver:
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
-        self._part(f.path, ("imports", edges, len(unresolved)))
+        self._part(f.path, ("imports", sorted(edges), len(unresolved)))
 
     # -- name lookups -----------------------------------------------------------------------
 
@@ -791,7 +793,7 @@ class _Resolver:
             if len(keys) == 1 and keys[0] != child:
                 out.append((child, keys[0]))
         self.db.executemany("INSERT INTO inherits VALUES (?,?)", out)
-        self._part(f.path, ("bases", out))
+        self._part(f.path, ("bases", sorted(out)))
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -829,7 +831,7 @@ class _Resolver:
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]
         )
         self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?)", unlinked)
-        self._part(f.path, ("calls", edges, sorted(stats.items())))
+        self._part(f.path, ("calls", sorted(edges), sorted(stats.items())))
 
     def _classify(
         self, scope: _FileScope, f: ImportFile, src: _Sym, callee: str, receiver: str | None
