@@ -13,6 +13,7 @@ from semgraph.errors import GraphTooLarge, JobError
 
 _TOO_LARGE = f"{GraphTooLarge.__name__}: "
 _ROWS = re.compile(r"\((\d[\d,]*) rows")
+_WRITTEN = re.compile(r"(\d[\d,]*) written before")
 _REPO = re.compile(r"the graph of (\S+)")
 _TX_SETTING = re.compile(
     r"((?:dbms|db)\.memory\.transaction(?:\.total)?\.max)(?: = ([\d.]+) ?([KMGT]?i?B))?"
@@ -155,10 +156,12 @@ def too_large_line(error: str, heap_mb: int | None = None) -> str | None:
     if repo is None or rows is None or limit is None:
         return f"semgraph index: {message}"
     count = int(rows.group(1).replace(",", ""))
-    return (
-        f"semgraph index: the graph of {repo.group(1)} ({count:,} rows written before refusal) "
-        f"exceeds {limit}; {fix}"
-    )
+    written = _WRITTEN.search(message)
+    rows_text = f"{count:,} rows written before refusal"  # the writer's older message form
+    if written is not None:
+        done = int(written.group(1).replace(",", ""))
+        rows_text = f"{count:,} rows; {done:,} written before refusal"
+    return f"semgraph index: the graph of {repo.group(1)} ({rows_text}) exceeds {limit}; {fix}"
 
 
 def _limit_and_fix(message: str, heap_mb: int | None) -> tuple[str | None, str]:

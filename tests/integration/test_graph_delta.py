@@ -168,3 +168,17 @@ def test_a_graph_changed_behind_the_state_falls_back_to_a_full_publish(
     assert stats.mode == "full" and "published state promised" in stats.delta_fallback
     expected = fresh_snapshot(graph, settings, tmp_path, with_util_helper(), "r2")
     assert snapshot(graph, "shop") == expected
+
+
+def test_the_model_row_count_is_what_a_first_publish_writes(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from semgraph.graph.resolve import resolve
+    from semgraph.graph.writer import GraphWriter
+
+    files = calling_helper()
+    with resolve(lambda: iter(files), "shop", tmp_path / "res") as res:
+        stats = GraphWriter(graph, settings).publish(
+            SHOP, res, run_id="r1", fingerprint="fp", now=1.0
+        )
+        assert (
+            stats.mode == "first" and res.model_rows() == stats.rows_written == 179
+        )  # 61 nodes, 118 edges

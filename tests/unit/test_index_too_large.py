@@ -8,13 +8,15 @@ import pytest
 from semgraph.index_cli import too_large_line
 
 
-def _writer_error(rows: int, limit: str, repo: str = "shop") -> str:
-    """A job error in the form the graph writer and the worker record it."""
+def _writer_error(rows: int, limit: str, repo: str = "shop", total: int | None = None) -> str:
+    """A job error in the form the graph writer and the worker record it (``total``: the
+    model's rows, which the writer names first; without it, the writer's older form)."""
+    counted = f"{rows}" if total is None else f"{total} rows; {rows}"
     return (
-        f"GraphTooLarge: the graph of {repo} ({rows} rows written before the server refused) "
+        f"GraphTooLarge: the graph of {repo} ({counted} rows written before the server refused) "
         f"exceeds the server's transaction memory limit ({limit}); raise that limit: a "
         "publish is never split"
-    )
+    ).replace(f"{total} rows; {rows} rows written", f"{total} rows; {rows} written")
 
 
 def test_the_local_stack_cap_names_the_heap_setting() -> None:
@@ -28,6 +30,16 @@ def test_the_local_stack_cap_names_the_heap_setting() -> None:
         "and `up`) or the server's db.memory.transaction.total.max"
     )
     assert "\n" not in line
+
+
+def test_the_line_names_the_repository_rows_and_those_written_before_the_refusal() -> None:
+    error = _writer_error(151405, "Neo4j db.memory.transaction.total.max = 716.0 MiB", total=592697)
+    assert "(592697 rows; 151405 written before the server refused)" in error
+    line = too_large_line(error, 1024)
+    assert line is not None and line.startswith(
+        "semgraph index: the graph of shop (592,697 rows; 151,405 written before refusal) "
+        "exceeds Neo4j db.memory.transaction.total.max = 716 MiB; raise SEMGRAPH_NEO4J_HEAP_MB"
+    )
 
 
 @pytest.mark.parametrize(

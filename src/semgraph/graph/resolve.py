@@ -396,6 +396,21 @@ class Resolution:
         """Aggregate the per-symbol and per-file statistics once, keyed for lookups."""
         self.table.db.executescript(_LOOKUP_DDL)
 
+    def model_rows(self) -> int:
+        """Nodes plus edges a full publish of this model writes (counted, not built)."""
+        db = self.table.db
+        files, symbols, parented = db.execute(
+            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM symbols), "
+            "(SELECT count(*) FROM symbols WHERE parent_key IS NOT NULL)"
+        ).fetchone()
+        edges = db.execute(
+            "SELECT (SELECT count(*) FROM import_edges), (SELECT count(*) FROM inherits), "
+            "(SELECT count(*) FROM call_edges), (SELECT count(DISTINCT dst) FROM import_edges "
+            "WHERE dst_kind = 'external')"
+        ).fetchone()
+        # nodes: files, symbols, externals; structure: repository->file, file->symbol, parent
+        return int(files * 2 + symbols * 2 + parented + sum(edges))
+
     def file_bundles(self) -> Iterator[tuple[str, bytes]]:
         """(path, bundle digest) of every parsed file, by path."""
         yield from self.table.db.execute("SELECT path, bundle FROM files ORDER BY path")

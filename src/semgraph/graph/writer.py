@@ -470,9 +470,10 @@ class GraphWriter:
             if self.graph.dialect.is_out_of_memory(str(exc)):
                 limit = self.graph.dialect.memory_limit_setting(str(exc))
                 raise GraphTooLarge(
-                    f"the graph of {repo.key} ({stats.rows_written} rows "
-                    f"written before the server refused) exceeds the server's transaction "
-                    f"memory limit ({limit}); raise that limit: a publish is never split"
+                    f"the graph of {repo.key} ({resolution.model_rows()} rows; "
+                    f"{stats.rows_written} written before the server refused) exceeds the "
+                    f"server's transaction memory limit ({limit}); raise that limit: a "
+                    "publish is never split"
                 ) from exc
             raise
         except BaseException:
