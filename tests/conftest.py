@@ -17,6 +17,8 @@ TEST_ENV = {
     "SEMGRAPH_STATE_DIR": f"/var/tmp/semgraph-test-{os.getuid()}",
     "SEMGRAPH_BOLT_URI": "bolt://127.0.0.1:17687",
     "SEMGRAPH_ES_URL": "http://127.0.0.1:19200",
+    # the test stack holds small graphs; a heap sized from the machine would take ~10 GiB here
+    "SEMGRAPH_NEO4J_HEAP_MB": "1536",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
 }
