@@ -262,7 +262,8 @@ UNWIND $rows AS row
 MATCH (a:Symbol {key: row.src})
 UNWIND row.dst AS d
 MATCH (b:Symbol {key: d.key})
-CREATE (a)-[:CALLS {line: d.line, tier: d.tier, candidates: d.candidates}]->(b)
+CREATE (a)-[e:CALLS {line: d.line, tier: d.tier}]->(b)
+SET e.candidates = d.candidates
 RETURN count(*) AS created
 """
 # -- reader: GraphReader ------------------------------------------------------------------
@@ -290,7 +291,8 @@ UNWIND $keys AS k
 MATCH (c:Symbol)-[e:CALLS]->(t:Symbol {key: k})
 RETURN t.key AS target, c.key AS key, c.repo AS repo, c.name AS name,
        c.qualified_name AS qualified_name, c.kind AS kind, c.path AS path,
-       c.start_line AS start_line, e.line AS line, e.tier AS tier, e.candidates AS candidates
+       c.start_line AS start_line, e.line AS line, e.tier AS tier,
+       coalesce(e.candidates, 1) AS candidates
 ORDER BY target, qualified_name, line
 LIMIT $limit
 """
@@ -300,7 +302,8 @@ UNWIND $keys AS k
 MATCH (t:Symbol {key: k})-[e:CALLS]->(c:Symbol)
 RETURN t.key AS target, c.key AS key, c.repo AS repo, c.name AS name,
        c.qualified_name AS qualified_name, c.kind AS kind, c.path AS path,
-       c.start_line AS start_line, e.line AS line, e.tier AS tier, e.candidates AS candidates
+       c.start_line AS start_line, e.line AS line, e.tier AS tier,
+       coalesce(e.candidates, 1) AS candidates
 ORDER BY target, line, qualified_name
 LIMIT $limit
 """

@@ -32,7 +32,7 @@ from semgraph.graph.symtab import CLASS_KINDS, external_key, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "3"
+ROWS_VERSION = "4"
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 
@@ -156,7 +156,13 @@ def file_groups(res: Resolution, path: str) -> list[EdgeGroup]:
         groups.append(EdgeGroup("INHERITS", SYMBOL, child, SYMBOL, dst, parents))
     for caller, calls in itertools.groupby(res.calls_of(path), key=lambda r: r[0]):
         material = tuple(c[1:] for c in calls)
-        dst = [{"key": k, "line": ln, "tier": t, "candidates": c} for k, ln, t, c in material]
+        # ``candidates`` only where it says something: a resolved edge has exactly one
+        dst = [
+            {"key": k, "line": ln, "tier": t, "candidates": c}
+            if c != 1
+            else {"key": k, "line": ln, "tier": t}
+            for k, ln, t, c in material
+        ]
         groups.append(EdgeGroup("CALLS", SYMBOL, caller, SYMBOL, dst, material))
     return groups
 
