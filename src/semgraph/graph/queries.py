@@ -123,12 +123,18 @@ SET s = props{set_label}
 CREATE (f)-[:DEFINES]->(s)
 RETURN count(*) AS created
 """
-PUBLISH_SYMBOLS: dict[str, str] = {
-    label: _PUBLISH_SYMBOLS.format(
-        kind_labels=_KIND_LABELS, set_label=f", s:{label}" if label else ""
-    )
-    for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
-}
+
+
+def _per_label(template: str) -> dict[str, str]:
+    """``template`` rendered for each kind label (and the generic symbol): it sets
+    ``s:<label>`` after removing every kind label."""
+    return {
+        label: template.format(kind_labels=_KIND_LABELS, set_label=f", s:{label}" if label else "")
+        for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
+    }
+
+
+PUBLISH_SYMBOLS: dict[str, str] = _per_label(_PUBLISH_SYMBOLS)
 
 _PUBLISH_SYMBOLS_NEW = """
 UNWIND $rows AS row
@@ -172,12 +178,7 @@ REMOVE s:{kind_labels}
 SET s = props{set_label}
 RETURN count(*) AS updated
 """
-PUBLISH_SYMBOLS_UPDATE: dict[str, str] = {
-    label: _PUBLISH_SYMBOLS_UPDATE.format(
-        kind_labels=_KIND_LABELS, set_label=f", s:{label}" if label else ""
-    )
-    for label in [*SYMBOL_LABELS.values(), GENERIC_SYMBOL_LABEL]
-}
+PUBLISH_SYMBOLS_UPDATE: dict[str, str] = _per_label(_PUBLISH_SYMBOLS_UPDATE)
 PUBLISH_EXTERNALS_UPDATE = """
 UNWIND $rows AS row
 MATCH (e:ExternalModule {key: row.key})
