@@ -149,6 +149,9 @@ class Settings(BaseSettings):
     # -- incremental reindex: parse cache + cloned live index (issue 7) ----------------------
     # reuse the parse result of a file whose path and blob are unchanged since the last job
     parse_cache: bool = True
+    # keep one work tree per repository and move it to each job's commit (git writes only the
+    # files that differ) instead of checking every file out again
+    checkout_reuse_worktree: bool = True
     # a reindex that changes at most this share of the files clones the live search index
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)

@@ -206,3 +206,55 @@ def test_walk_non_utf8_name(tmp_path: Path) -> None:
     entries, skipped = _walk(root)
     assert list(entries) == ["ok.py"]
     assert skipped == {"bad\ufffd.py": ("unreadable", "name is not UTF-8")}
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def test_a_reused_work_tree_is_moved_to_each_commit_exactly(tmp_path: Path, cfg: Settings) -> None:
+    from semgraph.indexer.checkout import worktree_path
+    from tests.repos import commit
+
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n", "gone.py": "g\n", "d/keep.txt": "k\n"})
+    ws = worktree_path(cfg, repo_key_for(str(repo)))
+    first = checkout(cfg, str(repo), None, ws, reuse=True)
+    assert _tree(ws) == {"a.py": b"x = 1\n", "gone.py": b"g\n", "d/keep.txt": b"k\n"}
+    keep_inode = (ws / "d" / "keep.txt").stat().st_ino
+    second_sha = commit(repo, {"a.py": "x = 2\n", "gone.py": None, "new.py": "n\n"})
+    # a job that died half-way left junk, an edit and an ignored build output behind
+    (ws / "junk.tmp").write_text("junk")
+    (ws / "d" / "keep.txt").write_text("edited")
+    (ws / "build").mkdir()
+    (ws / "build" / "out.o").write_bytes(b"\0")
+    second = checkout(cfg, str(repo), None, ws, reuse=True)
+    assert second.commit == second_sha and second.workspace == ws
+    assert _tree(ws) == {"a.py": b"x = 2\n", "new.py": b"n\n", "d/keep.txt": b"k\n"}
+    back = checkout(cfg, str(repo), first.commit, ws, reuse=True)
+    assert back.commit == first.commit
+    assert _tree(ws) == {"a.py": b"x = 1\n", "gone.py": b"g\n", "d/keep.txt": b"k\n"}
+    assert (ws / "d" / "keep.txt").stat().st_ino == keep_inode  # moved, not checked out anew
+
+
+@pytest.mark.parametrize("found", ["plain files", "another repository's work tree", "a file"])
+def test_a_reused_work_tree_that_is_not_one_is_replaced(  # type: ignore[no-untyped-def]
+    tmp_path: Path, cfg: Settings, found: str
+) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    ws = tmp_path / "ws"
+    if found == "plain files":
+        ws.mkdir()
+        (ws / "stray.py").write_text("stray")
+    elif found == "a file":
+        ws.write_text("not a directory")
+    else:
+        other = make_repo(tmp_path / "other", {"o.py": "o\n"})
+        checkout(cfg, str(other), None, ws, reuse=True)
+    res = checkout(cfg, str(repo), None, ws, reuse=True)
+    assert _tree(ws) == {"a.py": b"x = 1\n"} and res.workspace == ws
+    with pytest.raises(CheckoutError, match="not an empty directory"):
+        checkout(cfg, str(repo), None, ws)  # without reuse an occupied workspace is refused

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -23,6 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from semgraph.config import Settings
 from semgraph.errors import CheckoutError
+from semgraph.logs import event
+
+log = logging.getLogger(__name__)
 
 _SCP_LIKE = re.compile(r"^(?P<user>[A-Za-z0-9._-]+@)?(?P<host>[A-Za-z0-9.-]+):(?P<path>[^/].*)$")
 _REF_OK = re.compile(r"^[A-Za-z0-9._/@^~{}+-]+$")
@@ -247,20 +251,79 @@ def materialise(mirror: Path, commit: str, workspace: Path, timeout_s: float) ->
     )
 
 
-def checkout(settings: Settings, source: str, ref: str | None, workspace: Path) -> CheckoutResult:
+def worktree_path(settings: Settings, repo_key: str) -> Path:
+    """The repository's reused work tree (a hash of the key: no key can escape the root)."""
+    digest = hashlib.sha256(repo_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return settings.state_dir / "worktrees" / digest
+
+
+@contextmanager
+def worktree_lock(settings: Settings, repo_key: str) -> Iterator[None]:
+    """Held while a job checks out and reads the reused work tree of ``repo_key``."""
+    path = worktree_path(settings, repo_key)
+    with _locked(path.with_name(path.name + ".lock")):
+        yield
+
+
+def update_worktree(mirror: Path, commit: str, workspace: Path, timeout_s: float) -> bool:
+    """Move the work tree a previous checkout of ``mirror`` left at ``workspace`` to
+    ``commit``: git rewrites only the files that differ, and anything else in the tree
+    (untracked, ignored, edited: a job that died half-way) is removed. False (nothing
+    done) when ``workspace`` is not such a work tree."""
+    try:
+        alternates = (workspace / ".git" / "objects" / "info" / "alternates").read_text()
+    except OSError:
+        return False
+    if Path(alternates.strip()).resolve() != (mirror / "objects").resolve():
+        return False
+    git(
+        ["-c", "advice.detachedHead=false", "-C", str(workspace), "checkout", "--quiet",
+         "--force", "--detach", commit],
+        timeout_s=timeout_s,
+        what=f"cannot move the work tree to {commit}",
+    )  # fmt: skip
+    git(
+        ["-C", str(workspace), "clean", "--quiet", "-ffdx"],
+        timeout_s=timeout_s,
+        what="cannot clean the work tree",
+    )
+    return True
+
+
+def _update_or_drop(mirror: Path, commit: str, workspace: Path, timeout_s: float) -> bool:
+    """Move a reused work tree to ``commit``; one that is not a work tree of ``mirror`` or
+    that git cannot move is removed (False: materialise it afresh)."""
+    try:
+        if update_worktree(mirror, commit, workspace, timeout_s):
+            return True
+    except CheckoutError as exc:
+        event(log, logging.WARNING, "worktree_dropped", str(exc), workspace=str(workspace))
+    if workspace.is_dir() and not workspace.is_symlink():
+        shutil.rmtree(workspace, ignore_errors=True)
+    else:
+        workspace.unlink(missing_ok=True)
+    return False
+
+
+def checkout(
+    settings: Settings, source: str, ref: str | None, workspace: Path, *, reuse: bool = False
+) -> CheckoutResult:
     """Fetch ``source`` into its mirror and materialise ``ref`` (default branch when None)
-    into ``workspace``."""
+    into ``workspace``; with ``reuse``, ``workspace`` may hold an earlier checkout of the
+    same repository, moved to the commit (the caller holds :func:`worktree_lock`)."""
     url = normalize_source(source)
     key = repo_key_for(source)
     if url.startswith("file://") and not Path(_fetch_url(url)).exists():
         raise CheckoutError(f"repository {url} does not exist")
     workspace = Path(workspace)
-    if workspace.exists() and (not workspace.is_dir() or any(workspace.iterdir())):
+    occupied = workspace.exists() and (not workspace.is_dir() or any(workspace.iterdir()))
+    if occupied and not reuse:
         raise CheckoutError(f"workspace {workspace} exists and is not an empty directory")
     mirror = sync_mirror(settings, url, key)
     commit = resolve_ref(mirror, ref, settings.git_timeout_s, url)
     try:
-        materialise(mirror, commit, Path(workspace), settings.git_timeout_s)
+        if not (occupied and _update_or_drop(mirror, commit, workspace, settings.git_timeout_s)):
+            materialise(mirror, commit, Path(workspace), settings.git_timeout_s)
     except CheckoutError:
         shutil.rmtree(workspace, ignore_errors=True)
         raise

@@ -13,6 +13,7 @@ logs RSS before and after.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -145,6 +146,7 @@ class Reindex:
         self.commit_in_doubt = False  # the connection broke during COMMIT; outcome unknown
         self.repo_key = ""
         self.commit = ""
+        self._held = contextlib.ExitStack()  # the work tree's lock, while checkout and parse run
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -197,10 +199,11 @@ class Reindex:
         from semgraph.indexer.checkout import checkout
 
         self.workdir.mkdir(parents=True, exist_ok=True)
+        workspace, reuse = self._workspace()
         co = self._timed(
             "checkout",
             lambda: checkout(
-                self.settings, self.request.source, self.request.ref, self.workdir / "workspace"
+                self.settings, self.request.source, self.request.ref, workspace, reuse=reuse
             ),
         )
         self.repo_key, self.commit = co.repo_key, co.commit
@@ -221,6 +224,7 @@ class Reindex:
 
         spill = self.workdir / "parse.spill"
         parse_stats = self._timed("parse", lambda: self._parse(co.workspace, spill, fp))
+        self._held.close()  # the work tree is read: another job of the repository may move it
         self.stats["parse"] = _as_dict(parse_stats)
         self._fault("after_spill")
 
@@ -250,6 +254,17 @@ class Reindex:
             dict(self.phases),
             dict(self.stats),
         )
+
+    def _workspace(self) -> tuple[Path, bool]:
+        """The repository's reused work tree (locked until the parse phase has read it), or
+        a fresh one under the job's directory."""
+        from semgraph.indexer.checkout import repo_key_for, worktree_lock, worktree_path
+
+        if not self.settings.checkout_reuse_worktree:
+            return self.workdir / "workspace", False
+        key = repo_key_for(self.request.source)
+        self._held.enter_context(worktree_lock(self.settings, key))
+        return worktree_path(self.settings, key), True
 
     def _unchanged(self, fp: str) -> bool:
         from semgraph.graph.reader import GraphReader
@@ -453,6 +468,7 @@ class Reindex:
                 self._log(logging.WARNING, "run_record_failed", str(record_exc))
 
     def _cleanup(self, rss_before: int) -> None:
+        self._held.close()
         trimmed = memory.malloc_trim()
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.es.close()
