@@ -398,8 +398,8 @@ def main() -> None:
                 )
             with process(["worker"], env, work / "worker.log"):
                 first = _first_index(base, repo)
-                what = "re-index (repository kept from an earlier run)" if kept else "full index"
-                print(f"first {what} of {opts.files} files: {first:.1f} s", flush=True)
+                what = "re-index of the kept repository" if kept else "first full index"
+                print(f"{what} of {opts.files} files: {first:.1f} s", flush=True)
                 print(f"  {_last_run(base, repo)}", flush=True)
                 latencies = []
                 for n in range(opts.rounds):
@@ -419,11 +419,18 @@ def main() -> None:
                 f"push-to-searchable, one-file change in a {opts.files}-file repository "
                 f"({opts.rounds} rounds):\n"
                 f"  p50 {p50:.1f} s  p95 {p95:.1f} s  max {max(latencies):.1f} s "
-                f"(target p95 <= 30 s); all: {', '.join(f'{x:.1f}' for x in latencies)}\n"
-                f"  baseline first full index through the same path: {first:.1f} s\n"
-                f"  ratio one-file change / full index  p50 {p50 / first:.2f}  "
+                f"(target p95 <= {push_target_s(opts.files):.0f} s); all: "
+                f"{', '.join(f'{x:.1f}' for x in latencies)}\n"
+                f"  baseline {what} through the same path: {first:.1f} s\n"
+                f"  ratio one-file change / {what}  p50 {p50 / first:.2f}  "
                 f"p95 {p95 / first:.2f}"
             )
+
+
+def push_target_s(files: int) -> float:
+    """The push-to-searchable p95 target: 15 s at 20,000 files (the graph-store issue),
+    30 s for the 5,000-file repository of the earlier one."""
+    return 15.0 if files >= 20_000 else 30.0
 
 
 def _json(value: Any) -> dict[str, Any]:

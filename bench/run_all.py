@@ -48,7 +48,8 @@ RSS_TARGET = 1.3
 PUBLISH_TARGET = 20_000
 PUBLISH_TARGET_FILES = 20_000  # the issue sets the throughput target for this size only
 ACK_P99_TARGET_MS = 200.0
-PUSH_P95_TARGET_S = 30.0
+PUSH_P95_TARGET_S = 30.0  # the 5,000-file repository
+PUSH_P95_TARGET_S_20K = 15.0  # a one-file change in 20,000 files (the graph-store issue)
 
 
 @dataclass
@@ -832,25 +833,31 @@ def _burst_figures(m: re.Match[str], block: str) -> list[Figure]:
     return figs
 
 
-_FIRST_INDEX = re.compile(r"^first full index of (\d+) files: ([\d.]+) s\s*$")
+_FIRST_INDEX = re.compile(
+    r"^(first full index|re-index of the kept repository) of (\d+) files: ([\d.]+) s\s*$"
+)
 _ROUND = re.compile(r"^\s+round (\d+): ([\d.]+) s\s*$")
 _PUSH = re.compile(
     r"one-file change in a (\d+)-file repository \((\d+) rounds\):\s+p50 ([\d.]+) s\s+"
-    r"p95 ([\d.]+) s\s+max ([\d.]+) s.*?first full index through the same path: ([\d.]+) s",
+    r"p95 ([\d.]+) s\s+max ([\d.]+) s.*?baseline (?:first full index|re-index of the kept "
+    r"repository) through the same path: ([\d.]+) s",
     re.S,
 )
 
 
-def _job_lines(out: str) -> tuple[tuple[str, str, str] | None, list[tuple[str, str, str]]]:
-    """The first full index and each round: (number of files or round, seconds, job line)."""
+def _job_lines(
+    out: str,
+) -> tuple[tuple[str, str, str, str] | None, list[tuple[str, str, str]]]:
+    """The first index (number of files, seconds, job line, what it was: a first full index
+    or a re-index of a kept repository) and each round (round, seconds, job line)."""
     lines = out.splitlines()
-    first: tuple[str, str, str] | None = None
+    first: tuple[str, str, str, str] | None = None
     rounds: list[tuple[str, str, str]] = []
     for i, line in enumerate(lines):
         job = lines[i + 1].strip() if i + 1 < len(lines) else ""
         job = job if job.startswith(("job ", "no run")) else ""
         if m := _FIRST_INDEX.match(line):
-            first = (m[1], m[2], job)
+            first = (m[2], m[3], job, m[1])
         elif m := _ROUND.match(line):
             rounds.append((m[1], m[2], job))
     return first, rounds
@@ -859,14 +866,16 @@ def _job_lines(out: str) -> tuple[tuple[str, str, str] | None, list[tuple[str, s
 def _push_figures(out: str, skip: bool) -> list[Figure]:
     first, rounds = _job_lines(out)
     push = _PUSH.search(out)
-    target = f"p95 <= {PUSH_P95_TARGET_S:.0f} s"
     figs = []
     base_s = float(push[6]) if push else float(first[1]) if first else 0.0
     files = push[1] if push else first[0] if first else "?"
+    target_s = PUSH_P95_TARGET_S_20K if files != "?" and int(files) >= 20_000 else PUSH_P95_TARGET_S
+    target = f"p95 <= {target_s:.0f} s"
+    base_what = first[3] if first else "first full index"
     if first:
         figs.append(
             Figure(
-                f"first full index through the webhook, {int(first[0]):,}-file repo (baseline)",
+                f"{first[3]} through the webhook, {int(first[0]):,}-file repo (baseline)",
                 f"{first[1]} s" + (f" ({first[2]})" if first[2] else ""),
                 "-",
                 "-",
@@ -878,7 +887,7 @@ def _push_figures(out: str, skip: bool) -> list[Figure]:
             Figure(
                 f"push-to-searchable, round {n}, one-file change, {files}-file repo",
                 f"{secs} s" + (f" ({job})" if job else ""),
-                f"{base_s} s first full index (same path)",
+                f"{base_s} s {base_what} (same path)",
                 f"{float(secs) / base_s:.3f}" if base_s else "-",
                 "-",
             )
@@ -886,12 +895,12 @@ def _push_figures(out: str, skip: bool) -> list[Figure]:
     if push:
         what = f"one-file change, {push[1]}-file repo ({push[2]} rounds)"
         for p, v in (("p50", push[3]), ("p95", push[4]), ("max", push[5])):
-            good = float(v) <= PUSH_P95_TARGET_S
+            good = float(v) <= target_s
             figs.append(
                 Figure(
                     f"push-to-searchable {p}, {what}",
                     f"{v} s",
-                    f"{push[6]} s first full index (same path)",
+                    f"{push[6]} s {base_what} (same path)",
                     f"{float(v) / base_s:.3f}" if base_s else "-",
                     target if p == "p95" else "-",
                     _ok(good) if p == "p95" else "",
