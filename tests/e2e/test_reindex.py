@@ -130,6 +130,21 @@ def test_unchanged_reindex_embeds_nothing(settings, graph, es, repo, run_index) 
     assert forced.status == "succeeded"
     stats = forced.stats["index"]
     assert stats["embedded"] == 0 and stats["reused"] == stats["chunks"] > 0
+    assert forced.stats["publish"]["mode"] == "full"  # a forced job never trusts a delta
+
+
+def test_a_reindex_after_a_push_publishes_a_delta(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+    from tests.repos import commit
+
+    first = run_index(repo)
+    assert first.stats["publish"]["mode"] == "first"
+    commit(repo, {"app/extra.py": "def extra_helper(x):\n    return x\n"})
+    second = run_index(repo)
+    publish = second.stats["publish"]
+    assert (publish["mode"], publish["files_changed"], publish["dropped_rows"]) == ("delta", 1, 0)
+    assert publish["nodes"].get("Symbol", 0) >= 2  # the new file's module and function
+    reader = GraphReader(graph)
+    assert reader.definitions("extra_helper", repo=second.repo_key).matches
 
 
 class _FailingEmbedder:

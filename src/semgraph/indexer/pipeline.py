@@ -390,6 +390,7 @@ class Reindex:
                 fingerprint=fp,
                 now=time.time(),
                 before_commit=before_commit,
+                delta=not self.request.force,  # a forced job rewrites the whole graph
             )
         except GraphUnavailable:
             # the connection broke: before COMMIT nothing changed; during COMMIT the outcome
