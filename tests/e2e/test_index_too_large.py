@@ -10,17 +10,15 @@ CLI runs as a subprocess against that server and the session's Elasticsearch.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from semgraph.config import Settings, load_settings
+from semgraph.config import Settings
+from tests.bolt_servers import bolt_server
 from tests.repos import make_repo
 
 pytestmark = pytest.mark.e2e
@@ -29,51 +27,13 @@ CAP = "10m"  # the smallest total cap Neo4j accepts is 10 MiB
 CAP_TEXT = "Neo4j db.memory.transaction.total.max = 10 MiB"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def capped_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     """A Bolt server whose open transactions may hold at most ``CAP`` together."""
-    from semgraph.services.stack import BoltService
-
-    state = tmp_path_factory.mktemp("capped-bolt")
-    settings = load_settings(
-        state_dir=state, bolt_uri=f"bolt://127.0.0.1:{_free_port()}", neo4j_heap_mb=512
-    )
-    service = BoltService(settings)
-    service.prepare()
-    argv, env, _ = service.launch_spec()
-    argv.append(f"db.memory.transaction.total.max={CAP}")  # applied last: replaces ours
-    log = (state / "server.log").open("w+")
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
-    ready = threading.Event()
-
-    def watch() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("READY"):
-                ready.set()
-
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        deadline = time.monotonic() + 180
-        while not ready.wait(0.5):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"the capped Bolt server did not start: {log.read()[-2000:]}")
+    with bolt_server(
+        tmp_path_factory.mktemp("capped-bolt"), f"db.memory.transaction.total.max={CAP}", "capped"
+    ) as settings:
         yield settings
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def dense_calls_repo(root: Path, n_files: int = 8, n_functions: int = 40) -> Path:

@@ -8,21 +8,18 @@ stops it at the end. The refusal, its error code and text, come from that server
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from semgraph.config import Settings, load_settings
+from semgraph.config import Settings
 from semgraph.errors import GraphTooLarge
 from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer.model import FileFacts, SkippedFile
+from tests.bolt_servers import bolt_server
 from tests.graph_repos import call, facts, shop_repo, sym
 from tests.integration.test_graph_publish import snapshot
 
@@ -33,52 +30,13 @@ TX_LIMIT_TEXT = "4.0 MiB"  # as the server reports it
 SHOP = RepoInfo("shop", "https://git.example/shop.git", "main", "c1")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     """A dedicated Bolt server whose transactions may use at most ``TX_LIMIT`` of memory."""
-    from semgraph.services.stack import BoltService
-
-    port = _free_port()
-    state = tmp_path_factory.mktemp("small-bolt")
-    settings = load_settings(
-        state_dir=state, bolt_uri=f"bolt://127.0.0.1:{port}", neo4j_heap_mb=512
-    )
-    service = BoltService(settings)
-    service.prepare()
-    argv, env, _ = service.launch_spec()
-    argv.append(f"db.memory.transaction.max={TX_LIMIT}")
-    log = (state / "server.log").open("w+")
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
-    ready = threading.Event()
-
-    def watch() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("READY"):
-                ready.set()
-
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        deadline = time.monotonic() + 180
-        while not ready.wait(0.5):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"the small Bolt server did not start: {log.read()[-2000:]}")
+    with bolt_server(
+        tmp_path_factory.mktemp("small-bolt"), f"db.memory.transaction.max={TX_LIMIT}", "small"
+    ) as settings:
         yield settings
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def big_repo(n_files: int) -> list[FileFacts | SkippedFile]:
