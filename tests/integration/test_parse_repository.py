@@ -242,3 +242,24 @@ def test_failure_inside_the_job_stops_the_pool(tmp_path: Path) -> None:
         parse_repository(cfg(tmp_path), repo, tmp_path / "x.spill", progress=progress)
     assert children() == before
     assert not (tmp_path / "x.spill").exists()
+
+
+def test_spare_children_still_starting_stop_quietly(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # One file and sixteen children: the first child up parses it while the others are still
+    # starting when the pool closes. pebble unlinks its lock before stopping them, which used
+    # to print a FileNotFoundError traceback from each one onto the user's terminal.
+    repo = tmp_path / "one"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"a.py": "def a():\n    return 1\n"}, "one")
+    before = children()
+    for round_ in range(3):
+        stats = parse_repository(
+            cfg(tmp_path, pool_size=16), repo, tmp_path / f"one-{round_}.spill"
+        )
+        assert stats.files_indexed == 1
+    assert children() == before
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err

@@ -33,11 +33,13 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.queues import SimpleQueue
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 import pebble
+from pebble.pool.process import WORKERS_NAME
 
 from semgraph.indexer.extract import ExtractOptions, extract_file
 from semgraph.indexer.model import SkippedFile, SkipReason
@@ -47,6 +49,8 @@ if TYPE_CHECKING:  # children import this module: keep pydantic out of their sta
     from semgraph.config import Settings
 
 FAULTS_ENV = "SEMGRAPH_TEST_FAULTS"
+STARTUP_WAIT_S = 30.0  # a spawned child imports tree-sitter and its grammars: seconds under load
+STOP_STARTUP_WAIT_S = 5.0
 FAULT_MARKER = b"SEMGRAPH_FAULT:"
 
 
@@ -80,13 +84,15 @@ class ParseFailure(Exception):
 _CONFIG: ChildConfig | None = None  # set by child_init, in pool children only
 
 
-def child_init(config: ChildConfig) -> None:
-    """Pool child initializer: remember the config, cap the address space."""
+def child_init(config: ChildConfig, started: SimpleQueue[int] | None = None) -> None:
+    """Pool child initializer: remember the config, cap the address space, say it is up."""
     global _CONFIG
     _CONFIG = config
     limit = config.memory_mb * 1024 * 1024
     with contextlib.suppress(ValueError, OSError):  # platforms without RLIMIT_AS
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if started is not None:
+        started.put(os.getpid())
 
 
 def _fault(data: bytes) -> None:
@@ -193,6 +199,9 @@ class ParsePool:
             faults=os.environ.get(FAULTS_ENV) == "1",
         )
         self._max_tasks = settings.child_max_tasks
+        self._context = multiprocessing.get_context("spawn")
+        self._started: SimpleQueue[int] = self._context.SimpleQueue()
+        self._started_pids: set[int] = set()
         self._pool: pebble.ProcessPool | None = None
         self._retry_pool: pebble.ProcessPool | None = None
         if not self.inline:
@@ -203,8 +212,8 @@ class ParsePool:
             max_workers=workers,
             max_tasks=max_tasks,
             initializer=child_init,
-            initargs=(self.config,),
-            context=multiprocessing.get_context("spawn"),
+            initargs=(self.config, self._started),
+            context=self._context,
         )
 
     def submit(self, path: str) -> concurrent.futures.Future[TaskResult]:
@@ -229,8 +238,31 @@ class ParsePool:
     def describe(self, exc: BaseException) -> str:
         return describe_failure(exc, self.config, self.timeout_s)
 
+    def _await_children(self, timeout_s: float = STARTUP_WAIT_S) -> None:
+        """Wait until every pool child of this process has started (at most ``timeout_s``).
+
+        pebble unlinks its channel's lock when it stops a pool and only then stops the
+        children, so a child still starting (a spare one the work never needed, or the
+        replacement for a recycled one) died with a ``FileNotFoundError`` traceback on the
+        user's terminal. A child that has run its initializer holds the lock and stops quietly.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            while not self._started.empty():
+                self._started_pids.add(self._started.get())
+            starting = [
+                child
+                for child in multiprocessing.active_children()
+                if child.name == WORKERS_NAME and child.pid not in self._started_pids
+            ]
+            if not starting or time.monotonic() >= deadline:
+                return
+            time.sleep(0.02)
+
     def close(self, *, graceful: bool) -> None:
         """Close both pools; ``graceful=False`` cancels queued work and kills children."""
+        if not self.inline:  # a stop waits less: it is the failure or cancel path
+            self._await_children(STARTUP_WAIT_S if graceful else STOP_STARTUP_WAIT_S)
         for pool in (self._pool, self._retry_pool):
             if pool is None:
                 continue
@@ -244,6 +276,7 @@ class ParsePool:
             pool.stop()  # type: ignore[no-untyped-call]
             pool.join()
         self._pool = self._retry_pool = None
+        self._started.close()
 
     def __enter__(self) -> ParsePool:
         return self
