@@ -9,7 +9,7 @@ calls) and Java (class imports, implicit-``this`` calls, a constructor, ``java.u
 
 from __future__ import annotations
 
-from semgraph.indexer.model import (
+from semgraph.model import (
     CallSite,
     Chunk,
     FileFacts,

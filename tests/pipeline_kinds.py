@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import signal
 
-from semgraph.indexer.jobs import request_from_args, shared_embedder
 from semgraph.indexer.pipeline import Reindex
+from semgraph.jobs import request_from_args, shared_embedder
 from semgraph.queue.registry import JobContext, register
 
 KILL_POINTS = (

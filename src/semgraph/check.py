@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -17,8 +18,20 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
+from semgraph.errors import SemgraphError
+from semgraph.graph import parity
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.resolve import resolve
+from semgraph.graph.runs import RunStore
+from semgraph.indexer.checkout import checkout
+from semgraph.indexer.parse import parse_repository
+from semgraph.indexer.parsecache import ParseCache
+from semgraph.indexer.spill import SpillReader
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
+from semgraph.queue.store import JobStore
+from semgraph.queue.sweep import Identity, death_reason
+from semgraph.search.index import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +52,6 @@ class RepoCheck:
 def check_repositories(
     settings: Settings, graph: Graph, *, repair: bool = False, alert: bool = True
 ) -> list[RepoCheck]:
-    from semgraph.graph.reader import GraphReader
-    from semgraph.graph.runs import RunStore
-    from semgraph.search.index import SearchIndex
 
     es = connect_search(settings)
     try:
@@ -77,8 +87,6 @@ def check_repositories(
 def _in_flight(settings: Settings, graph: Graph, runs: Any, run_id: str | None) -> bool:
     """Whether ``run_id`` is still being published by a live worker (its job runs under an
     owner the crash sweep would not recover)."""
-    from semgraph.queue.store import JobStore
-    from semgraph.queue.sweep import Identity, death_reason
 
     run = runs.get(run_id) if run_id else None
     if not run or run.get("status") != "running":
@@ -110,8 +118,6 @@ def _repair(
         INDEX_DIVERGED.labels(repo=key).set(0)
         _mark_run(graph, result.graph_run_id, "succeeded")
     else:
-        from semgraph.queue.store import JobStore
-
         source = repo.get("url") or key
         enq = JobStore(graph, settings).enqueue(
             key,
@@ -132,7 +138,6 @@ def _repair(
 
 
 def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
-    from semgraph.graph.runs import RunStore
 
     run = RunStore(graph).get(run_id) if run_id else None
     if run_id and run is not None and run.get("status") == "diverged":
@@ -142,9 +147,6 @@ def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
 def maintain_search(settings: Settings, graph: Graph) -> None:
     """Worker maintenance: repair divergence, then delete orphaned staging indexes (those
     of no live alias, no repository's recorded run and no running run)."""
-    from semgraph.graph.reader import GraphReader
-    from semgraph.graph.runs import RunStore
-    from semgraph.search.index import SearchIndex
 
     check_repositories(settings, graph, repair=True)
     keep = {(str(r["key"]), str(r["run_id"])) for r in GraphReader(graph).repositories()}
@@ -165,16 +167,6 @@ def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool
     indexed commit writes (checked out, parsed with the parse cache of the indexed
     fingerprint, resolved); a mismatch fires the ``index_diverged`` alert. Returns a
     :class:`semgraph.graph.parity.ParityReport`."""
-    import shutil
-
-    from semgraph.errors import SemgraphError
-    from semgraph.graph import parity
-    from semgraph.graph.reader import GraphReader
-    from semgraph.graph.resolve import resolve
-    from semgraph.indexer.checkout import checkout
-    from semgraph.indexer.parse import parse_repository
-    from semgraph.indexer.parsecache import ParseCache
-    from semgraph.indexer.spill import SpillReader
 
     repo = next((r for r in GraphReader(graph).repositories() if r.get("key") == repo_key), None)
     if repo is None or not repo.get("commit"):

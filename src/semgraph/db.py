@@ -20,6 +20,7 @@ import neo4j
 import neo4j.exceptions as neo_exc
 
 from semgraph.config import Settings
+from semgraph.dialect import Dialect, IndexSpec, detect_kind, timeout_setting
 from semgraph.errors import (
     GraphConflict,
     GraphError,
@@ -30,7 +31,6 @@ from semgraph.errors import (
     SearchRequestError,
     SearchUnavailable,
 )
-from semgraph.graph.dialect import Dialect, IndexSpec, detect_kind, timeout_setting
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from typing import Any
 
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_graph, connect_search, search_errors
+from semgraph.dialect import ServerKind
 from semgraph.errors import GraphQueryError, StoreError
-from semgraph.graph.dialect import ServerKind
 
 
 @dataclass

@@ -9,7 +9,20 @@ from typing import Any
 
 import typer
 
-from semgraph.errors import GraphTooLarge, JobError
+from semgraph import jobs
+from semgraph.check import check_repositories, graph_parity
+from semgraph.console import emit_json, err, is_verbose, out, settings_from
+from semgraph.db import connect_graph
+from semgraph.errors import CheckoutError, GraphTooLarge, JobError
+from semgraph.graph.runs import RunStore
+from semgraph.graph.schema import SCHEMA
+from semgraph.indexer.checkout import normalize_source, repo_key_for
+from semgraph.queue import registry
+from semgraph.queue.models import TERMINAL, JobStatus
+from semgraph.queue.store import JobStore
+from semgraph.queue.worker import Worker
+from semgraph.services import procs
+from semgraph.services.stack import BoltService, running_heap
 
 _TOO_LARGE = f"{GraphTooLarge.__name__}: "
 _ROWS = re.compile(r"\((\d[\d,]*) rows")
@@ -25,7 +38,6 @@ def _progress_printer(live: bool) -> Any:
     pipeline's structured logs carry the same facts)."""
     if not live:
         return None
-    from semgraph.cli import err
 
     def show(p: Any) -> None:
         rate = p.files_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
@@ -68,17 +80,6 @@ def index_cmd(
 ) -> None:
     """Enqueue a reindex of SOURCE and run that job here until it finishes (older pending
     jobs of other repositories are left to the worker)."""
-    from semgraph.cli import emit_json, err, out, settings_from
-    from semgraph.db import connect_graph
-    from semgraph.errors import CheckoutError
-    from semgraph.graph.runs import RunStore
-    from semgraph.graph.schema import SCHEMA
-    from semgraph.indexer import jobs
-    from semgraph.indexer.checkout import normalize_source, repo_key_for
-    from semgraph.queue import registry
-    from semgraph.queue.models import JobStatus
-    from semgraph.queue.store import JobStore
-    from semgraph.queue.worker import Worker
 
     settings = settings_from(ctx)
     url = normalize_source(source)  # hostile or malformed sources fail here, before enqueue
@@ -92,6 +93,7 @@ def index_cmd(
             repo_key, now=time.time(), args={"source": source, "ref": ref, "force": force}, ref=ref
         )
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
+        jobs.register_job_kinds()
         registry.load_job_modules(settings)
         jobs.progress_sink = _progress_printer(err.is_terminal and not as_json)
         worker = Worker(settings, graph, store=store)
@@ -118,7 +120,6 @@ def index_cmd(
 def _run_own_job(store: Any, worker: Any, job_id: str, settings: Any, as_json: bool) -> Any:
     """Run the job ``job_id`` here (only that one) until it is terminal; a failed attempt
     that is queued for retry ends the command."""
-    from semgraph.queue.models import TERMINAL, JobStatus
 
     while True:
         job = store.get(job_id)
@@ -189,7 +190,6 @@ def _exit_if_too_large(
     job: Any, settings: Any, as_json: bool, run: dict[str, Any] | None = None
 ) -> None:
     """Print the refusal line and exit 1 when the job's publish was refused as too large."""
-    from semgraph.cli import emit_json, err, is_verbose
 
     line = too_large_line(job.last_error or "", _local_heap_mb(settings))
     if line is None:
@@ -208,8 +208,6 @@ def _exit_if_too_large(
 
 def _local_heap_mb(settings: Any) -> int | None:
     """The heap of this state directory's local Neo4j when it runs, else None."""
-    from semgraph.services import procs
-    from semgraph.services.stack import BoltService, running_heap
 
     pid = BoltService(settings).pid()
     found = running_heap(procs.cmdline(pid)) if pid is not None else None
@@ -217,7 +215,6 @@ def _local_heap_mb(settings: Any) -> int | None:
 
 
 def _print_run(run: dict[str, Any]) -> None:
-    from semgraph.cli import out
 
     keys = ("id", "repo", "commit", "status", "resolution_rate", "phases_s", "error")
     for key in keys:
@@ -249,9 +246,6 @@ def check_cmd(
 ) -> None:
     """Compare each repository's graph run id with the index behind its alias; exit 1 when
     any repository is diverged (and not repaired)."""
-    from semgraph.check import check_repositories
-    from semgraph.cli import emit_json, out, settings_from
-    from semgraph.db import connect_graph
 
     settings = settings_from(ctx)
     if graph_parity is not None:
@@ -275,9 +269,6 @@ def check_cmd(
 
 
 def _graph_parity(settings: Any, repo: str, as_json: bool) -> None:
-    from semgraph.check import graph_parity
-    from semgraph.cli import emit_json, out
-    from semgraph.db import connect_graph
 
     with connect_graph(settings) as graph:
         report = graph_parity(settings, graph, repo)

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from semgraph.indexer.jobs import request_from_args, shared_embedder
 from semgraph.indexer.pipeline import Reindex
+from semgraph.jobs import request_from_args, shared_embedder
 from semgraph.queue.registry import JobContext, register
 
 # the points a job passes, in order; "after_claim" and "mid_parse" are hooked here, the rest

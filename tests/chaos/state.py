@@ -10,8 +10,8 @@ from semgraph.check import check_repositories
 from semgraph.db import connect_search
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.checkout import repo_key_for
-from semgraph.indexer.jobs import shared_embedder
 from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.jobs import shared_embedder
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search

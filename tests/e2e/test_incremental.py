@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from semgraph.indexer.jobs import shared_embedder
 from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
 from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.jobs import shared_embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo

@@ -15,8 +15,8 @@ from semgraph.check import check_repositories
 from semgraph.errors import JobError, SearchRequestError
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
-from semgraph.indexer.jobs import shared_embedder
 from semgraph.indexer.pipeline import PublishDiverged, Reindex, ReindexRequest
+from semgraph.jobs import shared_embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo

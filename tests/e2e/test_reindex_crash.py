@@ -15,8 +15,8 @@ import pytest
 
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.checkout import repo_key_for
-from semgraph.indexer.jobs import shared_embedder
 from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.jobs import shared_embedder
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from semgraph.config import load_settings
-from semgraph.indexer.model import Chunk, FileFacts, content_hash
+from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 
@@ -117,7 +117,7 @@ _SHAPES_PROBE = textwrap.dedent(
     """
     import json, random, sys
     from semgraph.config import load_settings
-    from semgraph.indexer.memory import rss_bytes
+    from semgraph.memory import rss_bytes
     from semgraph.search.embed import Embedder
     e = Embedder(load_settings(malloc_mmap_threshold_bytes=int(sys.argv[1]),
                                embedding_batch_size=8))

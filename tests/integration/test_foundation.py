@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from semgraph.dialect import ServerKind
 from semgraph.errors import GraphQueryError
-from semgraph.graph.dialect import ServerKind
 from semgraph.graph.schema import SCHEMA
 
 pytestmark = pytest.mark.integration

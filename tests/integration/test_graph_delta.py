@@ -13,7 +13,7 @@ import pytest
 
 from semgraph.graph import pubstate
 from semgraph.graph.pubstate import state_path
-from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, SkippedFile
 from tests.graph_repos import call, shop_repo, sym
 from tests.integration.test_graph_publish import SHOP, Boom, publish, snapshot
 

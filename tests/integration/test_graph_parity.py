@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from semgraph.graph import parity
 from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
-from semgraph.indexer.model import FileFacts, Import, SkippedFile
+from semgraph.model import FileFacts, Import, SkippedFile
 from tests.graph_repos import call, facts, sym
 
 pytestmark = pytest.mark.integration

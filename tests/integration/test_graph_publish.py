@@ -14,7 +14,7 @@ import pytest
 from semgraph.errors import GraphTooLarge
 from semgraph.graph.resolve import Resolution, resolve
 from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
-from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, SkippedFile
 from tests.graph_repos import other_repo, shop_repo
 
 pytestmark = pytest.mark.integration

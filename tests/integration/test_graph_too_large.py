@@ -18,7 +18,7 @@ from semgraph.config import Settings
 from semgraph.errors import GraphTooLarge
 from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
-from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, SkippedFile
 from tests.bolt_servers import bolt_server
 from tests.graph_repos import call, facts, shop_repo, sym
 from tests.integration.test_graph_publish import snapshot

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from semgraph.graph.runs import RunStore
-from semgraph.indexer.jobs import close_orphan_runs, gc_workdirs
+from semgraph.jobs import close_orphan_runs, gc_workdirs
 from semgraph.queue.store import JobStore
 
 pytestmark = pytest.mark.integration

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from semgraph.config import Settings, load_settings
-from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.indexer.parse import parse_repository
 from semgraph.indexer.parsecache import CACHE_FILE, ParseCache, cache_dir
 from semgraph.indexer.spill import SpillReader
+from semgraph.model import FileFacts, SkippedFile
 from tests.repos import commit, make_repo
 
 FILES: dict[str, str | bytes | None] = {

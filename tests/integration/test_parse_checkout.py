@@ -10,8 +10,8 @@ import pytest
 from semgraph.config import Settings, load_settings
 from semgraph.errors import CheckoutError, JobError
 from semgraph.indexer.checkout import checkout, normalize_source, repo_key_for
-from semgraph.indexer.model import SkippedFile
 from semgraph.indexer.walk import WalkEntry, walk
+from semgraph.model import SkippedFile
 from tests.repos import git, make_repo
 
 

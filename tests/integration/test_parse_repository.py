@@ -10,9 +10,9 @@ import pytest
 
 from semgraph.config import Settings, load_settings
 from semgraph.indexer.checkout import checkout
-from semgraph.indexer.model import FileFacts, SkippedFile
 from semgraph.indexer.parse import ParseProgress, parse_repository
 from semgraph.indexer.spill import SpillReader
+from semgraph.model import FileFacts, SkippedFile
 from tests.repos import commit, git
 
 FILES: dict[str, bytes | str] = {

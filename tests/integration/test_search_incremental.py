@@ -10,7 +10,7 @@ import pytest
 
 from semgraph.config import Settings, load_settings
 from semgraph.errors import SearchRequestError
-from semgraph.indexer.model import Chunk, FileFacts, content_hash
+from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search import incremental
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex, staging_meta

@@ -6,7 +6,7 @@ import pytest
 
 from semgraph.config import Settings, load_settings
 from semgraph.errors import EmbeddingError, SearchBulkError, SearchRequestError
-from semgraph.indexer.model import Chunk, FileFacts, content_hash
+from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search.embed import Embedder
 from semgraph.search.index import META_MARKER, SearchIndex
 

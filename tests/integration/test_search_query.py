@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from semgraph.config import Settings, load_settings
 from semgraph.db import connect_search
 from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchUnavailable
-from semgraph.indexer.model import Chunk, FileFacts, content_hash
+from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search import query as query_mod
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex

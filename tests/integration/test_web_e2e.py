@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from semgraph.indexer.checkout import repo_key_for
-from semgraph.queue import registry
+from semgraph.jobs import register_job_kinds
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
 from semgraph.web.app import create_app
@@ -55,7 +55,7 @@ def test_signed_push_becomes_searchable(tmp_path: Path, graph, es, settings) -> 
     configured = settings.model_copy(
         update={"webhook_secret": SECRET, "webhook_allow_local_sources": True}
     )
-    registry.load_job_modules(configured)
+    register_job_kinds()
     worker = Worker(configured, graph)
     key = repo_key_for(str(repo))
     with serve_in_thread(create_app(configured, graph=graph, search=es)) as base:

@@ -6,7 +6,7 @@ import pytest
 
 from semgraph.db import connect_graph
 from semgraph.queue.store import JobStore
-from semgraph.web.probes import probe_worker
+from semgraph.queue.workers import probe_worker
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from semgraph.graph.dialect import Dialect, IndexSpec, ServerKind, detect_kind
+from semgraph.dialect import Dialect, IndexSpec, ServerKind, detect_kind
 from semgraph.graph.schema import SCHEMA
 
 MEMGRAPH = Dialect(ServerKind.MEMGRAPH)

@@ -11,9 +11,9 @@ import pytest
 
 from semgraph import doctor
 from semgraph.config import load_settings
+from semgraph.dialect import Dialect, ServerKind
 from semgraph.doctor import memgraph_warnings
 from semgraph.errors import GraphQueryError
-from semgraph.graph.dialect import Dialect, ServerKind
 
 SETTINGS = load_settings(job_timeout_s=3600)
 

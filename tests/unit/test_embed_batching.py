@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError
-from semgraph.indexer.model import Chunk
+from semgraph.model import Chunk
 from semgraph.search.documents import PENDING_OVERHEAD_BYTES, PendingChunk, pending_bytes
 from semgraph.search.embed import plan_batches
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from semgraph.graph.dialect import Dialect, ServerKind
+from semgraph.dialect import Dialect, ServerKind
 
 NEO4J = Dialect(ServerKind.NEO4J)
 MEMGRAPH = Dialect(ServerKind.MEMGRAPH)

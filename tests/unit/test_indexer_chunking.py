@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semgraph.indexer.chunking import chunk_lines, split_lines
-from semgraph.indexer.model import Symbol, content_hash
+from semgraph.model import Symbol, content_hash
 
 
 def _sym(name: str, start: int, end: int, kind: str = "function") -> Symbol:

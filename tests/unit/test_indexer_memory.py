@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from semgraph.indexer.memory import malloc_trim, peak_rss_bytes, rss_bytes
+from semgraph.memory import malloc_trim, peak_rss_bytes, rss_bytes
 
 
 def test_rss_grows_with_allocation_and_is_bounded_by_peak() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from semgraph.errors import JobError, SpillCorrupt, SpillError
-from semgraph.indexer.model import CallSite, Chunk, FileFacts, Import, SkippedFile, Symbol
 from semgraph.indexer.spill import SpillReader, SpillWriter
+from semgraph.model import CallSite, Chunk, FileFacts, Import, SkippedFile, Symbol
 
 
 def _facts(i: int) -> FileFacts:
@@ -121,7 +121,7 @@ def test_disk_full_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
         from semgraph.errors import SpillError
-        from semgraph.indexer.model import SkippedFile
+        from semgraph.model import SkippedFile
         from semgraph.indexer.spill import SpillWriter
         path = Path({str(tmp_path / "full.spill")!r})
         try:

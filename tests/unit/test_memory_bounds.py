@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from semgraph.indexer.memory import RssSampler, pin_mmap_threshold, rss_bytes
+from semgraph.memory import RssSampler, pin_mmap_threshold, rss_bytes
 
 MIB = 1024 * 1024
 
@@ -18,7 +18,7 @@ MIB = 1024 * 1024
 _PROBE = textwrap.dedent(
     """
     import sys
-    from semgraph.indexer.memory import pin_mmap_threshold, rss_bytes
+    from semgraph.memory import pin_mmap_threshold, rss_bytes
     if sys.argv[1] == "pin":
         assert pin_mmap_threshold(131072)
     def touched(n):

@@ -9,7 +9,7 @@ import pytest
 
 from semgraph.graph.resolve import Resolution, resolve
 from semgraph.graph.symtab import symbol_rows
-from semgraph.indexer.model import FileFacts, Import, SkippedFile
+from semgraph.model import FileFacts, Import, SkippedFile
 from tests.graph_repos import call, facts, shop_repo, sym
 
 JAVA = "src.main.java.com.acme"

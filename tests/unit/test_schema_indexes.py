@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.graph.dialect import Dialect, IndexSpec, ServerKind
+from semgraph.dialect import Dialect, IndexSpec, ServerKind
 from semgraph.graph.schema import SCHEMA
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -178,12 +178,14 @@ def all_uses() -> list[Use]:
 
 def test_the_statements_of_every_cypher_module_are_collected() -> None:
     modules = cypher_modules()
-    assert {"semgraph.graph.queries", "semgraph.queue.store", "semgraph.web.probes"} <= set(modules)
+    assert {"semgraph.graph.queries", "semgraph.queue.store", "semgraph.queue.workers"} <= set(
+        modules
+    )
     names = [name for name, _ in statements()]
     for expected in (
         "semgraph.queue.store.CLAIM_ONE",
         "semgraph.graph.queries.RUN_LIST",
-        "semgraph.web.probes.WORKER_HEARTBEAT_AGE",
+        "semgraph.queue.workers.WORKER_HEARTBEAT_AGE",
     ):
         assert expected in names
     assert len(names) >= 60

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError, SearchQueryError
-from semgraph.indexer.model import Chunk, content_hash
+from semgraph.model import Chunk, content_hash
 from semgraph.search.documents import (
     PendingChunk,
     chunk_document,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from semgraph.web.cli import server_config
+from semgraph.web.server import server_config
 
 
 async def _app(scope: object, receive: object, send: object) -> None:  # pragma: no cover

@@ -6,17 +6,17 @@ import json
 from typing import Any
 
 import typer
-from rich.console import Console
 
-from semgraph.config import Settings, load_settings
+from semgraph.console import emit_json, out, settings_from
+from semgraph.db import connect_graph
 from semgraph.errors import GraphInputError, RunStateError
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.runs import RunStore
 
 graph_app = typer.Typer(
     help="Query the code graph: definitions, callers, callees, imports.", no_args_is_help=True
 )
 runs_app = typer.Typer(help="Index runs: what each reindex did.", no_args_is_help=True)
-
-out = Console(highlight=False, soft_wrap=True)
 
 REPO_HELP = "Only this repository (its key)."
 LIMIT_HELP = "At most this many results (bounded by SEMGRAPH_GRAPH_MAX_LIMIT)."
@@ -50,22 +50,9 @@ def _json() -> Any:
     return typer.Option(False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help=JSON_HELP)
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    root = ctx.find_root()
-    if not isinstance(root.obj, Settings):
-        root.obj = load_settings()
-    return root.obj
-
-
-def _emit(data: Any) -> None:
-    out.out(json.dumps(data, indent=2, sort_keys=True, default=str))
-
-
 def _reader_call(ctx: typer.Context, method: str, *args: Any, **kwargs: Any) -> Any:
-    from semgraph.db import connect_graph
-    from semgraph.graph.reader import GraphReader
 
-    settings = _settings(ctx)
+    settings = settings_from(ctx)
     with connect_graph(settings) as graph:
         reader = GraphReader(graph, settings.graph_max_limit, settings.graph_max_depth)
         return getattr(reader, method)(*args, **kwargs)
@@ -77,7 +64,7 @@ def _print_symbol(s: dict[str, Any]) -> str:
 
 def _print_answer(answer: Any, as_json: bool) -> None:
     if as_json:
-        _emit(answer.to_dict())
+        emit_json(answer.to_dict())
         return
     if not answer.matches:
         out.print(f"no symbol or file matches {answer.name!r}", markup=False)
@@ -173,10 +160,8 @@ def imports_cmd(
 
 
 def _run_store(ctx: typer.Context) -> Any:
-    from semgraph.db import connect_graph
-    from semgraph.graph.runs import RunStore
 
-    graph = connect_graph(_settings(ctx))
+    graph = connect_graph(settings_from(ctx))
     return graph, RunStore(graph)
 
 
@@ -199,7 +184,7 @@ def runs_list(
     with graph:
         runs = store.list(repo=repo, limit=limit, status=status)
     if as_json:
-        _emit(runs)
+        emit_json(runs)
         return
     for r in runs:
         rate = r.get("resolution_rate")
@@ -225,7 +210,7 @@ def runs_show(
     if run is None:
         raise RunStateError(f"no index run {run_id!r}")
     if as_json:
-        _emit(run)
+        emit_json(run)
         return
     for key in sorted(run):
         value = run[key]

@@ -8,7 +8,7 @@ no server clocks (``now`` is always a parameter), so the same text runs on Memgr
 
 from __future__ import annotations
 
-from semgraph.indexer.model import SymbolKind
+from semgraph.model import SymbolKind
 
 #: kind -> extra label of a ``:Symbol`` node
 SYMBOL_LABELS: dict[str, str] = {kind.value: kind.value.capitalize() for kind in SymbolKind}

@@ -32,7 +32,7 @@ from typing import Any
 
 from semgraph.graph.imports import MEMBER_SEP, ImportFile, ImportResolver, iter_raw_imports
 from semgraph.graph.symtab import CLASS_KINDS, SymbolTable, external_key, file_key
-from semgraph.indexer.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, SkippedFile
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
 

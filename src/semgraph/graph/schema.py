@@ -11,7 +11,7 @@ tests/unit/test_schema_indexes.py, which reads every Cypher constant of the code
 
 from __future__ import annotations
 
-from semgraph.graph.dialect import IndexSpec
+from semgraph.dialect import IndexSpec
 
 SCHEMA_VERSION = 1
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from semgraph.indexer.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
+from semgraph.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
 
 CODE_LANGUAGES = frozenset(
     {"python", "javascript", "typescript", "tsx", "go", "java", "rust", "c", "cpp"}

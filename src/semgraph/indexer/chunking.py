@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from semgraph.indexer.model import Chunk, Symbol, content_hash
+from semgraph.model import Chunk, Symbol, content_hash
 
 
 def split_lines(text: str) -> list[str]:

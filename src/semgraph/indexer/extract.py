@@ -17,13 +17,14 @@ start line tells them apart. A tree with errors still yields what was recovered,
 from __future__ import annotations
 
 import hashlib
+import inspect
 from dataclasses import dataclass
 
 from tree_sitter import Node, Parser, QueryCursor
 
 from semgraph.indexer import chunking, languages
 from semgraph.indexer.imports import IMPORTERS, text
-from semgraph.indexer.model import (
+from semgraph.model import (
     CallSite,
     FileFacts,
     Import,
@@ -194,7 +195,6 @@ def _clean_comment(raw: str) -> str:
 
 
 def _clean_doc(doc: str) -> str | None:
-    import inspect
 
     cleaned = inspect.cleandoc(doc).strip()
     if not cleaned:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from semgraph.indexer.model import Import
+from semgraph.model import Import
 
 
 def text(node: Node | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from importlib.resources import files
 from pathlib import PurePosixPath
 
@@ -124,7 +125,6 @@ def query(language: str) -> Query:
 
 def grammar_versions() -> dict[str, str]:
     """Installed grammar package versions (part of the index fingerprint)."""
-    from importlib.metadata import PackageNotFoundError, version
 
     out: dict[str, str] = {}
     for module_name, _ in CODE_LANGUAGES.values():

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from semgraph.config import Settings
 from semgraph.indexer.extract import blob_sha, failed_file
-from semgraph.indexer.memory import rss_bytes
-from semgraph.indexer.model import ParseStatus, SkippedFile
 from semgraph.indexer.parsecache import CachedResult, ParseCache
 from semgraph.indexer.pool import ParsePool, TaskResult
 from semgraph.indexer.spill import SpillWriter
 from semgraph.indexer.walk import walk
 from semgraph.logs import event
+from semgraph.memory import rss_bytes
+from semgraph.model import ParseStatus, SkippedFile
 
 logger = logging.getLogger(__name__)
 

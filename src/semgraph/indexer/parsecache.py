@@ -25,8 +25,8 @@ from types import TracebackType
 import zstandard
 
 from semgraph.config import Settings
-from semgraph.indexer.model import ParseStatus
 from semgraph.logs import event
+from semgraph.model import ParseStatus
 
 log = logging.getLogger(__name__)
 

@@ -25,15 +25,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from semgraph import memory
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.errors import GraphError, GraphUnavailable, JobError
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.resolve import resolve
+from semgraph.graph.runs import RunStore
 from semgraph.graph.schema import SCHEMA_VERSION
-from semgraph.indexer import memory
-from semgraph.indexer.model import MODEL_VERSION, FileFacts, SkippedFile
+from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.indexer.checkout import checkout, repo_key_for, worktree_lock, worktree_path
+from semgraph.indexer.languages import grammar_versions
+from semgraph.indexer.parse import parse_repository
+from semgraph.indexer.parsecache import ParseCache
+from semgraph.indexer.spill import SpillReader
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
+from semgraph.model import MODEL_VERSION, FileFacts, SkippedFile
+from semgraph.search import incremental
+from semgraph.search.embed import Embedder
+from semgraph.search.index import SearchIndex, staging_meta
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +78,6 @@ class ReindexResult:
 
 def fingerprint(settings: Settings, model_id: str) -> str:
     """What affects the output: parser/grammar versions, schema, model, options."""
-    from semgraph.indexer.languages import grammar_versions
 
     material = {
         "model_version": MODEL_VERSION,
@@ -89,7 +100,6 @@ def new_run_id() -> str:
 
 
 def _facts(spill: Path) -> Callable[[], Iterator[FileFacts]]:
-    from semgraph.indexer.spill import SpillReader
 
     def stream() -> Iterator[FileFacts]:
         for rec in SpillReader(spill):
@@ -100,7 +110,6 @@ def _facts(spill: Path) -> Callable[[], Iterator[FileFacts]]:
 
 
 def _records(spill: Path) -> Callable[[], Iterator[FileFacts | SkippedFile]]:
-    from semgraph.indexer.spill import SpillReader
 
     def stream() -> Iterator[FileFacts | SkippedFile]:
         yield from SpillReader(spill)
@@ -122,9 +131,6 @@ class Reindex:
         embedder: Any = None,
         faults: dict[str, Callable[[], None]] | None = None,
     ) -> None:
-        from semgraph.graph.runs import RunStore
-        from semgraph.search.embed import Embedder
-        from semgraph.search.index import SearchIndex
 
         self.settings = settings
         self.graph = graph
@@ -196,7 +202,6 @@ class Reindex:
             self._cleanup(rss_before)
 
     def _run_phases(self) -> ReindexResult:
-        from semgraph.indexer.checkout import checkout
 
         self.workdir.mkdir(parents=True, exist_ok=True)
         workspace, reuse = self._workspace()
@@ -258,7 +263,6 @@ class Reindex:
     def _workspace(self) -> tuple[Path, bool]:
         """The repository's reused work tree (locked until the parse phase has read it), or
         a fresh one under the job's directory."""
-        from semgraph.indexer.checkout import repo_key_for, worktree_lock, worktree_path
 
         if not self.settings.checkout_reuse_worktree:
             return self.workdir / "workspace", False
@@ -267,7 +271,6 @@ class Reindex:
         return worktree_path(self.settings, key), True
 
     def _unchanged(self, fp: str) -> bool:
-        from semgraph.graph.reader import GraphReader
 
         for repo in GraphReader(self.graph).repositories():
             if repo.get("key") != self.repo_key:
@@ -282,8 +285,6 @@ class Reindex:
         return False
 
     def _parse(self, workspace: Path, spill: Path, fp: str) -> Any:
-        from semgraph.indexer.parse import parse_repository
-        from semgraph.indexer.parsecache import ParseCache
 
         if not self.settings.parse_cache:
             return parse_repository(
@@ -304,13 +305,10 @@ class Reindex:
         return stats
 
     def _resolve(self, spill: Path) -> Any:
-        from semgraph.graph.resolve import resolve
 
         return resolve(_records(spill), self.repo_key, self.workdir / "resolve")
 
     def _stage(self, spill: Path, fp: str) -> Any:
-        from semgraph.search import incremental
-        from semgraph.search.index import staging_meta
 
         docs_fp = incremental.docs_fingerprint(fp, self.settings.search_max_code_chars)
         plan = None
@@ -361,7 +359,6 @@ class Reindex:
         return stats
 
     def _graph_run_id(self) -> str | None:
-        from semgraph.graph.reader import GraphReader
 
         for repo in GraphReader(self.graph).repositories():
             if repo.get("key") == self.repo_key:
@@ -370,12 +367,10 @@ class Reindex:
         return None
 
     def _graph_files(self) -> dict[str, str]:
-        from semgraph.graph.reader import GraphReader
 
         return GraphReader(self.graph).file_blobs(self.repo_key)
 
     def _publish(self, co: Any, resolution: Any, fp: str) -> Any:
-        from semgraph.graph.writer import GraphWriter, RepoInfo
 
         repo = RepoInfo(
             key=co.repo_key, url=co.url, default_branch=co.default_branch, commit=co.commit
@@ -405,7 +400,6 @@ class Reindex:
             raise
 
     def _graph_has_run(self) -> bool:
-        from semgraph.graph.reader import GraphReader
 
         try:
             repos = GraphReader(self.graph).repositories()

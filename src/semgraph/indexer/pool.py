@@ -42,8 +42,8 @@ import pebble
 from pebble.pool.process import WORKERS_NAME
 
 from semgraph.indexer.extract import ExtractOptions, extract_file
-from semgraph.indexer.model import SkippedFile, SkipReason
 from semgraph.indexer.spill import KIND_FILE, KIND_SKIP, pack_record
+from semgraph.model import SkippedFile, SkipReason
 
 if TYPE_CHECKING:  # children import this module: keep pydantic out of their start-up
     from semgraph.config import Settings

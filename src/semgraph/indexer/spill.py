@@ -29,7 +29,7 @@ import msgpack
 import zstandard
 
 from semgraph.errors import SpillCorrupt, SpillError
-from semgraph.indexer.model import MODEL_VERSION, FileFacts, SkippedFile
+from semgraph.model import MODEL_VERSION, FileFacts, SkippedFile
 
 MAGIC = b"SGSPILL\0"
 FORMAT_VERSION = 1

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from semgraph.errors import JobError
-from semgraph.indexer.model import SkippedFile, SkipReason
+from semgraph.model import SkippedFile, SkipReason
 
 VENDORED_DIRS = frozenset(
     {

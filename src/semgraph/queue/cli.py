@@ -7,24 +7,26 @@ main entry point prints as one line with a non-zero exit.
 
 from __future__ import annotations
 
-import json
 import re
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import typer
-from rich.console import Console
+from prometheus_client import start_http_server
 
-from semgraph.config import Settings, load_settings
+from semgraph.console import emit_json, out, settings_from
 from semgraph.db import Graph, connect_graph
 from semgraph.errors import ConfigError, JobNotFound
+from semgraph.jobs import register_job_kinds
+from semgraph.queue import registry
 from semgraph.queue.models import Job, JobStatus
 from semgraph.queue.store import JobStore
+from semgraph.queue.worker import Worker, check_settings
+from semgraph.queue.workers import probe_worker
 
 jobs_app = typer.Typer(help="Inspect and steer the job queue.", no_args_is_help=True)
-_out = Console(highlight=False, soft_wrap=True)
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -41,22 +43,11 @@ def parse_duration(text: str) -> float:
     return value
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    root = ctx.find_root()
-    if not isinstance(root.obj, Settings):
-        root.obj = load_settings()
-    return root.obj
-
-
 @contextmanager
 def _store(ctx: typer.Context) -> Iterator[JobStore]:
-    settings = _settings(ctx)
+    settings = settings_from(ctx)
     with connect_graph(settings) as graph:
         yield JobStore(graph, settings)
-
-
-def _emit_json(data: Any) -> None:
-    _out.out(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
 def _fmt_time(ts: float | None) -> str:
@@ -113,9 +104,9 @@ def enqueue_cmd(
         except ValueError as exc:
             raise _bad_input(exc) from exc
     if as_json:
-        _emit_json({"job_id": result.job_id, "outcome": result.outcome})
+        emit_json({"job_id": result.job_id, "outcome": result.outcome})
     else:
-        _out.print(f"{result.outcome} {result.job_id}", markup=False)
+        out.print(f"{result.outcome} {result.job_id}", markup=False)
 
 
 # -- jobs ---------------------------------------------------------------------------------------
@@ -148,12 +139,12 @@ def list_cmd(
         except ValueError as exc:
             raise _bad_input(exc) from exc
     if as_json:
-        _emit_json([j.to_json() for j in jobs])
+        emit_json([j.to_json() for j in jobs])
         return
     for job in jobs:
-        _out.print(_job_line(job), markup=False)
+        out.print(_job_line(job), markup=False)
     if not jobs:
-        _out.print("no jobs")
+        out.print("no jobs")
 
 
 @jobs_app.command("show")
@@ -166,20 +157,20 @@ def show_cmd(
     with _store(ctx) as store:
         job = _get(store, job_id)
     if as_json:
-        _emit_json(job.to_json())
+        emit_json(job.to_json())
         return
-    _out.print(_job_line(job), markup=False)
+    out.print(_job_line(job), markup=False)
     for name in ("ref", "worker_id", "run_after", "claimed_at", "finished_at", "last_error"):
         value = getattr(job, name)
         if name in {"run_after", "claimed_at", "finished_at"}:
             value = _fmt_time(value)
-        _out.print(f"  {name:<12} {value if value is not None else '-'}", markup=False)
-    _out.print(f"  coalesced    {job.coalesced_count}", markup=False)
+        out.print(f"  {name:<12} {value if value is not None else '-'}", markup=False)
+    out.print(f"  coalesced    {job.coalesced_count}", markup=False)
     if job.cancel_reason:
-        _out.print(f"  abandon requested: {job.cancel_reason}", markup=False)
-    _out.print(f"  errors ({len(job.errors)}):", markup=False)
+        out.print(f"  abandon requested: {job.cancel_reason}", markup=False)
+    out.print(f"  errors ({len(job.errors)}):", markup=False)
     for entry in job.errors:
-        _out.print(
+        out.print(
             f"    {_fmt_time(entry.at)} attempt {entry.attempt} {entry.kind}: {entry.message}",
             markup=False,
         )
@@ -190,7 +181,7 @@ def requeue_cmd(ctx: typer.Context, job_id: str = typer.Argument(..., help="Job 
     """Put a failed, quarantined or abandoned job back in the queue with fresh counters."""
     with _store(ctx) as store:
         job = store.requeue(job_id, now=time.time())
-    _out.print(f"requeued {job.id} ({job.repo_key}): {job.status.value}", markup=False)
+    out.print(f"requeued {job.id} ({job.repo_key}): {job.status.value}", markup=False)
 
 
 @jobs_app.command("abandon")
@@ -211,12 +202,12 @@ def abandon_cmd(
         except ValueError as exc:
             raise _bad_input(exc) from exc
     if job.status is JobStatus.RUNNING:
-        _out.print(
+        out.print(
             f"abandon requested for {job.id}: its worker stops it at the next checkpoint",
             markup=False,
         )
     else:
-        _out.print(f"abandoned {job.id}", markup=False)
+        out.print(f"abandoned {job.id}", markup=False)
 
 
 @jobs_app.command("purge")
@@ -233,7 +224,7 @@ def purge_cmd(
     seconds = parse_duration(older_than)
     with _store(ctx) as store:
         n = store.purge(older_than_s=seconds, now=time.time())
-    _out.print(f"purged {n} jobs", markup=False)
+    out.print(f"purged {n} jobs", markup=False)
 
 
 @jobs_app.command("stats")
@@ -245,13 +236,13 @@ def stats_cmd(
     with _store(ctx) as store:
         stats = store.stats()
     if as_json:
-        _emit_json(stats.to_json())
+        emit_json(stats.to_json())
         return
     for status, n in stats.counts.items():
-        _out.print(f"{status:<12} {n}", markup=False)
+        out.print(f"{status:<12} {n}", markup=False)
     age = stats.oldest_pending_age_s
-    _out.print(f"oldest pending age: {'-' if age is None else f'{age:.1f}s'}", markup=False)
-    _out.print(f"workers alive: {stats.workers_alive}", markup=False)
+    out.print(f"oldest pending age: {'-' if age is None else f'{age:.1f}s'}", markup=False)
+    out.print(f"workers alive: {stats.workers_alive}", markup=False)
 
 
 # -- worker -------------------------------------------------------------------------------------
@@ -281,13 +272,10 @@ def worker_cmd(
     ),
 ) -> None:
     """Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop)."""
-    from prometheus_client import start_http_server
 
-    from semgraph.queue import registry
-    from semgraph.queue.worker import Worker, check_settings
-
-    settings = _settings(ctx)
+    settings = settings_from(ctx)
     check_settings(settings)
+    register_job_kinds()
     registry.load_job_modules(settings)
     if settings.worker_metrics_port:
         start_http_server(settings.worker_metrics_port)
@@ -297,3 +285,22 @@ def worker_cmd(
         worker.install_signal_handlers()
         code = worker.run(once=once, max_jobs=max_jobs, idle_exit_s=idle_exit_s)
     raise typer.Exit(code)
+
+
+def probe_worker_cmd(
+    ctx: typer.Context,
+    max_age_s: float = typer.Option(
+        120.0, "--max-age-s", min=1, help="Oldest acceptable heartbeat, in seconds."
+    ),
+    name: str | None = typer.Option(
+        None, help="Worker name (default: SEMGRAPH_WORKER_NAME, else this host's name)."
+    ),
+) -> None:
+    """Exit 1 unless this host's worker heartbeat recently (Kubernetes liveness probe)."""
+    settings = settings_from(ctx)
+    worker = name or settings.worker_name or socket.gethostname()
+    with connect_graph(settings) as graph:
+        result = probe_worker(graph, worker, now=time.time(), max_age_s=max_age_s)
+    out.print(result.detail, markup=False)
+    if not result.alive:
+        raise typer.Exit(1)

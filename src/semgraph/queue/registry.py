@@ -1,8 +1,8 @@
 """Job kinds: ``register(kind, fn)``; the worker looks kinds up here.
 
-The indexer registers ``reindex`` from :mod:`semgraph.indexer.jobs`; deployments and tests
-add modules through the ``job_modules`` setting. Production code registers no kind that
-exists only for tests.
+The worker command registers ``reindex`` explicitly
+(:func:`semgraph.jobs.register_job_kinds`); deployments and tests add modules through the
+``job_modules`` setting. Production code registers no kind that exists only for tests.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INDEXER_JOBS_MODULE = "semgraph.indexer.jobs"
 _KIND_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 _MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -119,14 +118,8 @@ def kinds() -> list[str]:
 
 
 def load_job_modules(settings: Settings) -> list[str]:
-    """Import the indexer's job module (when present) and every module in ``job_modules``."""
+    """Import every module named in ``job_modules`` (each registers its kinds on import)."""
     loaded: list[str] = []
-    try:
-        importlib.import_module(INDEXER_JOBS_MODULE)
-        loaded.append(INDEXER_JOBS_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != INDEXER_JOBS_MODULE:
-            raise
     for name in (n.strip() for n in settings.job_modules.split(",")):
         if not name:
             continue

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.indexer.model import Chunk
+from semgraph.model import Chunk
 from semgraph.search.split import split_text
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

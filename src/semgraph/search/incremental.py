@@ -29,8 +29,8 @@ from typing import Any
 
 from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError, SearchRequestError
-from semgraph.indexer.model import FileFacts
 from semgraph.logs import event
+from semgraph.model import FileFacts
 from semgraph.search.index import INDEX_FORMAT, META_MARKER, SearchIndex
 
 log = logging.getLogger(__name__)

@@ -33,9 +33,9 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError, SearchError, SearchRequestError
-from semgraph.indexer.memory import malloc_trim
-from semgraph.indexer.model import FileFacts
 from semgraph.logs import event
+from semgraph.memory import malloc_trim
+from semgraph.model import FileFacts
 from semgraph.search.documents import (
     PendingChunk,
     chunk_document,

@@ -7,17 +7,12 @@ while no token is configured. Store errors are mapped to HTTP answers by the app
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import hashlib
-import hmac
 import re
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
@@ -25,79 +20,10 @@ from starlette.concurrency import run_in_threadpool
 from semgraph.db import graph_errors, search_errors
 from semgraph.errors import JobError, StoreError
 from semgraph.queue.models import JobStatus
-
-if TYPE_CHECKING:
-    from semgraph.web.app import WebContext
+from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, WriteCtx, context, plain
 
 router = APIRouter()
-_bearer = HTTPBearer(auto_error=False, description="SEMGRAPH_API_TOKEN")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-_AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: {"description": "missing or wrong bearer token"},
-    403: {"description": "endpoint disabled: no SEMGRAPH_API_TOKEN configured"},
-    503: {"description": "a data store is unavailable; retry"},
-}
-
-
-def context(request: Request) -> WebContext:
-    ctx: WebContext = request.app.state.ctx
-    return ctx
-
-
-def _token_ok(given: str, expected: str) -> bool:
-    return hmac.compare_digest(
-        hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest(),
-        hashlib.sha256(expected.encode("utf-8")).digest(),
-    )
-
-
-def _check_token(ctx: WebContext, creds: HTTPAuthorizationCredentials | None) -> None:
-    expected = ctx.settings.api_token
-    if not expected:
-        raise HTTPException(403, "this endpoint is disabled: configure SEMGRAPH_API_TOKEN")
-    if creds is None or not _token_ok(creds.credentials, expected):
-        raise HTTPException(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
-
-
-def require_read(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> WebContext:
-    ctx = context(request)
-    if not ctx.settings.api_read_open:
-        _check_token(ctx, creds)
-    return ctx
-
-
-def require_write(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> WebContext:
-    ctx = context(request)
-    _check_token(ctx, creds)
-    return ctx
-
-
-ReadCtx = Annotated["WebContext", Depends(require_read)]
-WriteCtx = Annotated["WebContext", Depends(require_write)]
-
-
-def plain(value: Any) -> Any:
-    """A JSON-ready copy of a manager's return value (dataclasses, enums, models, dicts)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, BaseModel):
-        return plain(value.model_dump())
-    if isinstance(value, enum.Enum):
-        return plain(value.value)
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v) for v in value]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
 
 
 # -- health -----------------------------------------------------------------------------------
@@ -208,7 +134,7 @@ def _check_source(source: str) -> None:
     "/jobs",
     tags=["jobs"],
     status_code=202,
-    responses={**_AUTH_RESPONSES, 400: {"description": "invalid source"}},
+    responses={**AUTH_RESPONSES, 400: {"description": "invalid source"}},
 )
 def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
     """Enqueue a reindex by hand (answers after the job is committed)."""
@@ -232,7 +158,7 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
     return EnqueueResponse(job_id=result.job_id, outcome=result.outcome, repo=repo_key)
 
 
-@router.get("/jobs", tags=["jobs"], responses=_AUTH_RESPONSES)
+@router.get("/jobs", tags=["jobs"], responses=AUTH_RESPONSES)
 def list_jobs(
     ctx: ReadCtx,
     status: Annotated[JobStatus | None, Query()] = None,
@@ -247,7 +173,7 @@ def list_jobs(
 @router.get(
     "/jobs/{job_id}",
     tags=["jobs"],
-    responses={**_AUTH_RESPONSES, 404: {"description": "no such job"}},
+    responses={**AUTH_RESPONSES, 404: {"description": "no such job"}},
 )
 def get_job(job_id: Annotated[str, Path(max_length=200)], ctx: ReadCtx) -> dict[str, Any]:
     """One job by id."""

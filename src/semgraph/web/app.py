@@ -11,7 +11,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -32,18 +31,18 @@ from semgraph.errors import (
     ShuttingDown,
     StoreError,
 )
+from semgraph.indexer.checkout import repo_key_for as default_repo_key_for
 from semgraph.logs import event
-from semgraph.queue.metrics import publish_stats
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
 from semgraph.web import api, read_api
 from semgraph.web.batcher import EnqueueBatcher
+from semgraph.web.context import WebContext
 from semgraph.web.metrics import (
     HTTP_REQUESTS,
     WEBHOOK_ACK_SECONDS,
     WEBHOOK_PHASE_SECONDS,
     WEBHOOKS_IN_FLIGHT,
-    WORKERS_ALIVE,
 )
 from semgraph.web.schemas import WEBHOOK_OPENAPI
 from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookPolicy, WebhookReceiver
@@ -52,31 +51,6 @@ log = logging.getLogger(__name__)
 
 #: bodies up to this size are checked (HMAC, JSON) on the event loop, larger ones in a thread
 INLINE_CHECK_MAX_BYTES = 256 * 1024
-
-
-@dataclass
-class WebContext:
-    """What the request handlers share; one per application."""
-
-    settings: Settings
-    graph: Graph
-    search: elasticsearch.Elasticsearch
-    store: JobStore
-    receiver: WebhookReceiver
-    batcher: EnqueueBatcher
-    owns_connections: bool
-
-    def refresh_gauges(self, now: float) -> None:
-        """Bring the queue gauges up to date before a scrape (a global view, from the graph:
-        every web replica reports the same values, so alert rules aggregate with ``max``)."""
-        stats = self.store.stats(now)
-        publish_stats(stats)
-        WORKERS_ALIVE.set(stats.workers_alive)
-
-    def close(self) -> None:
-        if self.owns_connections:
-            self.graph.close()
-            self.search.close()
 
 
 class _TooLarge(Exception):
@@ -240,8 +214,6 @@ def create_app(
     search = search or connect_search(settings)
     store = store or JobStore(graph, settings)
     if repo_key_for is None:
-        from semgraph.indexer.checkout import repo_key_for as default_repo_key_for
-
         repo_key_for = default_repo_key_for
     batcher = EnqueueBatcher(
         partial(_commit, store),

@@ -7,62 +7,17 @@ what the enqueue batcher still holds, closes the connections and exits 0.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 
 import typer
-import uvicorn
 
+from semgraph.console import settings_from
 from semgraph.logs import event
+from semgraph.web.app import create_app
+from semgraph.web.server import GracefulServer, server_config
 
 log = logging.getLogger(__name__)
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class GracefulServer(uvicorn.Server):
-    """uvicorn's server, except that a stop signal ends in a normal exit.
-
-    uvicorn (since 0.29) re-raises the caught signal once it has shut down, so the process
-    dies *by* SIGTERM (exit -15 / 143) although it drained cleanly; a supervisor cannot tell
-    that from a kill. Here the signal only starts the graceful shutdown.
-    """
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield  # signals can only be handled in the main thread
-            return
-        original = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for sig, handler in original.items():
-                signal.signal(sig, handler)
-
-    def _stop(self, sig: int, frame: object) -> None:
-        if not self.should_exit:
-            event(log, logging.INFO, "web_stopping", f"{signal.Signals(sig).name}: draining")
-        self.handle_exit(sig, None)  # a second Ctrl-C forces the exit, as in uvicorn
-
-
-def server_config(app: object, host: str, port: int) -> uvicorn.Config:
-    """uvicorn's configuration for ``app``: uvloop's event loop and httptools' HTTP/1.1
-    parser (both dependencies; the pure-Python h11 parser and asyncio loop cost more CPU per
-    request, which a webhook burst queues behind), semgraph's own logging, no access log."""
-    return uvicorn.Config(
-        app,  # type: ignore[arg-type]
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        log_config=None,
-        access_log=False,
-    )
 
 
 def serve(
@@ -73,9 +28,6 @@ def serve(
     ),
 ) -> None:
     """Serve webhooks (/webhooks/github|gitlab|gitea) and the HTTP API until stopped."""
-    from semgraph.cli import settings_from
-    from semgraph.web.app import create_app
-
     base = settings_from(ctx)
     overrides = {k: v for k, v in {"web_host": host, "web_port": port}.items() if v is not None}
     settings = base.model_copy(update=overrides)

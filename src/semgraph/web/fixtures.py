@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from semgraph.web.cli import server_config
+from semgraph.web.server import server_config
 from semgraph.web.signatures import sign_gitea, sign_github
 
 ZERO = "0" * 40

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi import Path as PathParam
@@ -16,12 +16,11 @@ from starlette.concurrency import run_in_threadpool
 
 from semgraph.config import Settings
 from semgraph.errors import GraphInputError, SearchNotIndexed, SearchQueryError
-from semgraph.graph.runs import RunStatus
-from semgraph.web.api import _AUTH_RESPONSES, ReadCtx, plain
-
-if TYPE_CHECKING:
-    from semgraph.search.embed import Embedder
-    from semgraph.web.app import WebContext
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.runs import RunStatus, RunStore
+from semgraph.search.embed import Embedder
+from semgraph.search.query import search, validate
+from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, plain
 
 router = APIRouter()
 _embedder_lock = threading.Lock()
@@ -48,8 +47,6 @@ def _embedder(request: Request, ctx: WebContext) -> Embedder:
     with _embedder_lock:
         model: Embedder | None = getattr(request.app.state, "embedder", None)
         if model is None:
-            from semgraph.search.embed import Embedder
-
             model = Embedder(ctx.settings)
             request.app.state.embedder = model
         return model
@@ -58,7 +55,7 @@ def _embedder(request: Request, ctx: WebContext) -> Embedder:
 @router.get(
     "/search",
     tags=["search"],
-    responses={**_AUTH_RESPONSES, **_BAD_INPUT, 404: {"description": "nothing indexed"}},
+    responses={**AUTH_RESPONSES, **_BAD_INPUT, 404: {"description": "nothing indexed"}},
 )
 def search_endpoint(
     request: Request,
@@ -79,7 +76,6 @@ def search_endpoint(
     mode: SearchMode = SearchMode.HYBRID,
 ) -> list[dict[str, Any]]:
     """Hybrid (BM25 + kNN, fused), BM25-only or kNN-only code search."""
-    from semgraph.search.query import search, validate
 
     try:
         validate(q, k=k, mode=mode.value, settings=ctx.settings)
@@ -103,7 +99,6 @@ def search_endpoint(
 
 
 def _graph_answer(ctx: WebContext, kind: str, name: str, repo: str | None, **kw: Any) -> Any:
-    from semgraph.graph.reader import GraphReader
 
     reader = GraphReader(ctx.graph)
     try:
@@ -113,7 +108,7 @@ def _graph_answer(ctx: WebContext, kind: str, name: str, repo: str | None, **kw:
     return answer.to_dict()
 
 
-@router.get("/graph/def", tags=["graph"], responses={**_AUTH_RESPONSES, **_BAD_INPUT})
+@router.get("/graph/def", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_def(
     ctx: ReadCtx,
     name: Name,
@@ -125,7 +120,7 @@ def graph_def(
     return result
 
 
-@router.get("/graph/callers", tags=["graph"], responses={**_AUTH_RESPONSES, **_BAD_INPUT})
+@router.get("/graph/callers", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_callers(
     ctx: ReadCtx,
     name: Name,
@@ -138,7 +133,7 @@ def graph_callers(
     return result
 
 
-@router.get("/graph/callees", tags=["graph"], responses={**_AUTH_RESPONSES, **_BAD_INPUT})
+@router.get("/graph/callees", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_callees(
     ctx: ReadCtx,
     name: Name,
@@ -151,7 +146,7 @@ def graph_callees(
     return result
 
 
-@router.get("/runs", tags=["runs"], responses=_AUTH_RESPONSES)
+@router.get("/runs", tags=["runs"], responses=AUTH_RESPONSES)
 def list_runs(
     ctx: ReadCtx,
     repo: Repo = None,
@@ -159,7 +154,6 @@ def list_runs(
     limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
 ) -> list[dict[str, Any]]:
     """Index runs, newest first."""
-    from semgraph.graph.runs import RunStore
 
     status_text = None if status is None else status.value
     runs: list[dict[str, Any]] = plain(
@@ -171,13 +165,12 @@ def list_runs(
 @router.get(
     "/runs/{run_id}",
     tags=["runs"],
-    responses={**_AUTH_RESPONSES, 404: {"description": "no such run"}},
+    responses={**AUTH_RESPONSES, 404: {"description": "no such run"}},
 )
 async def get_run(
     ctx: ReadCtx, run_id: Annotated[str, PathParam(max_length=200)]
 ) -> dict[str, Any]:
     """Everything recorded about one index run."""
-    from semgraph.graph.runs import RunStore
 
     run = await run_in_threadpool(RunStore(ctx.graph).get, run_id)
     if run is None:
@@ -186,11 +179,10 @@ async def get_run(
     return result
 
 
-@router.get("/repos", tags=["graph"], responses=_AUTH_RESPONSES)
+@router.get("/repos", tags=["graph"], responses=AUTH_RESPONSES)
 def list_repos(ctx: ReadCtx) -> list[dict[str, Any]]:
     """Every indexed repository: key, clone URL, commit and run id (input for a full
     reindex: POST each ``url`` to /jobs)."""
-    from semgraph.graph.reader import GraphReader
 
     repos: list[dict[str, Any]] = plain(GraphReader(ctx.graph).repositories())
     return repos

@@ -1,4 +1,6 @@
-"""Registers the ``reindex`` job kind with the worker's registry.
+"""The job kinds the worker runs: ``reindex`` and the maintenance hooks (divergence check and
+repair, staging-index GC, leftover workdirs and runs). :func:`register_job_kinds` registers
+them; the worker command and ``semgraph index`` call it where the worker starts.
 
 Job args: ``{"source": URL or local path, "ref": optional ref, "commit": optional sha,
 "force": optional bool}``. The embedding model is loaded once per worker process and reused
@@ -13,11 +15,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from semgraph.check import maintain_search
 from semgraph.config import Settings
-from semgraph.errors import JobError
+from semgraph.errors import JobError, RunStateError
+from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import Reindex, ReindexRequest, ReindexResult
 from semgraph.logs import event
+from semgraph.queue.models import JobStatus
 from semgraph.queue.registry import JobContext, on_maintenance, register
+from semgraph.queue.store import JobStore
+from semgraph.search.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +40,6 @@ _EMBEDDERS: dict[tuple[str, str, int], Any] = {}
 
 def shared_embedder(settings: Settings) -> Any:
     """One loaded model per worker process (and per model/device/batch setting)."""
-    from semgraph.search.embed import Embedder
 
     key = (str(settings.embedding_model), settings.embedding_device, settings.embedding_batch_size)
     if key not in _EMBEDDERS:
@@ -72,7 +78,6 @@ def reindex_job(ctx: JobContext) -> None:
 
 
 def _maintain(settings: Settings, graph: Any) -> None:
-    from semgraph.check import maintain_search
 
     maintain_search(settings, graph)
 
@@ -82,7 +87,6 @@ def gc_workdirs(settings: Settings, graph: Any, *, now: float) -> list[str]:
     ``<state_dir>/jobs``: those of no running :IndexRun, older than
     ``staging_gc_min_age_s`` (a run in its checkout has no run record yet). The crash sweep
     runs first and closes a dead worker's run, so its directory is collected here."""
-    from semgraph.graph.runs import RunStore
 
     root = settings.state_dir / "jobs"
     if not root.is_dir():
@@ -112,10 +116,6 @@ def close_orphan_runs(settings: Settings, graph: Any, *, now: float) -> list[str
     """Mark ``abandoned`` every running :IndexRun whose job is no longer running: its
     attempt ended without closing the run (the graph server was unreachable when it tried).
     Runs with no job (foreground ``semgraph index``) are left alone."""
-    from semgraph.errors import RunStateError
-    from semgraph.graph.runs import RunStore
-    from semgraph.queue.models import JobStatus
-    from semgraph.queue.store import JobStore
 
     runs = RunStore(graph)
     store = JobStore(graph, settings)
@@ -144,6 +144,8 @@ def _gc_leftovers(settings: Settings, graph: Any) -> None:
     gc_workdirs(settings, graph, now=now)
 
 
-register(KIND, reindex_job)
-on_maintenance(_maintain)
-on_maintenance(_gc_leftovers)
+def register_job_kinds() -> None:
+    """Register ``reindex`` and the maintenance hooks with the worker's registry (idempotent)."""
+    register(KIND, reindex_job)
+    on_maintenance(_maintain)
+    on_maintenance(_gc_leftovers)

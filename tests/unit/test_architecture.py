@@ -1,0 +1,212 @@
+"""The import structure of ``src/semgraph`` (docs/architecture.md): read with ``ast`` from the
+code's own import statements, every one of them (inside functions and under
+``TYPE_CHECKING`` too), and held to the layers drawn there.
+
+A module may import a module of a lower layer, or one of its own unit (the same package, or
+itself); never one of a higher layer, and never another unit of its own layer (the commands
+excepted: ``semgraph.cli`` assembles the others). The import
+graph has no cycle. Imports inside a function body are allowed only for the heavy
+dependencies that load on demand, and each says so.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+# Bottom first. A unit is a module of ``semgraph`` or one of its packages.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("base", ["semgraph", "semgraph.errors", "semgraph.logs", "semgraph.metrics"]),
+    ("settings", ["semgraph.config"]),
+    ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect"]),
+    ("connections", ["semgraph.db", "semgraph.alerts"]),
+    ("stores", ["semgraph.graph", "semgraph.services"]),
+    ("queue and search", ["semgraph.queue", "semgraph.search"]),
+    ("indexer", ["semgraph.indexer"]),
+    ("checks", ["semgraph.check", "semgraph.doctor"]),
+    ("job kinds", ["semgraph.jobs"]),
+    ("web", ["semgraph.web"]),
+    ("commands", ["semgraph.console", "semgraph.cli", "semgraph.index_cli"]),
+]
+COMMANDS = len(LAYERS) - 1
+# Deferred because they are heavy (torch alone is seconds and hundreds of MB): the worker and
+# the web server load the model only when something is embedded.
+HEAVY = {"torch", "transformers", "sentence_transformers"}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    in_function: bool
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _targets(source: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        yield from (a.name for a in node.names)
+        return
+    base = node.module or ""
+    if node.level:
+        package = source.split(".")
+        if MODULES[source].name != "__init__.py":
+            package.pop()
+        package = package[: len(package) - node.level + 1]
+        base = ".".join([*package, *([node.module] if node.module else [])])
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        yield sub if sub in MODULES else base
+
+
+def imports_of(source: str) -> list[Import]:
+    tree = ast.parse(MODULES[source].read_text())
+    in_function: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            in_function.update(id(n) for n in ast.walk(fn) if n is not fn)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in _targets(source, node):
+                found.append(Import(source, target, node.lineno, id(node) in in_function))
+    return found
+
+
+ALL = [imp for mod in sorted(MODULES) for imp in imports_of(mod)]
+INTERNAL = [imp for imp in ALL if imp.target.split(".")[0] == "semgraph" and imp.target in MODULES]
+
+
+def unit_of(module: str) -> str:
+    last = module.rsplit(".", 1)[-1]
+    if last in ("cli", "__main__"):
+        return module  # every command module is its own unit of the top layer
+    best = ""
+    for _, units in LAYERS:
+        for unit in units:
+            if (module == unit or module.startswith(unit + ".")) and len(unit) > len(best):
+                best = unit
+    return best
+
+
+def layer_of(module: str) -> int:
+    if module.rsplit(".", 1)[-1] in ("cli", "__main__"):
+        return COMMANDS
+    unit = unit_of(module)
+    return next(i for i, (_, units) in enumerate(LAYERS) if unit in units)
+
+
+def test_every_module_has_a_layer() -> None:
+    assert all(unit_of(m) for m in MODULES), [m for m in MODULES if not unit_of(m)]
+
+
+def upward(imports: list[Import]) -> list[str]:
+    bad = []
+    for imp in imports:
+        src, dst = imp.source, imp.target
+        if unit_of(src) == unit_of(dst) or dst == "semgraph":
+            continue
+        if layer_of(dst) > layer_of(src) or layer_of(dst) == layer_of(src) < COMMANDS:
+            bad.append(f"{src}:{imp.line} -> {dst} ({LAYERS[layer_of(dst)][0]})")
+    return bad
+
+
+def cycles(imports: list[Import]) -> list[list[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for imp in imports:
+        if imp.target != imp.source and imp.target != "semgraph":
+            graph[imp.source].add(imp.target)
+    found, state, stack = [], dict.fromkeys(graph, 0), []
+
+    def visit(node: str) -> None:
+        state[node], _ = 1, stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state[nxt] == 1:
+                found.append([*stack[stack.index(nxt) :], nxt])
+            elif state[nxt] == 0:
+                visit(nxt)
+        state[node], _ = 2, stack.pop()
+
+    for node in sorted(graph):
+        if state[node] == 0:
+            visit(node)
+    return found
+
+
+def test_no_import_runs_up_the_layers() -> None:
+    assert upward(INTERNAL) == []
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    assert cycles(INTERNAL) == []
+
+
+def test_imports_inside_functions_only_defer_heavy_dependencies() -> None:
+    hidden = [
+        f"{i.source}:{i.line} {i.target}"
+        for i in ALL
+        if i.in_function and i.target.split(".")[0] not in HEAVY
+    ]
+    assert hidden == []
+
+
+def test_each_deferred_import_says_why() -> None:
+    silent = []
+    for imp in ALL:
+        if not imp.in_function:
+            continue
+        lines = MODULES[imp.source].read_text().splitlines()
+        around = " ".join(lines[max(imp.line - 3, 0) : imp.line]).lower()
+        if "heavy" not in around and "defer" not in around:
+            silent.append(f"{imp.source}:{imp.line}")
+    assert silent == []
+
+
+@pytest.mark.parametrize(
+    ("imports", "expect"),
+    [
+        ([Import("semgraph.db", "semgraph.graph.reader", 1, False)], "up"),
+        ([Import("semgraph.queue.store", "semgraph.search.index", 1, False)], "up"),
+        ([Import("semgraph.graph.reader", "semgraph.db", 1, False)], "ok"),
+        ([Import("semgraph.queue.cli", "semgraph.jobs", 1, False)], "ok"),
+        ([Import("semgraph.search.index", "semgraph.web.app", 1, False)], "up"),
+        ([Import("semgraph.cli", "semgraph.queue.cli", 1, False)], "ok"),
+    ],
+)
+def test_the_rule_itself(imports: list[Import], expect: str) -> None:
+    assert (upward(imports) == []) == (expect == "ok")
+
+
+def test_the_cycle_finder_itself() -> None:
+    loop = [
+        Import("semgraph.web.app", "semgraph.web.api", 1, False),
+        Import("semgraph.web.api", "semgraph.web.app", 1, False),
+    ]
+    assert cycles(loop) == [["semgraph.web.api", "semgraph.web.app", "semgraph.web.api"]]
+
+
+def test_no_module_over_400_lines_and_each_over_300_says_why() -> None:
+    long = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    assert {m: n for m, n in long.items() if n > 400} == {}
+    unexplained = [
+        m
+        for m, n in long.items()
+        if n > 300
+        and "over 300 lines" not in (ast.get_docstring(ast.parse(MODULES[m].read_text())) or "")
+    ]
+    assert unexplained == []
