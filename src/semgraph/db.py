@@ -20,9 +20,10 @@ import neo4j
 import neo4j.exceptions as neo_exc
 
 from semgraph.config import Settings
-from semgraph.dialect import Dialect, IndexSpec, detect_kind, timeout_setting
+from semgraph.dialect import Dialect, IndexSpec, detect_kind, is_unique_violation, timeout_setting
 from semgraph.errors import (
     GraphConflict,
+    GraphConstraintViolation,
     GraphError,
     GraphQueryError,
     GraphTimeout,
@@ -66,6 +67,8 @@ def _server_error(what: str, exc: neo_exc.Neo4jError) -> GraphError:
         return GraphConflict(
             f"{what}: transient server error, may be retried ({exc.code}: {exc.message})"
         )
+    if is_unique_violation(exc.code, exc.message):
+        return GraphConstraintViolation(f"{what}: {exc.code}: {exc.message}")
     return GraphQueryError(f"{what}: {exc.code}: {exc.message}")
 
 
@@ -126,6 +129,20 @@ class Graph:
 
     def session(self) -> neo4j.Session:
         return self.driver.session(database=self.database)
+
+    @contextmanager
+    def transaction(self, what: str) -> Iterator[neo4j.Transaction]:
+        """One explicit write transaction: committed when the block ends normally, rolled
+        back when it raises; driver errors (COMMIT's included) come out as semgraph errors.
+        The queue store and the graph publish both write through this."""
+        with graph_errors(what), self.session() as session:
+            tx = session.begin_transaction()
+            try:
+                yield tx
+                tx.commit()
+            finally:
+                if not tx.closed():
+                    tx.rollback()
 
     def execute_write(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(tx, ...)`` in an explicit write transaction (driver retries transients)."""

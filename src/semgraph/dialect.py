@@ -91,6 +91,15 @@ def timeout_setting(code: str | None, message: str | None) -> str | None:
     return None
 
 
+def is_unique_violation(code: str | None, message: str | None) -> bool:
+    """Whether the server refused a write (often at COMMIT) on a uniqueness constraint:
+    Neo4j's ``Neo.ClientError.Schema.ConstraintValidationFailed``, Memgraph's "Unable to
+    commit due to unique constraint violation"."""
+    if code and "ConstraintValidationFailed" in code:
+        return True
+    return bool(message and "unique constraint" in message.lower())
+
+
 @dataclass(frozen=True)
 class IndexSpec:
     """A uniqueness constraint (``unique=True``), a label-property index, or (``prop`` None)

@@ -117,6 +117,11 @@ class GraphQueryError(GraphError):
     """The graph server rejected a query."""
 
 
+class GraphConstraintViolation(GraphQueryError):
+    """The server refused a write on a uniqueness constraint (a lost race between two
+    writers that each saw no node; the loser may run again)."""
+
+
 class RunStateError(GraphError):
     """The index run does not exist, or its status does not allow that change."""
 

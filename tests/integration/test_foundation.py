@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from semgraph.dialect import ServerKind
-from semgraph.errors import GraphQueryError
+from semgraph.errors import GraphConstraintViolation, GraphQueryError
 from semgraph.graph.schema import SCHEMA
 
 pytestmark = pytest.mark.integration
@@ -46,8 +46,25 @@ def test_init_is_idempotent_and_creates_every_constraint(graph) -> None:  # type
 
 def test_uniqueness_constraint_is_enforced(graph) -> None:  # type: ignore[no-untyped-def]
     graph.query("first", "CREATE (:JobQueue {id: 'dup'})")
-    with pytest.raises(GraphQueryError, match="already exists"):
+    with pytest.raises(GraphConstraintViolation, match="already exists"):
         graph.query("second", "CREATE (:JobQueue {id: 'dup'})")
+
+
+def test_the_transaction_helper_commits_rolls_back_and_types_a_lost_race(graph) -> None:  # type: ignore[no-untyped-def]
+    with graph.transaction("commit") as tx:
+        tx.run("CREATE (:RoundTrip {v: 1})").consume()
+    with pytest.raises(RuntimeError), graph.transaction("raise") as tx:
+        tx.run("CREATE (:RoundTrip {v: 2})").consume()
+        raise RuntimeError("the caller failed before COMMIT")
+    with pytest.raises(GraphConstraintViolation), graph.transaction("duplicate") as tx:
+        tx.run("CREATE (:JobQueue {id: 'dup'})").consume()
+        tx.run("CREATE (:JobQueue {id: 'dup'})").consume()
+    with pytest.raises(GraphQueryError) as syntax:
+        graph.query("not a violation", "THIS IS NOT CYPHER")
+    assert not isinstance(syntax.value, GraphConstraintViolation)
+    rows = graph.query("count", "MATCH (n:RoundTrip) RETURN n.v AS v")
+    assert rows == [{"v": 1}]
+    assert graph.query("jobs", "MATCH (j:JobQueue) RETURN count(j) AS c") == [{"c": 0}]
 
 
 def test_elasticsearch_dense_vector_knn_and_alias_swap(es) -> None:  # type: ignore[no-untyped-def]

@@ -9,8 +9,13 @@ import neo4j.exceptions as neo_exc
 import pytest
 
 from semgraph.db import graph_errors
-from semgraph.errors import GraphConflict, GraphError, GraphQueryError, GraphTimeout
-from semgraph.queue.store import _is_unique_violation
+from semgraph.errors import (
+    GraphConflict,
+    GraphConstraintViolation,
+    GraphError,
+    GraphQueryError,
+    GraphTimeout,
+)
 
 MEMGRAPH_TRANSIENT = "Memgraph.TransientError.MemgraphError.MemgraphError"
 MEMGRAPH_CLIENT = "Memgraph.ClientError.MemgraphError.MemgraphError"
@@ -65,10 +70,26 @@ def test_other_memgraph_transients_stay_conflicts(message: str) -> None:
     assert type(translate(MEMGRAPH_TRANSIENT, message)) is GraphConflict
 
 
-def test_memgraph_unique_violation_at_commit_is_a_query_error_the_store_recognises() -> None:
-    error = translate(MEMGRAPH_CLIENT, MEMGRAPH_UNIQUE)
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (MEMGRAPH_CLIENT, MEMGRAPH_UNIQUE),
+        (
+            "Neo.ClientError.Schema.ConstraintValidationFailed",
+            "Node(12) already exists with label `JobQueue` and property `id` = 'dup'",
+        ),
+    ],
+)
+def test_a_unique_violation_is_its_own_type_from_the_translation_point(
+    code: str, message: str
+) -> None:
+    error = translate(code, message)
+    assert type(error) is GraphConstraintViolation and isinstance(error, GraphQueryError)
+
+
+def test_other_client_errors_are_plain_query_errors() -> None:
+    error = translate(MEMGRAPH_CLIENT, "line 1:1 mismatched input 'THIS'")
     assert type(error) is GraphQueryError
-    assert isinstance(error, GraphQueryError) and _is_unique_violation(error)
 
 
 def test_the_timeout_default_message_names_both_settings() -> None:

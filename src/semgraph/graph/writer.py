@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semgraph.config import Settings
-from semgraph.db import Graph, graph_errors
+from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphTooLarge, JobError
 from semgraph.graph import queries as q
 from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState, state_path
@@ -435,36 +435,30 @@ class GraphWriter:
         state: PublishedState | None = None
         what = f"publish graph of {repo.key}"
         try:
-            with graph_errors(what), self.graph.session() as session:
-                tx = session.begin_transaction()
-                try:
-                    mode = self._begin(tx, repo, resolution, run_id, fingerprint, now, old)
-                    stats.mode = mode.value
-                    if mode is PublishMode.DELTA:
-                        assert old is not None
-                        state, old = old, None
-                    else:
-                        state = PublishedState.create(final, run_id)
-                    batch = _Batcher(tx, repo.key, size, stats, on_batch)
-                    rows = _Rows(batch, mode, state, resolution)
-                    self._write(tx, repo.key, resolution, mode, rows)
-                    if stats.dropped_rows and mode is PublishMode.DELTA:
-                        raise _DeltaMismatch(
-                            f"{stats.dropped_rows} rows did not find the nodes the published "
-                            "state promised (the graph was changed outside a publish)"
-                        )
-                    if stats.dropped_rows:
-                        raise JobError(
-                            f"{stats.dropped_rows} graph rows of {repo.key} referred to nodes "
-                            "that were not written (the parsed model and the resolution "
-                            "disagree); nothing was published"
-                        )
-                    if before_commit is not None:
-                        before_commit()
-                    tx.commit()
-                finally:
-                    if not tx.closed():
-                        tx.rollback()
+            with self.graph.transaction(what) as tx:
+                mode = self._begin(tx, repo, resolution, run_id, fingerprint, now, old)
+                stats.mode = mode.value
+                if mode is PublishMode.DELTA:
+                    assert old is not None
+                    state, old = old, None
+                else:
+                    state = PublishedState.create(final, run_id)
+                batch = _Batcher(tx, repo.key, size, stats, on_batch)
+                rows = _Rows(batch, mode, state, resolution)
+                self._write(tx, repo.key, resolution, mode, rows)
+                if stats.dropped_rows and mode is PublishMode.DELTA:
+                    raise _DeltaMismatch(
+                        f"{stats.dropped_rows} rows did not find the nodes the published "
+                        "state promised (the graph was changed outside a publish)"
+                    )
+                if stats.dropped_rows:
+                    raise JobError(
+                        f"{stats.dropped_rows} graph rows of {repo.key} referred to nodes "
+                        "that were not written (the parsed model and the resolution "
+                        "disagree); nothing was published"
+                    )
+                if before_commit is not None:
+                    before_commit()
         except GraphError as exc:
             _discard(state, old)
             if self.graph.dialect.is_out_of_memory(str(exc)):

@@ -34,11 +34,11 @@ from typing import Any, TypeVar
 import neo4j
 
 from semgraph.config import Settings
-from semgraph.db import Graph, graph_errors
+from semgraph.db import Graph
 from semgraph.errors import (
     GraphConflict,
+    GraphConstraintViolation,
     GraphError,
-    GraphQueryError,
     GraphTimeout,
     InvalidTransition,
     JobNotFound,
@@ -318,11 +318,6 @@ class _Retry(Exception):
     """Internal: the transaction lost a race it can resolve by running again."""
 
 
-def _is_unique_violation(exc: GraphQueryError) -> bool:
-    text = str(exc)
-    return "ConstraintValidationFailed" in text or "unique constraint" in text.lower()
-
-
 def _json_args(args: dict[str, Any] | None) -> str:
     text = json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
     if len(text.encode()) > MAX_ARGS_BYTES:
@@ -417,15 +412,9 @@ class JobStore:
         while True:
             committing = False
             try:
-                with graph_errors(op), self.graph.session() as session:
-                    tx = session.begin_transaction()
-                    try:
-                        result = fn(tx, *args)
-                        committing = True
-                        tx.commit()
-                    finally:
-                        if not tx.closed():
-                            tx.rollback()
+                with self.graph.transaction(op) as tx:
+                    result = fn(tx, *args)
+                    committing = True  # the block's end sends COMMIT
                 return result
             except GraphTimeout:
                 raise  # it would only time out again: the server's limit must be raised
@@ -437,8 +426,8 @@ class JobStore:
                         f"{budget.elapsed_s:.1f}s (SEMGRAPH_GRAPH_CONFLICT_RETRY_S="
                         f"{budget.budget_s:g}): {exc}"
                     ) from exc
-            except GraphQueryError as exc:
-                if not (retry_unique and _is_unique_violation(exc)):
+            except GraphConstraintViolation:
+                if not retry_unique:
                     raise
                 delay = budget.next_delay()
                 if delay is None:
