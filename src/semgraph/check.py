@@ -168,7 +168,7 @@ def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool
     fingerprint, resolved); a mismatch fires the ``index_diverged`` alert. Returns a
     :class:`semgraph.graph.parity.ParityReport`."""
 
-    repo = next((r for r in GraphReader(graph).repositories() if r.get("key") == repo_key), None)
+    repo = GraphReader(graph).repository(repo_key)
     if repo is None or not repo.get("commit"):
         raise SemgraphError(f"repository {repo_key!r} has no published graph")
     work = settings.state_dir / "parity" / f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}"

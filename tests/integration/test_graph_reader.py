@@ -196,3 +196,12 @@ def test_repositories_for_the_divergence_check(reader: GraphReader) -> None:
             "indexed_at": 50.0,
         },
     ]
+
+
+def test_one_repository_by_key(reader: GraphReader) -> None:
+    everything = {r["key"]: r for r in reader.repositories()}
+    assert reader.repository("shop") == everything["shop"]
+    assert reader.repository("other") == everything["other"]
+    assert reader.repository("nope") is None
+    assert reader.repository("shop' }) MATCH (n) DETACH DELETE n //") is None
+    assert reader.repository("other") is not None

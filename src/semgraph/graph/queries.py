@@ -349,12 +349,12 @@ ORDER BY path, line
 LIMIT $limit
 """
 
-REPOSITORIES = """
-MATCH (r:Repository)
+_REPOSITORY_FIELDS = """
 RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit AS commit,
        r.run_id AS run_id, r.fingerprint AS fingerprint, r.indexed_at AS indexed_at
-ORDER BY r.key
 """
+REPOSITORIES = "MATCH (r:Repository)" + _REPOSITORY_FIELDS + "ORDER BY r.key\n"
+REPOSITORY = "MATCH (r:Repository {key: $repo})" + _REPOSITORY_FIELDS
 
 # the live files of a repository and their blobs (incremental staging compares them)
 FILE_BLOBS = """

@@ -172,6 +172,12 @@ class GraphReader:
     def repositories(self) -> list[dict[str, Any]]:
         return self.graph.query("repositories", q.REPOSITORIES)
 
+    def repository(self, key: str) -> dict[str, Any] | None:
+        """The published record of one repository (an index lookup), None before its first
+        publish."""
+        rows = self.graph.query("repository", q.REPOSITORY, repo=key)
+        return rows[0] if rows else None
+
     def file_blobs(self, repo: str) -> dict[str, str]:
         """``{path: blob sha}`` of the repository's ``File`` nodes (names and keys only)."""
         rows = self.graph.query("file blobs", q.FILE_BLOBS, repo=repo)
