@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import random
 import time
@@ -28,12 +27,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.records import emit
+
 TARGET_FIRST_ROWS_PER_S = 30_000
 TARGET_ONE_FILE_S = 2.0
 
 
 def _changed(facts: Any, n: int) -> Any:
-    from semgraph.indexer.model import CallSite, Symbol
+    from semgraph.model import CallSite, Symbol
 
     symbols = [
         dataclasses.replace(s, start_line=s.start_line + 2, end_line=s.end_line + 2)
@@ -68,8 +69,8 @@ def _changed(facts: Any, n: int) -> Any:
 
 
 def _stream(spill: Path, changed: dict[str, int]) -> Iterator[Any]:
-    from semgraph.indexer.model import FileFacts
     from semgraph.indexer.spill import SpillReader
+    from semgraph.model import FileFacts
 
     for rec in SpillReader(spill):
         if isinstance(rec, FileFacts) and rec.path in changed:
@@ -106,9 +107,9 @@ def main() -> None:
     from semgraph.graph.resolve import resolve
     from semgraph.graph.schema import SCHEMA
     from semgraph.graph.writer import GraphWriter, RepoInfo
-    from semgraph.indexer.model import FileFacts
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
+    from semgraph.model import FileFacts
 
     work = args.work or Path(tempfile.mkdtemp(prefix="semgraph-bench-delta-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -174,7 +175,7 @@ def main() -> None:
                     row["parity_rows"] = report.live_rows
                     row["parity_s"] = round(time.monotonic() - t0, 1)
             results.append(row)
-            print(json.dumps(row, sort_keys=True), flush=True)
+            emit("delta.step", **dict(sorted(row.items())))
         _cleanup(graph, repo_key)
     report_lines(results)
 

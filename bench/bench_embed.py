@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from semgraph.indexer.model import FileFacts
+from bench.records import emit
+from semgraph.model import FileFacts
 
 
 def parsed_repo(root: Path, n_files: int) -> list[FileFacts]:
@@ -61,6 +62,13 @@ def main() -> None:
     print(
         f"{len(files)} files, {len(texts)} chunks, model {embedder.model_id} on {embedder.device}"
     )
+    emit(
+        "embed.texts",
+        files=len(files),
+        chunks=len(texts),
+        model=str(embedder.model_id),
+        device=str(embedder.device),
+    )
 
     raw_times: list[float] = []
     phase_times: list[float] = []
@@ -97,6 +105,16 @@ def main() -> None:
                 f"re-run embedding phase {again.embed_seconds:.2f}s (lookup "
                 f"{again.lookup_seconds:.2f}s, hit rate {again.hit_rate:.0%})"
             )
+            emit(
+                "embed.repeat",
+                repeat=rep,
+                raw_s=round(raw_times[-1], 2),
+                phase_s=round(stats.embed_seconds, 2),
+                bulk_s=round(stats.bulk_seconds, 2),
+                reuse_s=round(again.embed_seconds, 2),
+                lookup_s=round(again.lookup_seconds, 2),
+                hit_rate_pct=round(again.hit_rate * 100),
+            )
     finally:
         for info in manager.list_indexes():
             if info.meta.get("repo") == repo_key:
@@ -107,6 +125,13 @@ def main() -> None:
     print(f"ratio embedding phase / raw model.encode: {phase / raw:.3f} (target <= 1.15)")
     print(f"ratio unchanged re-run embedding phase / first: {reuse / phase:.4f}")
     print(f"speedup of the embedding phase by reuse: {phase / reuse:.1f}x")
+    emit(
+        "embed.summary",
+        texts_per_s=round(len(texts) / raw, 1),
+        ratio=round(phase / raw, 3),
+        reuse_ratio=round(reuse / phase, 4),
+        speedup=round(phase / reuse, 1),
+    )
 
 
 if __name__ == "__main__":

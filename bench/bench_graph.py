@@ -16,7 +16,6 @@ machine is shared). Every figure is measured, none assumed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -24,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench import records
+from bench.records import emit
 
 TARGET_ROWS_PER_S = 20_000
 
@@ -169,8 +171,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.report:
-        lines = Path(args.report).read_text().splitlines()
-        report([json.loads(line) for line in lines if line.startswith("{")])
+        report(records.read(Path(args.report).read_text(), "graph.size"))
         return
     results: list[dict[str, Any]] = []
     for n in [int(s) for s in args.sizes.split(",")]:
@@ -178,7 +179,7 @@ def main() -> None:
             results.append(run_size(n, args.queries, args.seed + n, args.republish))
         except Exception as exc:  # a failed size is reported, the others still are
             results.append({"files": n, "error": f"{type(exc).__name__}: {exc}"})
-        print(json.dumps(results[-1], sort_keys=True), flush=True)
+        emit("graph.size", **dict(sorted(results[-1].items())))
     report(results)
 
 

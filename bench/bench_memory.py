@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.records import emit
+
 TARGET_RATIO = 1.3
 
 
@@ -43,8 +45,8 @@ def run_one(n_files: int, small: bool = False) -> dict[str, Any]:
     from semgraph.config import load_settings
     from semgraph.db import connect_graph
     from semgraph.graph.schema import SCHEMA
-    from semgraph.indexer.memory import RssSampler, rss_bytes
     from semgraph.indexer.pipeline import Reindex, ReindexRequest
+    from semgraph.memory import RssSampler, rss_bytes
 
     settings = load_settings()
     rss_start = rss_bytes()
@@ -94,11 +96,13 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     for n in sizes:
         load = os.getloadavg()[0]
+        start = time.strftime("%H:%M:%S", time.gmtime())
         print(
-            f"# {n} files: start {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
+            f"# {n} files: start {start} UTC, load "
             + " ".join(f"{x:.2f}" for x in os.getloadavg()),
             flush=True,
         )
+        emit("memory.start", files=n, start_utc=start, load_1m=round(load, 2))
         proc = subprocess.run(
             [sys.executable, "-m", "bench.bench_memory", "--one", str(n)]
             + (["--small-files"] if args.small_files else []),
@@ -110,7 +114,7 @@ def main() -> None:
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         r["load_1m"] = load
         results.append(r)
-        print(json.dumps(r, sort_keys=True), flush=True)
+        emit("memory.size", **dict(sorted(r.items())))
     base = results[0]
     print(f"\nbaseline: the job at {base['files']} files (same run)")
     mib = 2**20

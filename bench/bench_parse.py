@@ -17,12 +17,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.records import emit
+
 
 def run_one(n_files: int, pool_size: int) -> dict[str, float]:
     from bench.synth import generate
     from semgraph.config import load_settings
-    from semgraph.indexer.memory import rss_bytes
     from semgraph.indexer.parse import parse_repository
+    from semgraph.memory import rss_bytes
 
     with tempfile.TemporaryDirectory(prefix="semgraph-bench-") as tmp:
         repo = generate(Path(tmp) / "repo", n_files, seed=n_files)
@@ -79,6 +81,18 @@ def main() -> None:
             f"parent peak RSS {r['parent_peak_rss'] / 2**20:6.1f} MiB, "
             f"child peak RSS {r['child_peak_rss'] / 2**20:6.1f} MiB, "
             f"{r['seconds']:.1f}s, failed {r['failed']}"
+        )
+        emit(
+            "parse.size",
+            files=n,
+            files_per_s=round(r["files"] / r["seconds"], 1),
+            per_core=round(r["files"] / r["seconds"] / min(workers, cores), 1),
+            cores=min(workers, cores),
+            mb_per_s=round(r["bytes"] / r["seconds"] / 1e6, 2),
+            parent_peak_rss_mib=round(r["parent_peak_rss"] / 2**20, 1),
+            child_peak_rss_mib=round(r["child_peak_rss"] / 2**20, 1),
+            seconds=round(r["seconds"], 1),
+            failed=r["failed"],
         )
     sizes = sorted(results)
     if len(sizes) >= 2:

@@ -13,6 +13,7 @@ import argparse
 import statistics
 import time
 
+from bench.records import emit
 from semgraph.config import load_settings
 from semgraph.db import connect_graph
 from semgraph.graph.schema import SCHEMA
@@ -62,12 +63,25 @@ def main() -> None:
     print(f"enqueue throughput          {opts.jobs / enqueue_s:8.1f} jobs/s")
     print(f"baseline round trip p50     {b50 * 1000:8.2f} ms")
     print(f"claim+complete throughput   {n / run_s:8.1f} jobs/s  ({n} jobs)")
+    latency = []
     for name, lat in (("claim", claim_lat), ("claim+complete", total_lat)):
         p50, p99 = pct(lat, 0.50), pct(lat, 0.99)
         print(
             f"{name:<15} p50 {p50 * 1000:7.2f} ms ({p50 / b50:5.1f}x baseline)   "
             f"p99 {p99 * 1000:7.2f} ms ({p99 / b50:5.1f}x baseline)"
         )
+        latency.append(
+            {"name": name, "p50_ms": round(p50 * 1000, 2), "p99_ms": round(p99 * 1000, 2)}
+        )
+    emit(
+        "queue.summary",
+        jobs=opts.jobs,
+        enqueue_jobs_per_s=round(opts.jobs / enqueue_s, 1),
+        baseline_p50_ms=round(b50 * 1000, 2),
+        throughput_jobs_per_s=round(n / run_s, 1),
+        measured_jobs=n,
+        latency=latency,
+    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.records import emit
+
 
 def _run(settings: Any, graph: Any, embedder: Any, source: Path, force: bool) -> tuple[Any, float]:
     from semgraph.indexer.pipeline import Reindex, ReindexRequest
@@ -75,6 +77,33 @@ def main() -> None:
         print(f"    {phase:<14} {secs:8.2f} s")
     print(f"ratio first/unchanged = {t_first / t_noop:.1f}x  (target >= 10x)")
     print(f"ratio first/forced    = {t_first / t_forced:.1f}x  (vectors reused, no embedding)")
+    emit(
+        "reindex.repo",
+        files=args.files,
+        chunks=idx.get("chunks"),
+        nodes=sum(first.stats["publish"]["nodes"].values()),
+    )
+    for run, result, secs in (
+        ("first", first, t_first),
+        ("unchanged", noop, t_noop),
+        ("forced", forced, t_forced),
+    ):
+        extra = (
+            {k: forced.stats["index"][k] for k in ("embedded", "reused")} if run == "forced" else {}
+        )
+        emit(
+            "reindex.run",
+            run=run,
+            seconds=round(secs, 2),
+            status=f"{result.status}",
+            **extra,
+            phases_s=[[p, round(s, 2)] for p, s in result.phases_s.items()],
+        )
+    emit(
+        "reindex.ratios",
+        first_over_unchanged=round(t_first / t_noop, 1),
+        first_over_forced=round(t_first / t_forced, 1),
+    )
 
 
 if __name__ == "__main__":

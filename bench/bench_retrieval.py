@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from semgraph.indexer.model import FileFacts
+from bench.records import emit
+from semgraph.model import FileFacts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -144,6 +145,7 @@ def main() -> None:
         if q not in {qq for qq, _ in queries}:
             print(f"left out (target no longer in the code): {q!r}")
     print(f"{len(files)} files, {len(chunks)} chunks, {len(queries)} queries, k={args.k}")
+    emit("retrieval.corpus", files=len(files), chunks=len(chunks), queries=len(queries), k=args.k)
     try:
         for info in manager.list_indexes():
             if info.meta.get("repo") == repo_key:
@@ -153,6 +155,7 @@ def main() -> None:
         manager.refresh(staging)
         manager.flip_alias(repo_key, staging)
         print(f"indexed in {stats.embed_seconds + stats.bulk_seconds:.1f}s")
+        emit("retrieval.indexed", seconds=round(stats.embed_seconds + stats.bulk_seconds, 1))
         recall: dict[str, float] = {}
         for mode in ("bm25", "knn", "hybrid"):
             found = 0
@@ -165,6 +168,14 @@ def main() -> None:
                     print(f"  {mode} miss: {q!r} -> {got}")
             recall[mode] = found / len(queries)
             print(f"recall@{args.k} {mode:<6}: {recall[mode]:.3f} ({found}/{len(queries)})")
+            emit(
+                "retrieval.recall",
+                mode=mode,
+                k=args.k,
+                recall=round(recall[mode], 3),
+                found=found,
+                total=len(queries),
+            )
         print(
             f"ratio hybrid / bm25: {recall['hybrid'] / max(recall['bm25'], 1e-9):.2f}; "
             f"hybrid / knn: {recall['hybrid'] / max(recall['knn'], 1e-9):.2f}"

@@ -50,6 +50,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.records import emit
 from semgraph.config import Settings, load_settings
 from semgraph.db import connect_graph
 from semgraph.graph.schema import SCHEMA
@@ -242,10 +243,14 @@ def _bucket_quantile(after: Samples, before: Samples, name: str, q: float, **lab
     return "-"
 
 
-def server_phases(after: Samples, before: Samples, client_mean_s: float) -> str:
+def server_phases(
+    after: Samples, before: Samples, client_mean_s: float
+) -> tuple[str, dict[str, Any] | None]:
     """Where the server spent the burst's acknowledgement time (its own histograms), and
-    what the client saw beyond it (connection, HTTP parsing, queueing in either process)."""
+    what the client saw beyond it (connection, HTTP parsing, queueing in either process): the
+    lines printed, and the same as the ``server`` field of the ``webhook.burst`` record."""
     lines = []
+    split: dict[str, Any] | None = None
     server = after.get(("semgraph_webhook_ack_seconds_sum", (("host", "github"),)), 0.0)
     server -= before.get(("semgraph_webhook_ack_seconds_sum", (("host", "github"),)), 0.0)
     n = _delta(after, before, "semgraph_webhook_ack_seconds_count", host="github")
@@ -255,6 +260,12 @@ def server_phases(after: Samples, before: Samples, client_mean_s: float) -> str:
             f"    client mean {client_mean_s * 1000:.1f} ms = server ack mean "
             f"{server / n * 1000:.1f} ms + {outside:.1f} ms outside the handler"
         )
+        split = {
+            "client_mean_ms": round(client_mean_s * 1000, 1),
+            "ack_mean_ms": round(server / n * 1000, 1),
+            "outside_ms": round(outside, 1),
+            "phases": [],
+        }
     rows = [("ack (server)", "semgraph_webhook_ack_seconds", {"host": "github"})]
     rows += [
         (phase, "semgraph_webhook_phase_seconds", {"phase": phase})
@@ -269,11 +280,22 @@ def server_phases(after: Samples, before: Samples, client_mean_s: float) -> str:
                 f"    {label:<13} mean {total / count * 1000:7.1f} ms  p99 <= {p99:>8}  "
                 f"(n {count:.0f})"
             )
+            if split is not None:
+                split["phases"].append(
+                    {
+                        "phase": label,
+                        "mean_ms": round(total / count * 1000, 1),
+                        "p99": p99,
+                        "n": round(count),
+                    }
+                )
     batches = _delta(after, before, "semgraph_webhook_batch_size_count")
     if batches:
         size = _delta(after, before, "semgraph_webhook_batch_size_sum") / batches
         lines.append(f"    {batches:.0f} group commits, mean {size:.1f} deliveries each")
-    return "\n".join(lines)
+        if split is not None:
+            split.update(group_commits=round(batches), mean_batch=round(size, 1))
+    return "\n".join(lines), split
 
 
 def run_burst(
@@ -294,6 +316,7 @@ def run_burst(
             for job in store.list(status="pending", repo=key, limit=10):
                 store.abandon(job.id, now=time.time(), reason="benchmark burst")
     b99, h99 = pct(base_lat, 0.99), pct(hook_lat, 0.99)
+    split_text, split = server_phases(after, before, sum(hook_lat) / len(hook_lat))
     print(
         f"burst of {n} deliveries, {concurrency} concurrent, {client} client:\n"
         f"  ack latency  p50 {pct(hook_lat, 0.5) * 1000:.1f} ms  "
@@ -306,8 +329,22 @@ def run_burst(
         f"  load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
         f"({os.cpu_count()} cores); warm-up {warmup} deliveries not measured\n"
         f"  server side, per delivery:\n"
-        f"{server_phases(after, before, sum(hook_lat) / len(hook_lat))}",
+        f"{split_text}",
         flush=True,
+    )
+    emit(
+        "webhook.burst",
+        deliveries=n,
+        concurrency=concurrency,
+        client=client,
+        ack_p50_ms=round(pct(hook_lat, 0.5) * 1000, 1),
+        ack_p95_ms=round(pct(hook_lat, 0.95) * 1000, 1),
+        ack_p99_ms=round(h99 * 1000, 1),
+        healthz_p50_ms=round(pct(base_lat, 0.5) * 1000, 1),
+        healthz_p99_ms=round(b99 * 1000, 1),
+        load_1m=round(load[0], 2),
+        warmup=warmup,
+        server=split,
     )
 
 
@@ -400,7 +437,15 @@ def main() -> None:
                 first = _first_index(base, repo)
                 what = "re-index of the kept repository" if kept else "first full index"
                 print(f"{what} of {opts.files} files: {first:.1f} s", flush=True)
-                print(f"  {_last_run(base, repo)}", flush=True)
+                job = _last_run(base, repo)
+                print(f"  {job}", flush=True)
+                emit(
+                    "webhook.first_index",
+                    what=what,
+                    files=opts.files,
+                    seconds=round(first, 1),
+                    job=job,
+                )
                 latencies = []
                 for n in range(opts.rounds):
                     name = f"bench_marker_function_{n}_{uuid.uuid4().hex[:8]}"
@@ -413,7 +458,9 @@ def main() -> None:
                         push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), name, 900)
                     )
                     print(f"  round {n + 1}: {latencies[-1]:.1f} s", flush=True)
-                    print(f"    {_last_run(base, repo)}", flush=True)
+                    job = _last_run(base, repo)
+                    print(f"    {job}", flush=True)
+                    emit("webhook.round", round=n + 1, seconds=round(latencies[-1], 1), job=job)
             p50, p95 = pct(latencies, 0.5), pct(latencies, 0.95)
             print(
                 f"push-to-searchable, one-file change in a {opts.files}-file repository "
@@ -424,6 +471,15 @@ def main() -> None:
                 f"  baseline {what} through the same path: {first:.1f} s\n"
                 f"  ratio one-file change / {what}  p50 {p50 / first:.2f}  "
                 f"p95 {p95 / first:.2f}"
+            )
+            emit(
+                "webhook.push",
+                files=opts.files,
+                rounds=opts.rounds,
+                p50_s=round(p50, 1),
+                p95_s=round(p95, 1),
+                max_s=round(max(latencies), 1),
+                baseline_s=round(first, 1),
             )
 
 

@@ -1,0 +1,74 @@
+"""The JSON lines a benchmark prints for the report.
+
+Besides its human-readable lines, every ``bench/bench_NAME.py`` that ``bench.run_all`` runs
+prints each figure it measures as one JSON object on a line of its own, whose first key,
+``"record"``, names what the line holds (``"parse.size"``, ``"webhook.burst"``, ...)::
+
+    {"record": "parse.size", "files": 1000, "files_per_s": 217.7, ...}
+
+The report (``bench.figures_*``) reads only these lines; the text around them is for people.
+Numbers are rounded as the human line next to them prints them, so both read the same. A
+benchmark may print several records of one kind (one per size, round or burst); a line that
+is not a JSON object with a ``"record"`` string is ignored, so a log may hold anything else.
+
+The kinds, and the fields each carries, are listed with the benchmark that prints them
+(``RECORDS`` in this module) and read by the function named there.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+RECORD = "record"
+
+# every kind of record, the benchmark that prints it, and what one line stands for
+RECORDS = {
+    "parse.size": "bench_parse: one repository size, parsed in a fresh process",
+    "memory.start": "bench_memory: a size's job started (a later memory.size is its result)",
+    "memory.size": "bench_memory: the whole job at one size (peak RSS, phases)",
+    "embed.texts": "bench_embed: the texts embedded (files, chunks, model, device)",
+    "embed.repeat": "bench_embed: one repeat (raw encode, embedding phase, unchanged re-run)",
+    "embed.summary": "bench_embed: the ratios over the best of the repeats",
+    "reindex.repo": "bench_reindex: the repository indexed",
+    "reindex.run": "bench_reindex: one run (first, unchanged, forced) with its phases",
+    "reindex.ratios": "bench_reindex: first/unchanged and first/forced",
+    "graph.size": "bench_graph: publish and queries at one size (or the error)",
+    "delta.step": "bench_delta: the first publish (step 0) or one delta",
+    "queue.summary": "bench_queue: throughput and latency against one Bolt round trip",
+    "webhook.burst": "bench_webhook: one measured burst of deliveries",
+    "webhook.first_index": "bench_webhook: the baseline index through the webhook",
+    "webhook.round": "bench_webhook: one push-to-searchable round",
+    "webhook.push": "bench_webhook: the push-to-searchable summary over the rounds",
+    "retrieval.corpus": "bench_retrieval: the files, chunks and queries evaluated",
+    "retrieval.indexed": "bench_retrieval: the index build time",
+    "retrieval.recall": "bench_retrieval: recall@k of one mode",
+}
+
+
+def line(record: str, **fields: Any) -> str:
+    """One record as its JSON line (the ``record`` key first, then the fields in order)."""
+    if record not in RECORDS:
+        raise ValueError(f"unknown record kind {record!r}")
+    return json.dumps({RECORD: record, **fields})
+
+
+def emit(record: str, **fields: Any) -> None:
+    """Print one record (flushed: a run cut short keeps what it measured)."""
+    print(line(record, **fields), flush=True)
+
+
+def read(out: str, record: str) -> list[dict[str, Any]]:
+    """Every record of kind ``record`` in a benchmark's output, in the order printed."""
+    rows = []
+    for text in out.splitlines():
+        text = text.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            row = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get(RECORD) == record:
+            rows.append(row)
+    return rows
