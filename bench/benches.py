@@ -1,0 +1,103 @@
+"""The benchmarks ``bench.run_all`` runs: module, default and ``--quick`` arguments, the
+builder of their rows, their time limit and the note the report prints above their rows.
+"""
+
+from __future__ import annotations
+
+from bench.figures import Bench
+from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
+from bench.figures_stores import figures_delta, figures_graph, figures_queue, figures_retrieval
+from bench.figures_webhook import figures_webhook
+
+BENCHES = [
+    Bench(
+        "parse",
+        "bench.bench_parse",
+        ["--sizes", "1000,5000,20000"],
+        ["--sizes", "500,2000"],
+        figures_parse,
+        note="Parse phase only (pool + spill), each size in a fresh process; parent peak RSS is "
+        "sampled at every window, child peak RSS is reported by each pool child.",
+    ),
+    Bench(
+        "memory",
+        "bench.bench_memory",
+        ["--sizes", "1000,5000,20000", "--small-files"],
+        ["--sizes", "100,300", "--small-files"],
+        figures_memory,
+        timeout_s=3 * 3600,
+        note="The whole job (checkout, parse pool + spill, resolve, embedding + staging index, "
+        "one graph transaction, alias flip) in a fresh process per size, against the "
+        "issue's sizes of 1k/5k/20k files; the baseline is the smallest size of the same run "
+        "and the worker's peak RSS includes the embedding model. The repositories are "
+        "generated with `--small-files` (one or two short functions per file, so one or two "
+        "chunks per file): embedding runs on the CPU here at tens of chunks per second at best, "
+        "and the default generator's ~13 chunks per file would make the 20k-file job about "
+        "260k chunks, many hours; small files keep the file count (what the parse windows, "
+        "spill, resolution and graph publish scale with) at 1k/5k/20k while the embedding "
+        "stays feasible. The files AND chunks (and how many were embedded) of each size are "
+        "read from the benchmark's output and named in each row, so the ratio is against "
+        "both. `peak RSS by phase` is an RSS sampler marked at the job's checkpoints.",
+    ),
+    Bench("reindex", "bench.bench_reindex", ["--files", "100"], ["--files", "30"], figures_reindex),
+    Bench(
+        "embed",
+        "bench.bench_embed",
+        ["--files", "20", "--repeats", "2"],
+        ["--files", "8", "--repeats", "1"],
+        figures_embed,
+    ),
+    Bench(
+        "graph",
+        "bench.bench_graph",
+        ["--sizes", "1000,10000,20000", "--queries", "200"],
+        ["--sizes", "200,1000", "--queries", "50"],
+        figures_graph,
+        timeout_s=3600,
+        note="Per size, a synthetic repository is parsed, resolved and published to the Bolt "
+        "server in ONE transaction (rows = nodes + edges; target >= 20,000/s), then "
+        "`definitions`/`callers`/`callees` run on random names (the issue's query latency is "
+        "the 10,000-file row). Baseline: the smallest size of the same run. Neo4j 5 community "
+        "here; Memgraph in production.",
+    ),
+    Bench(
+        "delta",
+        "bench.bench_delta",
+        ["--files", "20000", "--changes", "1,1%,10%", "--parity"],
+        ["--files", "100", "--changes", "1,1%,10%", "--parity"],
+        figures_delta,
+        timeout_s=3600,
+        note="A synthetic repository (default generator) is parsed, resolved and published in "
+        "ONE transaction (the first publish: throughput target >= 30,000 rows/s at 20,000 "
+        "files); then, as successive deltas, 1 file, 1 % and 10 % of the files are changed in "
+        "the parsed model (symbols move two lines, a new function calls one of the file's "
+        "names), resolved again and published. Each delta's transaction time (the job's "
+        "graph_publish phase; target <= 2 s for one file in 20,000) and rows written are "
+        "ratios to the first publish of the same run; parity compares the live graph with the "
+        "model after the last step.",
+    ),
+    Bench(
+        "queue",
+        "bench.bench_queue",
+        ["--jobs", "2000", "--measure", "500"],
+        ["--jobs", "300", "--measure", "150"],
+        figures_queue,
+    ),
+    Bench(
+        "webhook",
+        "bench.bench_webhook",
+        ["--burst", "500", "--concurrency", "50,8", "--files", "5000", "--rounds", "5"],
+        ["--burst", "100", "--concurrency", "8", "--files", "100", "--rounds", "2"],
+        figures_webhook,
+        timeout_s=2 * 3600,
+        note="A real `semgraph serve` and `semgraph worker`. Ack latency: one burst of signed "
+        "pushes per concurrency, each after an unmeasured warm-up; every 202 is sent after the "
+        "job is committed; baseline `GET /healthz` through the same client and concurrency; "
+        "the server's own split comes from its `/metrics` histograms (p99 as a bucket bound). "
+        "Push-to-searchable: one new file committed and pushed per round into a synthetic "
+        "repository of small files (one or two functions each; CPU embedding makes the "
+        "baseline first index of the default generator's files take hours), timed until "
+        "`GET /search` finds it; baseline the first full index through the same path.",
+    ),
+    Bench("retrieval", "bench.bench_retrieval", [], [], figures_retrieval),
+]
