@@ -1,6 +1,9 @@
 """Rows of the indexing job's benchmarks: parse, memory (the whole job), embed, reindex.
 
 Each ``figures_NAME`` reads the ``bench.records`` lines that ``bench/bench_NAME.py`` prints.
+Over 300 lines because the whole job has many rows (peak RSS per process, per phase, time per
+phase); the four builders share the phase order and nothing else, and could be split by
+benchmark if this grows.
 """
 
 from __future__ import annotations
