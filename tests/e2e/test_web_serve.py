@@ -18,7 +18,7 @@ import pytest
 from semgraph.queue.store import JobStore
 from semgraph.web.fixtures import push_payload, signed_delivery
 
-pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 
 def test_serve_process_round_trip(graph, es, settings) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.integration
 
 EXTRA = {f"lib/mod{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(10)}
 DOC_FIELDS = ["path", "start_line", "end_line", "code", "symbol", "kind", "vector_key", "name"]

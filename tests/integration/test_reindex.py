@@ -21,7 +21,7 @@ from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.integration
 
 
 class Boom(RuntimeError):
@@ -134,8 +134,6 @@ def test_unchanged_reindex_embeds_nothing(settings, graph, es, repo, run_index) 
 
 
 def test_a_reindex_after_a_push_publishes_a_delta(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
-    from tests.repos import commit
-
     first = run_index(repo)
     assert first.stats["publish"]["mode"] == "first"
     commit(repo, {"app/extra.py": "def extra_helper(x):\n    return x\n"})

@@ -18,7 +18,7 @@ from semgraph.web.app import create_app
 from semgraph.web.fixtures import push_payload, serve_in_thread, signed_delivery
 from tests.repos import commit, make_repo
 
-pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+pytestmark = pytest.mark.integration
 
 SECRET = "e2e-secret"
 
