@@ -46,8 +46,3 @@ def test_bad_configuration_is_a_clear_error(
         load_settings()
     assert needle in str(info.value)
     assert len(str(info.value)) < 2000  # an oversized value is not echoed back whole
-
-
-def test_unknown_variables_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SEMGRAPH_NO_SUCH_THING", "1")
-    load_settings()
