@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from semgraph.errors import GraphTooLarge
-from semgraph.graph.resolve import Resolution, resolve
+from semgraph.graph.resolution import Resolution
+from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
 from semgraph.model import FileFacts, SkippedFile
 from tests.graph_repos import other_repo, shop_repo

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.graph.resolve import Resolution, resolve
+from semgraph.graph.resolution import Resolution
+from semgraph.graph.resolve import resolve
 from semgraph.graph.symtab import symbol_rows
 from semgraph.model import FileFacts, Import, SkippedFile
 from tests.graph_repos import call, facts, shop_repo, sym

@@ -23,7 +23,7 @@ from typing import Any
 
 from semgraph.db import Graph
 from semgraph.graph import queries as q
-from semgraph.graph.resolve import Resolution
+from semgraph.graph.resolution import Resolution
 from semgraph.graph.rows import external_rows, file_groups, file_nodes
 
 MAX_SAMPLES = 20

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semgraph.graph import queries as q
-from semgraph.graph.resolve import Resolution
+from semgraph.graph.resolution import Resolution
 from semgraph.graph.symtab import CLASS_KINDS, external_key, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not

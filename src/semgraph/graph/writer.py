@@ -51,7 +51,7 @@ from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphTooLarge, JobError
 from semgraph.graph import queries as q
 from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState, state_path
-from semgraph.graph.resolve import Resolution
+from semgraph.graph.resolution import Resolution
 from semgraph.graph.rows import (
     EXTERNAL,
     FILE,

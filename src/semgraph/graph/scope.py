@@ -1,0 +1,174 @@
+"""What a name means, seen from one file: the file's own symbols and import bindings
+(:class:`FileScope`), and the lookups in the symbol table that call and base resolution
+share (:class:`NameLookups`): top-level definitions of a bound file or Go package, what an
+imported name binds, a class's members (through its bases), definitions by name across the
+repository.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from semgraph.graph.imports import MEMBER_SEP, ImportFile
+from semgraph.graph.symtab import CLASS_KINDS
+
+
+@dataclass(slots=True)
+class Sym:
+    key: str
+    qn: str
+    name: str
+    kind: str
+    parent_key: str | None
+    start: int
+    end: int
+
+
+class FileScope:
+    """One file's symbols and bindings, loaded while that file's calls are resolved."""
+
+    def __init__(self, db: Any, path: str) -> None:
+        self.by_key: dict[str, Sym] = {}
+        self.by_qn: dict[str, list[Sym]] = defaultdict(list)
+        self.module_key = ""
+        for row in db.execute(
+            "SELECT key, qn, name, kind, parent_key, start_line, end_line FROM symbols "
+            "WHERE path = ? ORDER BY rowid",
+            (path,),
+        ):
+            sym = Sym(*row)
+            self.by_key[sym.key] = sym
+            self.by_qn[sym.qn].append(sym)
+            if sym.parent_key is None:
+                self.module_key = sym.key
+        self.bindings: dict[str, tuple[str, str]] = {}
+        self.star: list[tuple[str, str]] = []
+        for local, kind, target in db.execute(
+            "SELECT local, kind, target FROM bindings WHERE path = ? ORDER BY rowid", (path,)
+        ):
+            if local == "*":
+                self.star.append((kind, target))
+            else:
+                self.bindings[local] = (kind, target)
+
+    def enclosing(self, qn: str, line: int) -> Sym | None:
+        syms = self.by_qn.get(qn)
+        if not syms:
+            return self.by_key.get(self.module_key)
+        for sym in reversed(syms):
+            if sym.start <= line <= sym.end:
+                return sym
+        return syms[0]
+
+    def ancestors(self, sym: Sym | None) -> Iterator[Sym]:
+        while sym is not None:
+            yield sym
+            sym = self.by_key.get(sym.parent_key) if sym.parent_key else None
+
+
+class NameLookups:
+    """Lookups by name in the symbol table (a cache of repository-wide name lookups)."""
+
+    def __init__(self, db: Any, ambiguous_cap: int) -> None:
+        self.db = db
+        self.ambiguous_cap = ambiguous_cap
+        self._name_cache: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+
+    def top_level(self, kind: str, target: str, name: str, fam: str) -> list[str]:
+        """Top-level definitions named ``name`` in a bound file / Go package directory."""
+        if kind == "file":
+            sql = "SELECT key FROM symbols WHERE path = ? AND name = ? AND toplevel = 1"
+            return [r[0] for r in self.db.execute(sql, (target, name))]
+        if kind == "dir":
+            sql = (
+                "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path "
+                "WHERE f.dir = ? AND f.family = ? AND s.name = ? AND s.toplevel = 1 "
+                "AND s.kind != 'method'"
+            )
+            return [r[0] for r in self.db.execute(sql, (target, fam, name))]
+        if kind == "member":
+            path, member = target.split(MEMBER_SEP, 1)
+            return self.top_level("file", path, member, fam) if member == name else []
+        return []
+
+    def bound(self, scope: FileScope, name: str, fam: str) -> tuple[str, list[str]] | None:
+        """What an imported ``name`` refers to: ("external", []) or ("symbols", keys)."""
+        bound = scope.bindings.get(name)
+        if bound is not None:
+            kind, target = bound
+            if kind == "external":
+                return "external", []
+            if kind == "member":
+                path, member = target.split(MEMBER_SEP, 1)
+                keys = self.top_level("file", path, member, fam)
+                return ("symbols", keys) if keys else None
+            return "module", [f"{kind}{MEMBER_SEP}{target}"]
+        for kind, target in scope.star:
+            keys = self.top_level(kind, target, name, fam)
+            if keys:
+                return "symbols", keys
+        return None
+
+    def members(self, class_key: str, name: str, depth: int = 0) -> list[str]:
+        keys = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT key FROM symbols WHERE parent_key = ? AND name = ?", (class_key, name)
+            )
+        ]
+        if keys or depth >= 4:
+            return keys
+        for (parent,) in self.db.execute(
+            "SELECT parent_key FROM inherits WHERE child_key = ?", (class_key,)
+        ):
+            keys = self.members(parent, name, depth + 1)
+            if keys:
+                return keys
+        return []
+
+    def by_name(self, name: str, fam: str, kinds: tuple[str, ...]) -> tuple[int, list[str]]:
+        """(number of definitions, their keys when at most the cap) across the repository."""
+        cache_key = (name, fam, kinds[0])
+        hit = self._name_cache.get(cache_key)
+        if hit is None:
+            marks = ",".join("?" * len(kinds))
+            rows = self.db.execute(
+                f"SELECT key FROM symbols WHERE name = ? AND family = ? AND kind IN ({marks}) "
+                "LIMIT ?",
+                (name, fam, *kinds, self.ambiguous_cap + 1),
+            ).fetchall()
+            if len(rows) > self.ambiguous_cap:
+                total = self.db.execute(
+                    f"SELECT count(*) FROM symbols WHERE name = ? AND family = ? "
+                    f"AND kind IN ({marks})",
+                    (name, fam, *kinds),
+                ).fetchone()[0]
+                hit = (total, [])
+            else:
+                hit = (len(rows), [r[0] for r in rows])
+            if len(self._name_cache) > 200_000:
+                self._name_cache.clear()
+            self._name_cache[cache_key] = hit
+        return hit
+
+    def classes_named(self, scope: FileScope, name: str, f: ImportFile) -> list[str]:
+        bound = self.bound(scope, name, f.family)
+        if bound is not None:
+            return bound[1] if bound[0] == "symbols" else []
+        local = self.top_level(
+            "dir" if f.family == "go" else "file",
+            f.dir if f.family == "go" else f.path,
+            name,
+            f.family,
+        )
+        if local:
+            return local
+        _, keys = self.by_name(name, f.family, tuple(sorted(CLASS_KINDS)))
+        return keys
+
+    def is_class(self, key: str) -> bool:
+        row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()
+        return row is not None and row[0] in CLASS_KINDS

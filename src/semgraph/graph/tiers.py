@@ -1,0 +1,140 @@
+"""The tiers of call resolution (:mod:`semgraph.graph.resolve`): which definitions one call
+site names, tried in order ``scope``, ``import``, ``module``, ``receiver``, ``unique``, and
+the call's class (``resolved``, ``ambiguous``, ``external`` or ``unresolved``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
+from semgraph.graph.imports import MEMBER_SEP, ImportFile
+from semgraph.graph.resolution import CallClass, Tier
+from semgraph.graph.scope import FileScope, NameLookups, Sym
+from semgraph.graph.symtab import CLASS_KINDS
+
+SELF_NAMES = frozenset({"self", "this", "cls", "super"})
+_MEMBER_SCOPE_FAMILIES = frozenset({"java", "c"})  # bare calls see the enclosing class
+BARE_KINDS = ("function", "class", "struct")  # constructors call a class
+RECEIVER_KINDS = ("method", "function")
+RECEIVER_SPLIT = re.compile(r"\.|::|->")
+
+Outcome = tuple[CallClass, str | None, list[str], int]  # class, tier, target keys, candidates
+
+
+class CallTiers:
+    """Classifies call sites through the name lookups of one resolution."""
+
+    def __init__(self, names: NameLookups) -> None:
+        self.names = names
+
+    def classify(
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str | None
+    ) -> Outcome:
+        if receiver is None or not receiver.strip():
+            found = self._bare(scope, f, src, callee)
+            if found is not None:
+                return found
+            if callee in BUILTIN_CALLS.get(f.family, ()):
+                return CallClass.EXTERNAL, None, [], 0
+            return self._unique(callee, f.family, BARE_KINDS)
+        found = self._with_receiver(scope, f, src, callee, receiver.strip())
+        if found is not None:
+            return found
+        return self._unique(callee, f.family, RECEIVER_KINDS)
+
+    def _bare(self, scope: FileScope, f: ImportFile, src: Sym, callee: str) -> Outcome | None:
+        for sym in scope.ancestors(src):
+            if sym.parent_key is None:
+                break
+            if sym.kind in CLASS_KINDS:
+                if f.family in _MEMBER_SCOPE_FAMILIES:
+                    keys = self.names.members(sym.key, callee)
+                    if keys:
+                        return _pick(keys, Tier.SCOPE)
+                continue
+            nested = scope.by_qn.get(f"{sym.qn}.{callee}")
+            if nested:
+                return _pick([s.key for s in nested], Tier.SCOPE)
+        bound = self.names.bound(scope, callee, f.family)
+        if bound is not None:
+            if bound[0] == "external":
+                return CallClass.EXTERNAL, None, [], 0
+            if bound[0] == "symbols":
+                return _pick(bound[1], Tier.IMPORT)
+        kind, target = ("dir", f.dir) if f.family == "go" else ("file", f.path)
+        local = [
+            k for k in self.names.top_level(kind, target, callee, f.family) if k != scope.module_key
+        ]
+        if local:
+            return _pick(local, Tier.MODULE)
+        return None
+
+    def _with_receiver(
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str
+    ) -> Outcome | None:
+        parts = RECEIVER_SPLIT.split(receiver)
+        root = parts[0].strip()
+        if root in SELF_NAMES and len(parts) == 1:
+            cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
+            if cls is not None:
+                if root == "super":
+                    parents = [
+                        r[0]
+                        for r in self.names.db.execute(
+                            "SELECT parent_key FROM inherits WHERE child_key = ?", (cls.key,)
+                        )
+                    ]
+                    keys = [k for p in parents for k in self.names.members(p, callee)]
+                else:
+                    keys = self.names.members(cls.key, callee)
+                if keys:
+                    return _pick(keys, Tier.RECEIVER)
+            return None
+        via_import = self._receiver_import(scope, f, callee, receiver, root)
+        if via_import is not None:
+            return via_import
+        if root in BUILTIN_RECEIVERS.get(f.family, ()):
+            return CallClass.EXTERNAL, None, [], 0
+        if len(parts) == 1 and root[:1].isupper():
+            classes = self.names.classes_named(scope, root, f)
+            if len(classes) == 1:
+                keys = self.names.members(classes[0], callee)
+                if keys:
+                    return _pick(keys, Tier.RECEIVER)
+        return None
+
+    def _receiver_import(
+        self, scope: FileScope, f: ImportFile, callee: str, receiver: str, root: str
+    ) -> Outcome | None:
+        """``mod.f()`` / ``pkg.f()`` / ``ImportedClass.m()`` through the file's imports."""
+        for name in (receiver, root):
+            bound = self.names.bound(scope, name, f.family)
+            if bound is None:
+                continue
+            if bound[0] == "external":
+                return CallClass.EXTERNAL, None, [], 0
+            if bound[0] == "module":
+                kind, target = bound[1][0].split(MEMBER_SEP, 1)
+                keys = self.names.top_level(kind, target, callee, f.family)
+                return _pick(keys, Tier.IMPORT) if keys else None
+            classes = [k for k in bound[1] if self.names.is_class(k)]
+            keys = [m for c in classes for m in self.names.members(c, callee)]
+            return _pick(keys, Tier.IMPORT) if keys else None
+        return None
+
+    def _unique(self, callee: str, fam: str, kinds: tuple[str, ...]) -> Outcome:
+        total, keys = self.names.by_name(callee, fam, kinds)
+        if total == 0:
+            return CallClass.UNRESOLVED, None, [], 0
+        if total == 1:
+            return CallClass.RESOLVED, Tier.UNIQUE.value, keys, 1
+        return CallClass.AMBIGUOUS, None, keys, total
+
+
+def _pick(keys: list[str], tier: Tier) -> Outcome:
+    """One candidate resolves; several (overloads, duplicate definitions) are ambiguous."""
+    unique = list(dict.fromkeys(keys))
+    if len(unique) == 1:
+        return CallClass.RESOLVED, tier.value, unique, 1
+    return CallClass.AMBIGUOUS, None, unique, len(unique)
