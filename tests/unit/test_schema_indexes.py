@@ -178,13 +178,18 @@ def all_uses() -> list[Use]:
 
 def test_the_statements_of_every_cypher_module_are_collected() -> None:
     modules = cypher_modules()
-    assert {"semgraph.graph.queries", "semgraph.queue.store", "semgraph.queue.workers"} <= set(
-        modules
-    )
+    assert {
+        "semgraph.graph.publish_queries",
+        "semgraph.graph.queries",
+        "semgraph.queue.store",
+        "semgraph.queue.workers",
+    } <= set(modules)
     names = [name for name, _ in statements()]
     for expected in (
         "semgraph.queue.store.CLAIM_ONE",
         "semgraph.graph.queries.RUN_LIST",
+        "semgraph.graph.publish_queries.PUBLISH_FILES",
+        "semgraph.graph.publish_queries.PUBLISH_DROP['Symbol']",
         "semgraph.queue.workers.WORKER_HEARTBEAT_AGE",
     ):
         assert expected in names
@@ -213,6 +218,8 @@ def test_unique_keys_get_an_index_on_memgraph_and_not_a_second_one_on_neo4j() ->
         (IndexSpec("Worker", "name"), "CREATE INDEX ON :Worker(name)"),
         (IndexSpec("RepoLock", "key", unique=True), "CREATE INDEX ON :RepoLock(key)"),
         (IndexSpec("IndexRun"), "CREATE INDEX ON :IndexRun"),
+        # looked up by key only in the publish's statements (graph/publish_queries.py)
+        (IndexSpec("ExternalModule", "key", unique=True), "CREATE INDEX ON :ExternalModule(key)"),
         (IndexSpec("JobQueue", "claim_key"), None),  # a range, not an equality lookup
     ],
 )

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph import queries as q
+from semgraph.graph import publish_queries as q
 from semgraph.graph.resolution import Resolution
 from semgraph.graph.symtab import CLASS_KINDS, external_key, file_key
 

@@ -49,7 +49,7 @@ from typing import Any
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphTooLarge, JobError
-from semgraph.graph import queries as q
+from semgraph.graph import publish_queries as q
 from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState, state_path
 from semgraph.graph.resolution import Resolution
 from semgraph.graph.rows import (
