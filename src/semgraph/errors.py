@@ -19,6 +19,7 @@
     │   │   ├── GraphTimeout      the server aborted a transaction at its execution timeout
     │   │   ├── GraphQueryError   the server rejected a query
     │   │   └── RunStateError     no such index run, or its status forbids the change
+    │   │       └── RunNotFound   no index run has that id
     │   └── SearchError
     │       ├── SearchUnavailable cannot reach Elasticsearch
     │       ├── SearchRequestError Elasticsearch rejected a request
@@ -124,6 +125,10 @@ class GraphConstraintViolation(GraphQueryError):
 
 class RunStateError(GraphError):
     """The index run does not exist, or its status does not allow that change."""
+
+
+class RunNotFound(RunStateError):
+    """No index run has that id."""
 
 
 class SearchError(StoreError):
