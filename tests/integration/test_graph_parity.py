@@ -17,8 +17,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from semgraph.graph import parity
+from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.resolve import resolve
-from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
+from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import FileFacts, Import, SkippedFile
 from tests.graph_repos import call, facts, sym
 

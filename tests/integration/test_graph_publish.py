@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from semgraph.errors import GraphTooLarge
+from semgraph.errors import GraphInputError, GraphTooLarge
+from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.resolution import Resolution
 from semgraph.graph.resolve import resolve
-from semgraph.graph.writer import GraphWriter, PublishStats, RepoInfo
+from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import FileFacts, SkippedFile
 from tests.graph_repos import other_repo, shop_repo
 
@@ -366,7 +367,7 @@ def shop_resolution(tmp_path: Path) -> Iterator[Resolution]:
 
 
 def test_publish_rejects_a_bad_batch_size(graph, settings, shop_resolution) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ValueError, match="batch_size"):
+    with pytest.raises(GraphInputError, match="batch_size"):
         GraphWriter(graph, settings).publish(
             SHOP,
             shop_resolution,

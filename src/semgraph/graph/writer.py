@@ -23,56 +23,40 @@ graph, and other repositories are never touched (every statement is keyed by thi
 repository). The new published state is written beside the old one and replaces it only
 after the commit.
 
-Client memory is bounded by the batch size: nothing is accumulated across files (rows of
-one source node are grouped only while they arrive consecutively, and a group never
-exceeds the batch size). Statements are pipelined one deep: the next batch is built while the
-server executes the previous one (its count is read after the next is sent), so the client's
-row building and the server's work overlap; at most two batches are held. This is safe on
-Memgraph only because every statement returns one row (a count): Memgraph takes the next RUN
-of an explicit transaction only once the previous result has been pulled whole, and a one-row
-result always is. A statement returning more rows than one fetch must not be pipelined.
+The rows are batched and pipelined (:mod:`semgraph.graph.batches`); each form sends them its
+own way (:mod:`semgraph.graph.row_writer`).
 
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
+
+The module is a little over 300 lines: the one transaction (choosing its form, falling back
+from a delta to a full publish, translating a refusal, saving the state after the commit) is
+kept whole, in one place.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.errors import GraphError, GraphTooLarge, JobError
+from semgraph.errors import GraphError, GraphInputError, GraphTooLarge, JobError
 from semgraph.graph import publish_queries as q
-from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState, state_path
+from semgraph.graph.batches import Batcher
+from semgraph.graph.publish_stats import PublishMode, PublishStats
+from semgraph.graph.pubstate import Entries, PublishedState, state_path
 from semgraph.graph.resolution import Resolution
-from semgraph.graph.rows import (
-    EXTERNAL,
-    FILE,
-    SYMBOL,
-    EdgeGroup,
-    NodeRow,
-    external_rows,
-    file_groups,
-    file_nodes,
-)
+from semgraph.graph.row_writer import RowWriter
 from semgraph.logs import event
 
 log = logging.getLogger(__name__)
 DELETE_SLICE = 10_000  # nodes per sweep statement
 DELETE_EDGE_SLICE = 50_000  # edges per delete statement
-
-
-class PublishMode(enum.StrEnum):
-    FIRST = "first"  # no node of the repository yet: CREATE everything
-    DELTA = "delta"  # write the difference against the published state
-    FULL = "full"  # no usable state: replace the subgraph in place
 
 
 @dataclass(frozen=True)
@@ -83,293 +67,8 @@ class RepoInfo:
     commit: str
 
 
-@dataclass
-class PublishStats:
-    nodes: dict[str, int] = field(default_factory=dict)  # label -> created or overwritten
-    edges: dict[str, int] = field(default_factory=dict)  # type -> created
-    deleted_nodes: int = 0  # nodes the new model no longer has
-    deleted_edges: int = 0  # edges deleted: all of them (full), changed groups' (delta)
-    dropped_rows: int = 0  # rows whose endpoints were missing (a bug if ever non-zero)
-    batches: int = 0
-    tx_duration_s: float = 0.0
-    mode: str = PublishMode.FIRST.value
-    unchanged_nodes: int = 0  # delta: node rows equal to the published ones, not written
-    unchanged_groups: int = 0  # delta: edge groups equal to the published ones
-    changed_groups: int = 0  # delta: edge groups unlinked (changed or gone)
-    files_changed: int = 0  # files whose rows were built (every file unless a delta)
-    files_removed: int = 0  # delta: files the model no longer has
-    delta_fallback: str = ""  # why a delta was abandoned for a full publish, if it was
-
-    @property
-    def first_publish(self) -> bool:
-        return self.mode == PublishMode.FIRST
-
-    @property
-    def total_nodes(self) -> int:
-        return sum(self.nodes.values())
-
-    @property
-    def total_edges(self) -> int:
-        return sum(self.edges.values())
-
-    @property
-    def rows_written(self) -> int:
-        """Everything the transaction changed: nodes and edges written plus deleted."""
-        return self.total_nodes + self.total_edges + self.deleted_nodes + self.deleted_edges
-
-    @property
-    def throughput(self) -> float:
-        """Nodes plus edges written per second of transaction."""
-        total = self.total_nodes + self.total_edges
-        return total / self.tx_duration_s if self.tx_duration_s > 0 else 0.0
-
-    def as_run_fields(self) -> dict[str, Any]:
-        """Flat fields for :meth:`semgraph.graph.runs.RunStore.update`."""
-        return {
-            "graph_nodes": self.total_nodes,
-            "graph_edges": self.total_edges,
-            "graph_nodes_by_label": dict(self.nodes),
-            "graph_edges_by_type": dict(self.edges),
-            "graph_deleted_nodes": self.deleted_nodes,
-            "graph_deleted_edges": self.deleted_edges,
-            "graph_dropped_rows": self.dropped_rows,
-            "graph_tx_rows": self.rows_written,
-            "graph_tx_batches": self.batches,
-            "graph_tx_duration_s": round(self.tx_duration_s, 4),
-            "graph_first_publish": self.first_publish,
-            "graph_mode": self.mode,
-            "graph_unchanged_nodes": self.unchanged_nodes,
-            "graph_unchanged_groups": self.unchanged_groups,
-            "graph_delta_fallback": self.delta_fallback,
-            "graph_files_changed": self.files_changed,
-            "graph_files_removed": self.files_removed,
-        }
-
-
-# kinds of statements, in the order they must reach the server: a statement only refers to
-# nodes of earlier kinds, an unlinked group is re-created after, and deletions come last
-_ORDER = ("file", "node", "unlink", "edge", "drop")
-#: the edge each node-writing statement creates along with its node
-_STRUCTURAL = {
-    q.PUBLISH_FILES_NEW: "CONTAINS",
-    q.PUBLISH_FILES: "CONTAINS",
-    **{cypher: "DEFINES" for cypher in q.PUBLISH_SYMBOLS_NEW.values()},
-    **{cypher: "DEFINES" for cypher in q.PUBLISH_SYMBOLS.values()},
-}
-#: (edge type, target label) -> the statement creating a group's edges
-_CREATE_EDGES = {
-    ("CONTAINS", SYMBOL): q.PUBLISH_CONTAINS,
-    ("HAS_METHOD", SYMBOL): q.PUBLISH_HAS_METHOD,
-    ("INHERITS", SYMBOL): q.PUBLISH_INHERITS,
-    ("CALLS", SYMBOL): q.PUBLISH_CALLS,
-    ("IMPORTS", FILE): q.PUBLISH_IMPORTS_FILE,
-    ("IMPORTS", EXTERNAL): q.PUBLISH_IMPORTS_EXTERNAL,
-}
-_SOURCE_LABEL = {"IMPORTS": FILE}  # other edge types leave a Symbol
-
-
 class _DeltaMismatch(Exception):
     """The graph does not hold what the published state says: redo as a full publish."""
-
-
-@dataclass
-class _Buffer:
-    rows: list[Any] = field(default_factory=list)
-    weight: int = 0  # rows of the graph (a grouped row holds several)
-
-
-class _Batcher:
-    """Buffers rows per statement. Before a buffer is sent, every buffer of an earlier kind
-    is sent first, so a row never refers to a node still waiting in a buffer."""
-
-    def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
-        self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
-        self.buffers: dict[tuple[str, str, str], _Buffer] = {}
-        # the statement sent last, not yet read: (result, kind, what, cypher, rows it holds)
-        self.pending: tuple[Any, str, str, str, int] | None = None
-
-    def add(self, kind: str, what: str, cypher: str, row: Any, weight: int = 1) -> None:
-        """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted; ``weight``
-        the graph rows ``row`` holds."""
-        buf = self.buffers.setdefault((kind, what, cypher), _Buffer())
-        buf.rows.append(row)
-        buf.weight += weight
-        if buf.weight >= self.size:
-            if kind != _ORDER[0]:
-                self.flush(_ORDER[_ORDER.index(kind) - 1])
-            self._send(kind, what, cypher, buf)
-
-    def flush(self, upto: str = _ORDER[-1]) -> None:
-        """Send every buffer of kind ``upto`` and earlier kinds, in order."""
-        for kind in _ORDER[: _ORDER.index(upto) + 1]:
-            for (k, what, cypher), buf in self.buffers.items():
-                if k == kind and buf.rows:
-                    self._send(k, what, cypher, buf)
-
-    def finish(self) -> None:
-        """Send every buffer and read every statement's count."""
-        self.flush()
-        self._settle()
-
-    def _send(self, kind: str, what: str, cypher: str, buf: _Buffer) -> None:
-        # tx.run returns once the server has started the statement; its rows are executed
-        # while the caller builds the next batch, and read when that one is sent (one row:
-        # see the module docstring on Memgraph)
-        result = self.tx.run(cypher, repo=self.repo, rows=buf.rows)
-        self._settle()
-        self.pending = (result, kind, what, cypher, buf.weight)
-        self.stats.batches += 1
-        buf.rows = []
-        buf.weight = 0
-        if self.hook is not None:
-            self.hook(self.stats.batches)
-
-    def _settle(self) -> None:
-        if self.pending is None:
-            return
-        result, kind, what, cypher, weight = self.pending
-        self.pending = None
-        record = result.single()
-        done = int(record[0]) if record is not None else 0
-        stats = self.stats
-        if kind == "unlink":
-            stats.deleted_edges += done
-            return  # a group may have had any number of edges
-        if kind == "drop":
-            stats.deleted_nodes += done
-        elif kind in ("file", "node"):
-            stats.nodes[what] = stats.nodes.get(what, 0) + done
-            edge = _STRUCTURAL.get(cypher)
-            if edge is not None:
-                stats.edges[edge] = stats.edges.get(edge, 0) + done
-        else:
-            stats.edges[what] = stats.edges.get(what, 0) + done
-        stats.dropped_rows += weight - done
-
-
-class _Rows:
-    """Sends one publish's rows in its mode, file by file, and records every row's digest in
-    the state the publish leaves."""
-
-    def __init__(
-        self, batch: _Batcher, mode: PublishMode, state: PublishedState, res: Resolution
-    ) -> None:
-        self.batch, self.mode, self.state, self.res = batch, mode, state, res
-        self.delta = mode is PublishMode.DELTA
-        self.stats = batch.stats
-
-    def nodes(self, path: str) -> Entries:
-        """Pass 1: the file's nodes and its structure edges; returns the file's entries."""
-        nodes, groups = file_nodes(self.res, path)
-        before = self.state.entries(path) if self.delta else {}
-        now: Entries = {}
-        symbols: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for node in nodes:
-            form = self._node_form(node, before, now)
-            if form is None:
-                continue
-            if node.label == SYMBOL and form != "update":  # grouped per (file, label)
-                where = (form, node.kind_label)
-                symbols.setdefault(where, []).append(node.props)
-                if len(symbols[where]) >= self.batch.size:
-                    self._symbols(form, node.kind_label, nodes[0].key, symbols.pop(where))
-            else:
-                self._send_node(node, form)
-        for (form, label), group in symbols.items():
-            self._symbols(form, label, nodes[0].key, group)
-        for g in groups:
-            self._group(g, before, now)
-        return now
-
-    def edges(self, path: str, bundle: bytes | None, now: Entries) -> None:
-        """Pass 2 (every node exists): the file's resolution edges; then what the file lost
-        since the last publish is unlinked or dropped, and its state entries replaced."""
-        before = self.state.entries(path) if self.delta else {}
-        for g in file_groups(self.res, path):
-            self._group(g, before, now)
-        self._gone(before, now)
-        self.state.replace(path, bundle, now)
-
-    def removed(self, path: str) -> None:
-        """A file the model no longer has: its nodes go, with every edge they have."""
-        self._gone(self.state.entries(path), {})
-        self.state.remove(path)
-
-    def externals(self) -> None:
-        before = self.state.entries(EXTERNALS) if self.delta else {}
-        now: Entries = {}
-        for node in external_rows(self.res):
-            form = self._node_form(node, before, now)
-            if form is not None:
-                self._send_node(node, form)
-        self._externals = (before, now)
-
-    def externals_gone(self) -> None:
-        before, now = self._externals
-        self._gone(before, now)
-        self.state.replace(EXTERNALS, None, now)
-
-    def _node_form(self, node: NodeRow, before: Entries, now: Entries) -> str | None:
-        """``new`` (CREATE), ``merge`` (upsert), ``update`` (SET by key) or None (unchanged)."""
-        digest = node.digest
-        now[(node.key, NODE + node.label)] = digest
-        if self.mode is PublishMode.FIRST:
-            return "new"
-        if self.mode is PublishMode.FULL:
-            return "merge"
-        had = before.get((node.key, NODE + node.label))
-        if had == digest:
-            self.stats.unchanged_nodes += 1
-            return None
-        return "new" if had is None else "update"
-
-    def _send_node(self, node: NodeRow, form: str) -> None:
-        if node.label == FILE:
-            cypher = {"new": q.PUBLISH_FILES_NEW, "merge": q.PUBLISH_FILES}.get(
-                form, q.PUBLISH_FILES_UPDATE
-            )
-            self.batch.add("file", FILE, cypher, node.props)
-        elif node.label == SYMBOL:  # an update: one row per symbol
-            self.batch.add("node", SYMBOL, q.PUBLISH_SYMBOLS_UPDATE[node.kind_label], node.props)
-        else:
-            cypher = {"new": q.PUBLISH_EXTERNALS_NEW, "merge": q.PUBLISH_EXTERNALS}.get(
-                form, q.PUBLISH_EXTERNALS_UPDATE
-            )
-            self.batch.add("node", EXTERNAL, cypher, node.props)
-
-    def _symbols(self, form: str, label: str, fkey: str, group: list[dict[str, Any]]) -> None:
-        cypher = (q.PUBLISH_SYMBOLS_NEW if form == "new" else q.PUBLISH_SYMBOLS)[label]
-        self.batch.add("node", SYMBOL, cypher, {"file": fkey, "symbols": group}, len(group))
-
-    def _group(self, g: EdgeGroup, before: Entries, now: Entries) -> None:
-        digest = g.digest
-        now[(g.src, g.kind)] = digest
-        if self.delta:
-            had = before.get((g.src, g.kind))
-            if had == digest:
-                self.stats.unchanged_groups += 1
-                return
-            if had is not None:
-                self._unlink(g.type, g.src_label, g.dst_label, g.src)
-        cypher = _CREATE_EDGES[(g.type, g.dst_label)]
-        for i in range(0, len(g.dst), self.batch.size):
-            chunk = g.dst[i : i + self.batch.size]
-            self.batch.add("edge", g.type, cypher, {"src": g.src, "dst": chunk}, len(chunk))
-
-    def _gone(self, before: Entries, now: Entries) -> None:
-        """Unlink the published groups and delete the published nodes no longer there."""
-        for key, kind in sorted(set(before) - set(now)):
-            if kind.startswith(NODE):
-                label = kind[len(NODE) :]
-                self.batch.add("drop", label, q.PUBLISH_DROP[label], key)
-            else:
-                edge, dst_label = kind.split(":", 1)
-                self._unlink(edge, _SOURCE_LABEL.get(edge, SYMBOL), dst_label, key)
-
-    def _unlink(self, edge: str, src_label: str, dst_label: str, src: str) -> None:
-        self.stats.changed_groups += 1
-        cypher = q.PUBLISH_UNLINK[(edge, src_label, dst_label)]
-        self.batch.add("unlink", edge, cypher, {"src": src})
 
 
 class GraphWriter:
@@ -398,7 +97,7 @@ class GraphWriter:
         injection, never used in production."""
         size = batch_size or self.settings.graph_batch_rows
         if size < 1:
-            raise ValueError("batch_size must be at least 1")
+            raise GraphInputError("batch_size must be at least 1")
         resolution.prepare_lookups()
         args = (repo, resolution, run_id, fingerprint, now, size, on_batch, before_commit)
         try:
@@ -443,8 +142,8 @@ class GraphWriter:
                     state, old = old, None
                 else:
                     state = PublishedState.create(final, run_id)
-                batch = _Batcher(tx, repo.key, size, stats, on_batch)
-                rows = _Rows(batch, mode, state, resolution)
+                batch = Batcher(tx, repo.key, size, stats, on_batch)
+                rows = RowWriter(batch, mode, state, resolution)
                 self._write(tx, repo.key, resolution, mode, rows)
                 if stats.dropped_rows and mode is PublishMode.DELTA:
                     raise _DeltaMismatch(
@@ -545,7 +244,7 @@ class GraphWriter:
         return PublishMode.FULL
 
     def _write(
-        self, tx: Any, repo_key: str, res: Resolution, mode: PublishMode, rows: _Rows
+        self, tx: Any, repo_key: str, res: Resolution, mode: PublishMode, rows: RowWriter
     ) -> None:
         stats = rows.stats
         if mode is PublishMode.FULL:
