@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from semgraph.errors import SchemaError
+
 
 class ServerKind(enum.StrEnum):
     MEMGRAPH = "memgraph"
@@ -111,7 +113,7 @@ class IndexSpec:
 
     def __post_init__(self) -> None:
         if self.prop is None and self.unique:
-            raise ValueError(f"a uniqueness constraint on :{self.label} needs a property")
+            raise SchemaError(f"a uniqueness constraint on :{self.label} needs a property")
 
     @property
     def name(self) -> str:

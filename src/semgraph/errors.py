@@ -12,6 +12,7 @@
     │   └── InvalidTransition     the job's status does not allow that operation
     ├── JobCancelled              raised at a job checkpoint: abandoned, shutdown, timeout, lost
     ├── GraphInputError           a code-graph query's input is invalid (name, depth, limit)
+    ├── SchemaError               a graph index or constraint specification is invalid
     ├── StoreError                a data store failed
     │   ├── GraphError
     │   │   ├── GraphUnavailable  cannot reach the Bolt server
@@ -178,6 +179,10 @@ class SpillError(JobError):
 
 class SpillCorrupt(SpillError):
     """The parse spill is truncated or corrupt."""
+
+
+class SchemaError(SemgraphError):
+    """A graph index or constraint specification is invalid."""
 
 
 def cause_chain(exc: BaseException) -> list[str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from semgraph.dialect import Dialect, IndexSpec, ServerKind, detect_kind
+from semgraph.errors import SchemaError
 from semgraph.graph.schema import SCHEMA
 
 MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
@@ -56,7 +57,7 @@ def test_neo4j_ddl() -> None:
 
 
 def test_a_label_index_cannot_be_unique() -> None:
-    with pytest.raises(ValueError, match="needs a property"):
+    with pytest.raises(SchemaError, match="needs a property"):
         IndexSpec("JobQueue", unique=True)
     assert IndexSpec("JobQueue").name == "semgraph_label_jobqueue"
 
