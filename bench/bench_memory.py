@@ -25,6 +25,7 @@ names files and chunks for each size.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -43,9 +44,10 @@ TARGET_RATIO = 1.3
 def run_one(n_files: int, small: bool = False) -> dict[str, Any]:
     from bench.synth import generate
     from semgraph.config import load_settings
-    from semgraph.db import connect_graph
+    from semgraph.db import connect_graph, connect_search
     from semgraph.graph.schema import SCHEMA
-    from semgraph.indexer.pipeline import Reindex, ReindexRequest
+    from semgraph.indexer.pipeline import Reindex
+    from semgraph.indexer.request import ReindexRequest
     from semgraph.memory import RssSampler, rss_bytes
 
     settings = load_settings()
@@ -53,13 +55,14 @@ def run_one(n_files: int, small: bool = False) -> dict[str, Any]:
     with (
         tempfile.TemporaryDirectory(prefix="semgraph-bench-memory-") as tmp,
         connect_graph(settings) as graph,
+        contextlib.closing(connect_search(settings)) as es,
     ):
         graph.ensure_schema(SCHEMA)
         repo = generate(Path(tmp) / f"bench-memory-{n_files}", n_files, seed=n_files, small=small)
         started = time.perf_counter()
         with RssSampler(interval_s=0.005, first_phase="setup") as sampler:
             request = ReindexRequest(source=str(repo), force=True)
-            result = Reindex(settings, graph, request, checkpoint=sampler.mark).run()
+            result = Reindex(settings, graph, es, request, checkpoint=sampler.mark).run()
             sampler.mark("after_job")
         wall = time.perf_counter() - started
     parse = result.stats.get("parse", {})

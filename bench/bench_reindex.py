@@ -18,6 +18,7 @@ unchanged reindex: >= 10x faster than the first index).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -27,12 +28,14 @@ from bench.records import emit
 
 
 def _run(settings: Any, graph: Any, embedder: Any, source: Path, force: bool) -> tuple[Any, float]:
-    from semgraph.indexer.pipeline import Reindex, ReindexRequest
+    from semgraph.db import connect_search
+    from semgraph.indexer.pipeline import Reindex
+    from semgraph.indexer.request import ReindexRequest
 
     started = time.perf_counter()
-    result = Reindex(
-        settings, graph, ReindexRequest(source=str(source), force=force), embedder=embedder
-    ).run()
+    with contextlib.closing(connect_search(settings)) as es:
+        request = ReindexRequest(source=str(source), force=force)
+        result = Reindex(settings, graph, es, request, embedder=embedder).run()
     return result, time.perf_counter() - started
 
 

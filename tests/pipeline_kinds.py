@@ -7,7 +7,7 @@ import os
 import signal
 
 from semgraph.indexer.pipeline import Reindex
-from semgraph.jobs import request_from_args, shared_embedder
+from semgraph.jobs import request_from_args, shared_embedder, shared_search
 from semgraph.queue.registry import JobContext, register
 
 KILL_POINTS = (
@@ -30,6 +30,7 @@ def reindex_killed(ctx: JobContext) -> None:
     Reindex(
         ctx.settings,
         ctx.graph,
+        shared_search(ctx.settings),
         request_from_args(ctx),
         checkpoint=ctx.checkpoint,
         embedder=shared_embedder(ctx.settings),

@@ -15,9 +15,11 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import elasticsearch
+
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
-from semgraph.db import Graph, connect_search
+from semgraph.db import Graph
 from semgraph.errors import SemgraphError
 from semgraph.graph import parity
 from semgraph.graph.reader import GraphReader
@@ -26,6 +28,7 @@ from semgraph.graph.runs import RunStore
 from semgraph.indexer.checkout import checkout
 from semgraph.indexer.parse import parse_repository
 from semgraph.indexer.parsecache import ParseCache
+from semgraph.indexer.request import ReindexArgs
 from semgraph.indexer.spill import SpillReader
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
@@ -50,38 +53,36 @@ class RepoCheck:
 
 
 def check_repositories(
-    settings: Settings, graph: Graph, *, repair: bool = False, alert: bool = True
+    settings: Settings,
+    graph: Graph,
+    es: elasticsearch.Elasticsearch,
+    *,
+    repair: bool = False,
+    alert: bool = True,
 ) -> list[RepoCheck]:
-
-    es = connect_search(settings)
-    try:
-        index = SearchIndex(es, settings)
-        results = []
-        runs = RunStore(graph)
-        for repo in GraphReader(graph).repositories():
-            result = _check_one(index, repo)
-            if result.status == "diverged" and _in_flight(
-                settings, graph, runs, result.graph_run_id
-            ):
-                # committed a moment ago by a live worker that is about to flip the alias
-                result.status, result.detail = "in_flight", "alias flip pending in a live run"
-            if result.status == "diverged":
-                INDEX_DIVERGED.labels(repo=result.repo).set(1)
-                if alert:
-                    Alerter(settings).fire(
-                        "index_diverged",
-                        f"graph run {result.graph_run_id} but index run {result.index_run_id}",
-                        repo=result.repo,
-                        run_id=result.graph_run_id,
-                    )
-                if repair:
-                    _repair(settings, graph, index, repo, result)
-            else:
-                INDEX_DIVERGED.labels(repo=result.repo).set(0)
-            results.append(result)
-        return results
-    finally:
-        es.close()
+    index = SearchIndex(es, settings)
+    results = []
+    runs = RunStore(graph)
+    for repo in GraphReader(graph).repositories():
+        result = _check_one(index, repo)
+        if result.status == "diverged" and _in_flight(settings, graph, runs, result.graph_run_id):
+            # committed a moment ago by a live worker that is about to flip the alias
+            result.status, result.detail = "in_flight", "alias flip pending in a live run"
+        if result.status == "diverged":
+            INDEX_DIVERGED.labels(repo=result.repo).set(1)
+            if alert:
+                Alerter(settings).fire(
+                    "index_diverged",
+                    f"graph run {result.graph_run_id} but index run {result.index_run_id}",
+                    repo=result.repo,
+                    run_id=result.graph_run_id,
+                )
+            if repair:
+                _repair(settings, graph, index, repo, result)
+        else:
+            INDEX_DIVERGED.labels(repo=result.repo).set(0)
+        results.append(result)
+    return results
 
 
 def _in_flight(settings: Settings, graph: Graph, runs: Any, run_id: str | None) -> bool:
@@ -122,7 +123,7 @@ def _repair(
         enq = JobStore(graph, settings).enqueue(
             key,
             now=time.time(),
-            args={"source": source, "force": True},
+            args=ReindexArgs(source=source, force=True).to_json(),
             priority=10,
         )
         result.status, result.detail = "requeued", f"reindex job {enq.job_id} ({enq.outcome})"
@@ -144,22 +145,17 @@ def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
         RunStore(graph).finish(run_id, status, time.time(), repaired=True)
 
 
-def maintain_search(settings: Settings, graph: Graph) -> None:
+def maintain_search(settings: Settings, graph: Graph, es: elasticsearch.Elasticsearch) -> None:
     """Worker maintenance: repair divergence, then delete orphaned staging indexes (those
     of no live alias, no repository's recorded run and no running run)."""
-
-    check_repositories(settings, graph, repair=True)
+    check_repositories(settings, graph, es, repair=True)
     keep = {(str(r["key"]), str(r["run_id"])) for r in GraphReader(graph).repositories()}
     keep |= {
         (str(r["repo"]), str(r["id"])) for r in RunStore(graph).list(status="running", limit=10_000)
     }
-    es = connect_search(settings)
-    try:
-        SearchIndex(es, settings).gc_orphans(
-            keep, now=time.time(), min_age_s=settings.staging_gc_min_age_s
-        )
-    finally:
-        es.close()
+    SearchIndex(es, settings).gc_orphans(
+        keep, now=time.time(), min_age_s=settings.staging_gc_min_age_s
+    )
 
 
 def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool = True) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from pathlib import Path
@@ -12,17 +13,18 @@ import typer
 from semgraph import jobs
 from semgraph.check import check_repositories, graph_parity
 from semgraph.console import emit_json, err, is_verbose, out, settings_from
-from semgraph.db import connect_graph
+from semgraph.db import connect_graph, connect_search
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
 from semgraph.graph.runs import RunStore
 from semgraph.graph.schema import SCHEMA
 from semgraph.indexer.checkout import normalize_source, repo_key_for
+from semgraph.indexer.request import ReindexArgs
 from semgraph.queue import registry
 from semgraph.queue.models import TERMINAL, JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
 from semgraph.services import procs
-from semgraph.services.stack import BoltService, running_heap
+from semgraph.services.bolt import BoltService, running_heap
 
 _TOO_LARGE = f"{GraphTooLarge.__name__}: "
 _ROWS = re.compile(r"\((\d[\d,]*) rows")
@@ -90,7 +92,10 @@ def index_cmd(
         graph.ensure_schema(SCHEMA)
         store = JobStore(graph, settings)
         enq = store.enqueue(
-            repo_key, now=time.time(), args={"source": source, "ref": ref, "force": force}, ref=ref
+            repo_key,
+            now=time.time(),
+            args=ReindexArgs(source=source, ref=ref, force=force).to_json(),
+            ref=ref,
         )
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
         jobs.register_job_kinds()
@@ -251,8 +256,8 @@ def check_cmd(
     if graph_parity is not None:
         _graph_parity(settings, graph_parity, as_json)
         return
-    with connect_graph(settings) as graph:
-        results = check_repositories(settings, graph, repair=repair)
+    with connect_graph(settings) as graph, contextlib.closing(connect_search(settings)) as es:
+        results = check_repositories(settings, graph, es, repair=repair)
     if as_json:
         emit_json([r.to_dict() for r in results])
     else:

@@ -2,9 +2,9 @@
 repair, staging-index GC, leftover workdirs and runs). :func:`register_job_kinds` registers
 them; the worker command and ``semgraph index`` call it where the worker starts.
 
-Job args: ``{"source": URL or local path, "ref": optional ref, "commit": optional sha,
-"force": optional bool}``. The embedding model is loaded once per worker process and reused
-by every job it runs.
+Job args are :class:`semgraph.indexer.request.ReindexArgs`. The embedding model and the
+Elasticsearch client are made once per worker process and reused by every job it runs,
+like the graph connection the worker hands each job.
 """
 
 from __future__ import annotations
@@ -15,11 +15,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import elasticsearch
+
 from semgraph.check import maintain_search
 from semgraph.config import Settings
-from semgraph.errors import JobError, RunStateError
+from semgraph.db import connect_search
+from semgraph.errors import RunStateError
 from semgraph.graph.runs import RunStore
-from semgraph.indexer.pipeline import Reindex, ReindexRequest, ReindexResult
+from semgraph.indexer.pipeline import Reindex
+from semgraph.indexer.request import ReindexArgs, ReindexRequest, ReindexResult
 from semgraph.logs import event
 from semgraph.queue.models import JobStatus
 from semgraph.queue.registry import JobContext, on_maintenance, register
@@ -35,32 +39,34 @@ progress_sink: Callable[[Any], None] | None = None
 last_result: ReindexResult | None = None
 
 
-_EMBEDDERS: dict[tuple[str, str, int], Any] = {}
+_EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
+_SEARCH: dict[tuple[str, float], elasticsearch.Elasticsearch] = {}
 
 
-def shared_embedder(settings: Settings) -> Any:
+def shared_embedder(settings: Settings) -> Embedder:
     """One loaded model per worker process (and per model/device/batch setting)."""
-
     key = (str(settings.embedding_model), settings.embedding_device, settings.embedding_batch_size)
     if key not in _EMBEDDERS:
         _EMBEDDERS[key] = Embedder(settings)
     return _EMBEDDERS[key]
 
 
+def shared_search(settings: Settings) -> elasticsearch.Elasticsearch:
+    """One Elasticsearch client per worker process (per URL and timeout): it keeps its
+    connection pool across jobs, as the worker's Bolt driver does."""
+    key = (settings.es_url, settings.es_request_timeout_s)
+    if key not in _SEARCH:
+        _SEARCH[key] = connect_search(settings)
+    return _SEARCH[key]
+
+
 def request_from_args(ctx: JobContext) -> ReindexRequest:
-    args = ctx.job.args or {}
-    source = args.get("source")
-    if not isinstance(source, str) or not source.strip():
-        raise JobError(f"reindex job {ctx.job.id} has no 'source' argument")
-    ref = args.get("ref") or ctx.job.ref
-    commit = args.get("commit") or ctx.job.commit
-    return ReindexRequest(
-        source=source,
-        ref=commit or ref,  # a pushed commit wins over the branch name
-        commit=commit,
+    return ReindexRequest.for_job(
+        ReindexArgs.from_json(ctx.job.id, ctx.job.args),
         job_id=ctx.job.id,
         worker_id=ctx.worker_id,
-        force=bool(args.get("force", False)),
+        job_ref=ctx.job.ref,
+        job_commit=ctx.job.commit,
     )
 
 
@@ -69,6 +75,7 @@ def reindex_job(ctx: JobContext) -> None:
     run = Reindex(
         ctx.settings,
         ctx.graph,
+        shared_search(ctx.settings),
         request_from_args(ctx),
         checkpoint=ctx.checkpoint,
         progress=progress_sink,
@@ -78,8 +85,7 @@ def reindex_job(ctx: JobContext) -> None:
 
 
 def _maintain(settings: Settings, graph: Any) -> None:
-
-    maintain_search(settings, graph)
+    maintain_search(settings, graph, shared_search(settings))
 
 
 def gc_workdirs(settings: Settings, graph: Any, *, now: float) -> list[str]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from semgraph.indexer.pipeline import Reindex
-from semgraph.jobs import request_from_args, shared_embedder
+from semgraph.jobs import request_from_args, shared_embedder, shared_search
 from semgraph.queue.registry import JobContext, register
 
 # the points a job passes, in order; "after_claim" and "mid_parse" are hooked here, the rest
@@ -78,6 +78,7 @@ def chaos_reindex(ctx: JobContext) -> None:
     Reindex(
         ctx.settings,
         ctx.graph,
+        shared_search(ctx.settings),
         request_from_args(ctx),
         checkpoint=checkpoint,
         embedder=shared_embedder(ctx.settings),

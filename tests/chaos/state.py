@@ -10,8 +10,9 @@ from semgraph.check import check_repositories
 from semgraph.db import connect_search
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.checkout import repo_key_for
-from semgraph.indexer.pipeline import Reindex, ReindexRequest
-from semgraph.jobs import shared_embedder
+from semgraph.indexer.pipeline import Reindex
+from semgraph.indexer.request import ReindexRequest
+from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
@@ -34,7 +35,11 @@ def first_index(chaos: Chaos, repo: Path) -> str:
     """Index ``repo`` in the test process (the state a fault must not damage)."""
     embedder = shared_embedder(chaos.settings)
     result = Reindex(
-        chaos.settings, chaos.graph, ReindexRequest(source=str(repo)), embedder=embedder
+        chaos.settings,
+        chaos.graph,
+        shared_search(chaos.settings),
+        ReindexRequest(source=str(repo)),
+        embedder=embedder,
     ).run()
     assert result.status == "succeeded"
     return result.run_id
@@ -87,7 +92,12 @@ def index_names(chaos: Chaos) -> list[str]:
 
 
 def check_statuses(chaos: Chaos) -> dict[str, str]:
-    return {c.repo: c.status for c in check_repositories(chaos.settings, chaos.graph, alert=False)}
+    return {
+        c.repo: c.status
+        for c in check_repositories(
+            chaos.settings, chaos.graph, shared_search(chaos.settings), alert=False
+        )
+    }
 
 
 def job_dirs(chaos: Chaos) -> list[str]:

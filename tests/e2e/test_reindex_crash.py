@@ -15,8 +15,9 @@ import pytest
 
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.checkout import repo_key_for
-from semgraph.indexer.pipeline import Reindex, ReindexRequest
-from semgraph.jobs import shared_embedder
+from semgraph.indexer.pipeline import Reindex
+from semgraph.indexer.request import ReindexRequest
+from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
@@ -53,7 +54,13 @@ def test_sigkill_between_graph_commit_and_alias_flip_is_repaired_at_next_start( 
 ) -> None:
     repo = make_repo(tmp_path / "polyglot", POLYGLOT)
     embedder = shared_embedder(settings)
-    first = Reindex(settings, graph, ReindexRequest(source=str(repo)), embedder=embedder).run()
+    first = Reindex(
+        settings,
+        graph,
+        shared_search(settings),
+        ReindexRequest(source=str(repo)),
+        embedder=embedder,
+    ).run()
     key = repo_key_for(str(repo))
     assert first.repo_key == key
     commit(repo, {"app/extra.py": "def survives_the_crash():\n    return 1\n"})

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
-from semgraph.indexer.pipeline import Reindex, ReindexRequest
+from semgraph.indexer.pipeline import Reindex
+from semgraph.indexer.request import ReindexRequest
 from semgraph.jobs import shared_embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
@@ -43,7 +44,7 @@ def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
         faults = kw.pop("faults", None)
         request = ReindexRequest(source=str(source), **kw)
         return Reindex(
-            use_settings or settings, graph, request, embedder=embedder, faults=faults
+            use_settings or settings, graph, es, request, embedder=embedder, faults=faults
         ).run()
 
     return run

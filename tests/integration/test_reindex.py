@@ -15,8 +15,10 @@ from semgraph.check import check_repositories
 from semgraph.errors import JobError, SearchRequestError
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
-from semgraph.indexer.pipeline import PublishDiverged, Reindex, ReindexRequest
+from semgraph.indexer.pipeline import PublishDiverged, Reindex
+from semgraph.indexer.request import ReindexRequest
 from semgraph.jobs import shared_embedder
+from semgraph.search import loader
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
@@ -48,7 +50,7 @@ def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
         faults = kw.pop("faults", None)
         use_embedder = kw.pop("embedder_override", embedder)
         request = ReindexRequest(source=str(source), **kw)
-        return Reindex(settings, graph, request, embedder=use_embedder, faults=faults).run()
+        return Reindex(settings, graph, es, request, embedder=use_embedder, faults=faults).run()
 
     return run
 
@@ -162,10 +164,10 @@ class _FailingEmbedder:
 
 
 def _break_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
-    def bulk(self: Any, staging: str, docs: Any) -> None:
+    def bulk(es: Any, staging: str, docs: Any) -> None:
         raise SearchRequestError("bulk: injected item failure")
 
-    monkeypatch.setattr(SearchIndex, "bulk", bulk)
+    monkeypatch.setattr(loader, "bulk", bulk)
 
 
 @pytest.mark.parametrize("where", ["embedding", "bulk", "graph_transaction"])
@@ -208,12 +210,12 @@ def test_alias_flip_failure_is_diverged_alerted_and_repaired(  # type: ignore[no
     assert _graph_run(graph, first.repo_key) == diverged[0]["id"]
     assert _live(settings, es, first.repo_key)[1] == first.run_id  # old index still served
 
-    found = check_repositories(settings, graph, repair=False, alert=False)
+    found = check_repositories(settings, graph, es, repair=False, alert=False)
     assert [(c.repo, c.status) for c in found] == [(first.repo_key, "diverged")]
-    repaired = check_repositories(settings, graph, repair=True, alert=False)
+    repaired = check_repositories(settings, graph, es, repair=True, alert=False)
     assert repaired[0].status == "repaired"
     assert _live(settings, es, first.repo_key)[1] == diverged[0]["id"]
-    assert check_repositories(settings, graph, alert=False)[0].status == "ok"
+    assert check_repositories(settings, graph, es, alert=False)[0].status == "ok"
     hits = _top(settings, es, embedder, "brand_new_function", first.repo_key)
     assert hits and hits[0].symbol == "app.extra.brand_new_function"
 

@@ -12,8 +12,9 @@ from semgraph.config import Settings, load_settings
 from semgraph.errors import SearchRequestError
 from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search import incremental
+from semgraph.search.bodies import clone_settings, staging_meta
 from semgraph.search.embed import Embedder
-from semgraph.search.index import SearchIndex, staging_meta
+from semgraph.search.index import SearchIndex
 
 pytestmark = pytest.mark.integration
 
@@ -111,11 +112,15 @@ def test_a_clone_without_its_own_meta_is_an_orphan(  # type: ignore[no-untyped-d
     live = _live(manager, embedder, [facts("a.py", 2)])
     es.indices.add_block(index=live, block="write")
     stray = manager.staging_name("demo", "r9")
-    es.indices.clone(index=live, target=stray, settings=incremental.clone_settings(0))
+    es.indices.clone(index=live, target=stray, settings=clone_settings(0))
     es.cluster.health(index=stray, wait_for_status="green", timeout="30s")
     keep = {("demo", "r1")}  # the live run: its meta is what the stray clone carries
     assert manager.orphaned_staging(keep) == [stray]
     assert manager.gc_orphans(keep) == [stray] and manager.live_index("demo") == live
+
+
+def blobs(files: list[FileFacts]) -> list[tuple[str, str]]:
+    return [(f.path, f.blob_sha) for f in files]
 
 
 def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVectors) -> None:
@@ -130,13 +135,13 @@ def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVe
             "dims": DIMS,
             "graph_run_id": "r1",
             "graph_files": lambda: dict(graph_files),
-            "facts": files,
+            "files": blobs(files),
         }
         args.update(kw)
         return incremental.plan(manager, "demo", **args)  # type: ignore[arg-type]
 
     changed = [*files[:9], facts("new.py", 1), facts("m0.py", 1, blob="c" * 40)]
-    p = plan(facts=changed[1:])  # m0 changed, m9 removed, new.py added
+    p = plan(files=blobs(changed[1:]))  # m0 changed, m9 removed, new.py added
     assert p is not None and p.live == live
     assert (p.changed, p.removed, p.files) == ({"m0.py", "new.py"}, {"m9.py"}, 10)
     assert p.stale == ["m0.py", "m9.py", "new.py"]
@@ -145,7 +150,8 @@ def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVe
     assert plan(dims=DIMS + 1) is None
     assert plan(graph_run_id="r0") is None  # graph and index disagree: rebuild
     assert plan(graph_run_id=None) is None
-    assert plan(facts=[facts(f"m{i}.py", 1, blob="d" * 40) for i in range(10)]) is None  # 100%
+    everything = [facts(f"m{i}.py", 1, blob="d" * 40) for i in range(10)]
+    assert plan(files=blobs(everything)) is None  # 100%
     assert (
         incremental.plan(
             manager,
@@ -155,7 +161,7 @@ def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVe
             dims=DIMS,
             graph_run_id="r1",
             graph_files=dict,
-            facts=files,
+            files=blobs(files),
         )
         is None
     )

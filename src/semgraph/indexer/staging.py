@@ -1,0 +1,109 @@
+"""The search side of a reindex: the run's staging index, built either fresh or as a clone
+of the live index with only the changed files re-embedded (``search/incremental.py``).
+
+The spill is decoded once here (the files the index needs); which files changed is decided
+from the resolution's file table, which the resolve phase already built from the spill.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.resolution import Resolution
+from semgraph.indexer.spill import SpillReader
+from semgraph.model import FileFacts
+from semgraph.search import incremental
+from semgraph.search.bodies import staging_meta
+from semgraph.search.embed import Embedder
+from semgraph.search.index import SearchIndex
+from semgraph.search.loader import IndexStats
+
+
+def spill_facts(spill: Path, only: set[str] | None = None) -> Iterator[FileFacts]:
+    """The parsed files of ``spill`` (those in ``only`` when given), decoded as read."""
+    for rec in SpillReader(spill):
+        if isinstance(rec, FileFacts) and (only is None or rec.path in only):
+            yield rec
+
+
+@dataclass
+class StagingRequest:
+    repo_key: str
+    run_id: str
+    fingerprint: str
+    force: bool  # a forced run never reuses the live index
+
+
+@dataclass
+class Staged:
+    index: str  # the staging index's name
+    stats: IndexStats
+    incremental: dict[str, Any] | None  # what the clone reused, when it was one
+
+
+def stage(
+    index: SearchIndex,
+    embedder: Embedder,
+    reader: GraphReader,
+    req: StagingRequest,
+    *,
+    spill: Path,
+    resolution: Resolution,
+    on_created: Callable[[str], None],
+    fault: Callable[[str], None],
+) -> Staged:
+    """Build and refresh the run's staging index; ``on_created(name)`` is called before it
+    is created (the caller deletes it if the run fails before the graph commit)."""
+    settings = index.settings
+    docs_fp = incremental.docs_fingerprint(req.fingerprint, settings.search_max_code_chars)
+    plan = None
+    if not req.force:
+        published = reader.repository(req.repo_key)
+        plan = incremental.plan(
+            index,
+            req.repo_key,
+            docs_fp=docs_fp,
+            model_id=embedder.model_id,
+            dims=embedder.dims,
+            graph_run_id=None if published is None else _str_or_none(published.get("run_id")),
+            graph_files=lambda: reader.file_blobs(req.repo_key),
+            files=resolution.file_blobs(),
+        )
+    name = index.staging_name(req.repo_key, req.run_id)
+    on_created(name)  # before the index exists: a half-made one is deleted too
+    reused: dict[str, Any] | None = None
+    if plan is None:
+        index.create_staging(
+            req.repo_key,
+            req.run_id,
+            embedder.dims,
+            model_id=embedder.model_id,
+            now=time.time(),
+            docs_fingerprint=docs_fp,
+        )
+        facts = spill_facts(spill)
+    else:
+        meta = staging_meta(
+            req.repo_key, req.run_id, embedder.dims, embedder.model_id, time.time(), docs_fp
+        )
+        incremental.clone_live(index, req.repo_key, req.run_id, plan.live, meta)
+        reused = {
+            "from_index": plan.live,
+            "changed_files": len(plan.changed),
+            "removed_files": len(plan.removed),
+            "deleted_docs": incremental.delete_paths(index, name, plan.stale),
+        }
+        facts = spill_facts(spill, only=plan.changed)
+    fault("during_staging")
+    stats = index.index_files(name, req.repo_key, req.run_id, facts, embedder)
+    index.refresh(name)
+    return Staged(name, stats, reused)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
