@@ -261,5 +261,5 @@ def test_spare_children_still_starting_stop_quietly(
         )
         assert stats.files_indexed == 1
     assert children() == before
-    err = capfd.readouterr().err
-    assert "Traceback" not in err, err
+    err = capfd.readouterr().err  # a child's start-up traceback, not other tests' log noise
+    assert "spawn_main" not in err and "FileNotFoundError" not in err, err
