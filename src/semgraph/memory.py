@@ -24,6 +24,8 @@ import threading
 from functools import cache
 from types import TracebackType
 
+from semgraph.errors import ConfigError
+
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -111,7 +113,7 @@ class RssSampler:
 
     def __init__(self, interval_s: float = 0.01, first_phase: str = "start") -> None:
         if interval_s <= 0:
-            raise ValueError("interval_s must be positive")
+            raise ConfigError("interval_s must be positive")
         self.interval_s = interval_s
         self.phase = first_phase
         self.peaks: dict[str, int] = {}

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from semgraph.errors import ConfigError
 from semgraph.memory import RssSampler, pin_mmap_threshold, rss_bytes
 
 MIB = 1024 * 1024
@@ -73,5 +74,5 @@ def test_sampler_stop_is_idempotent_and_interval_must_be_positive() -> None:
     sampler = RssSampler().start()
     first = sampler.stop()
     assert sampler.stop().keys() == first.keys() == {"start"}
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ConfigError, match="positive"):
         RssSampler(interval_s=0)

@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 import msgpack
 import zstandard
 
-from semgraph.errors import SpillCorrupt, SpillError
+from semgraph.errors import ConfigError, SpillCorrupt, SpillError
 from semgraph.model import MODEL_VERSION, FileFacts, SkippedFile
 
 MAGIC = b"SGSPILL\0"
@@ -62,7 +62,7 @@ class SpillWriter:
         self, path: Path, *, compression: str = "zstd", level: int = 3, block_bytes: int = 1 << 20
     ) -> None:
         if compression not in {"zstd", "none"}:
-            raise ValueError(f"unknown spill compression {compression!r}")
+            raise ConfigError(f"unknown spill compression {compression!r}")
         self.path = Path(path)
         self._codec = CODEC_ZSTD if compression == "zstd" else CODEC_RAW
         self._compressor = zstandard.ZstdCompressor(level=level) if self._codec else None
@@ -108,7 +108,7 @@ class SpillWriter:
         if self._closed:
             raise SpillError(f"spill {self.path} is closed")
         if kind not in (KIND_FILE, KIND_SKIP):
-            raise ValueError(f"unknown spill record kind {kind!r}")
+            raise SpillError(f"unknown spill record kind {kind!r}")
         frame = msgpack.packb(kind) + packed
         self._buf.append(frame)
         self._buf_size += len(frame)
