@@ -83,7 +83,7 @@ def _server_heap(settings: Any) -> dict[str, Any]:
     heap a default stack on this machine takes."""
     from semgraph.config import load_settings
     from semgraph.services.heap import choose_heap
-    from semgraph.services.stack import BoltService
+    from semgraph.services.bolt import BoltService
 
     default = choose_heap(load_settings(neo4j_heap_mb=0))
     state = BoltService(settings).state()

@@ -26,7 +26,7 @@ def free_port() -> int:
 def bolt_server(state: Path, setting: str, what: str) -> Iterator[Settings]:
     """Run the local Bolt server with ``setting`` (``name=value``, applied last so it
     replaces the stack's own) until the block ends; yields settings that reach it."""
-    from semgraph.services.stack import BoltService
+    from semgraph.services.bolt import BoltService
 
     settings = load_settings(
         state_dir=state, bolt_uri=f"bolt://127.0.0.1:{free_port()}", neo4j_heap_mb=512

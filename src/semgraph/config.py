@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     # 0 (the default): sized from the machine's memory (services.heap.auto_heap_mb)
     neo4j_heap_mb: int = Field(default=0, ge=0, le=262_144)
     # parallel: throughput collector tuned for a publish's long-lived transaction state
-    # (see services.stack.GC_FLAGS); g1: Neo4j's default collector, shorter pauses
+    # (see services.bolt.GC_FLAGS); g1: Neo4j's default collector, shorter pauses
     neo4j_gc: str = Field(default="parallel", pattern="^(parallel|g1)$")
     java_home: Path | None = None
     services_start_timeout_s: float = Field(default=180.0, gt=0, le=3600)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from semgraph.services import procs
+from semgraph.services.bolt import BoltService, running_heap
 from semgraph.services.heap import auto_heap_mb, cgroup_limit_mb, mem_total_mb, tx_memory_mb
-from semgraph.services.stack import BoltService, running_heap
 
 pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[2]

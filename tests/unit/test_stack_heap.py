@@ -9,6 +9,7 @@ import pytest
 
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError
+from semgraph.services.bolt import BoltService, running_heap
 from semgraph.services.heap import (
     CEILING_MB,
     FALLBACK_MB,
@@ -22,7 +23,6 @@ from semgraph.services.heap import (
     reserve_mb,
     tx_memory_mb,
 )
-from semgraph.services.stack import BoltService, running_heap
 
 GIB = 1024
 

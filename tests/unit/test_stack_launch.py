@@ -9,7 +9,8 @@ import pytest
 
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError
-from semgraph.services.stack import BoltService, tx_memory_mb
+from semgraph.services.bolt import BoltService
+from semgraph.services.heap import tx_memory_mb
 
 
 @pytest.mark.parametrize(("heap", "cap"), [(128, 89), (1024, 716), (8192, 5734), (12288, 8601)])

@@ -2,6 +2,7 @@
 server, both resolved from Maven Central and run as child processes under the state
 directory. ``semgraph services up|down|status`` and ``ops/stack`` drive it."""
 
-from semgraph.services.stack import ServiceState, Stack
+from semgraph.services.service import ServiceState
+from semgraph.services.stack import Stack
 
 __all__ = ["ServiceState", "Stack"]
