@@ -46,7 +46,7 @@ def parse(settings: Settings, repo: Path, spill: Path, fp: str = "fp1", commit_:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SEMGRAPH_TEST_FAULTS", "1")
+    monkeypatch.setenv("SEMGRAPH_FAULTS", "parse.file=marker")
     return make_repo(tmp_path / "repo", FILES)
 
 

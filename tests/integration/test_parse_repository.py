@@ -153,7 +153,7 @@ def test_checkout_then_parse_whole_repository(tmp_path: Path, pool_size: int) ->
 
 
 def test_bad_files_cost_one_file_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SEMGRAPH_TEST_FAULTS", "1")
+    monkeypatch.setenv("SEMGRAPH_FAULTS", "parse.file=marker")
     repo = make_repo(
         tmp_path / "r",
         {
@@ -195,7 +195,7 @@ def test_bad_files_cost_one_file_each(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_marker_is_inert_without_the_test_switch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("SEMGRAPH_TEST_FAULTS", raising=False)
+    monkeypatch.delenv("SEMGRAPH_FAULTS", raising=False)
     repo = make_repo(tmp_path / "r", {"x.py": "def f():\n    pass  # SEMGRAPH_FAULT:segfault\n"})
     stats = parse_repository(cfg(tmp_path), repo, tmp_path / "s.spill")
     assert stats.parse_failures == []
@@ -210,7 +210,7 @@ class Cancelled(Exception):
 def test_cancel_at_checkpoint_stops_pool_and_removes_spill(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SEMGRAPH_TEST_FAULTS", "1")
+    monkeypatch.setenv("SEMGRAPH_FAULTS", "parse.file=marker")
     extra = {f"many/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(12)}
     extra["many/zz_hang.py"] = "# SEMGRAPH_FAULT:hang\n"  # in flight when the job is cancelled
     repo = make_repo(tmp_path / "r", extra)

@@ -22,7 +22,10 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Bottom first. A unit is a module of ``semgraph`` or one of its packages.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["semgraph", "semgraph.errors", "semgraph.logs", "semgraph.metrics"]),
+    (
+        "base",
+        ["semgraph", "semgraph.errors", "semgraph.faults", "semgraph.logs", "semgraph.metrics"],
+    ),
     ("settings", ["semgraph.config"]),
     ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect"]),
     ("connections", ["semgraph.db", "semgraph.alerts"]),

@@ -13,18 +13,17 @@ file (DESIGN.md invariant 6).
 * Leaving the ``with`` block closes the pool: on success it waits for the (idle) children,
   on any exception it stops them at once, cancelling queued work and killing stragglers.
 
-**Test-only fault hook.** When the pool is created with ``SEMGRAPH_TEST_FAULTS=1`` in the
-environment, a child that reads a file containing ``SEMGRAPH_FAULT:segfault`` (or
+**Fault point** ``parse.file`` (:mod:`semgraph.faults`), reached in a child with the file's
+bytes before it is parsed. Children arm it from ``SEMGRAPH_FAULTS`` as the pool's creator
+saw it: with ``parse.file=marker``, a file containing ``SEMGRAPH_FAULT:segfault`` (or
 ``abort``, ``hang``, ``oom``, ``raise``) crashes, hangs, allocates until it hits its memory
-cap, or raises. Without that variable the marker is ordinary text, and the inline mode
-never honours it; only the tests set it.
+cap, or raises. The inline mode never reaches the point; only the tests set the variable.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import functools
 import multiprocessing
 import os
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING
 import pebble
 from pebble.pool.process import WORKERS_NAME
 
+from semgraph import faults
 from semgraph.indexer.extract import ExtractOptions, extract_file
 from semgraph.indexer.spill import KIND_FILE, KIND_SKIP, pack_record
 from semgraph.model import SkippedFile, SkipReason
@@ -48,10 +48,8 @@ from semgraph.model import SkippedFile, SkipReason
 if TYPE_CHECKING:  # children import this module: keep pydantic out of their start-up
     from semgraph.config import Settings
 
-FAULTS_ENV = "SEMGRAPH_TEST_FAULTS"
 STARTUP_WAIT_S = 30.0  # a spawned child imports tree-sitter and its grammars: seconds under load
 STOP_STARTUP_WAIT_S = 5.0
-FAULT_MARKER = b"SEMGRAPH_FAULT:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +58,7 @@ class ChildConfig:
     options: ExtractOptions
     max_file_bytes: int
     memory_mb: int
-    faults: bool
+    faults: str  # SEMGRAPH_FAULTS as the parent saw it
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,28 +89,9 @@ def child_init(config: ChildConfig, started: SimpleQueue[int] | None = None) -> 
     limit = config.memory_mb * 1024 * 1024
     with contextlib.suppress(ValueError, OSError):  # platforms without RLIMIT_AS
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    faults.PROCESS.arm_spec(config.faults)
     if started is not None:
         started.put(os.getpid())
-
-
-def _fault(data: bytes) -> None:
-    at = data.find(FAULT_MARKER)
-    if at < 0:
-        return
-    what = data[at + len(FAULT_MARKER) : at + len(FAULT_MARKER) + 16].split(b"\n")[0].strip()
-    if what.startswith(b"segfault"):
-        ctypes.string_at(0)
-    elif what.startswith(b"abort"):
-        os.abort()
-    elif what.startswith(b"hang"):
-        while True:
-            time.sleep(3600)
-    elif what.startswith(b"oom"):
-        hog = []
-        while True:
-            hog.append(bytearray(64 * 1024 * 1024))
-    elif what.startswith(b"raise"):
-        raise RuntimeError("test fault")
 
 
 def _peak_rss() -> int:
@@ -130,8 +109,8 @@ def parse_one(config: ChildConfig, path: str, *, in_child: bool) -> TaskResult:
     if len(data) > config.max_file_bytes:  # grew since the walk
         skip = SkippedFile(path, SkipReason.TOO_LARGE, "grew past max_file_bytes")
         return TaskResult(KIND_SKIP, pack_record(skip)[1], "skipped:too_large", 0, os.getpid(), 0)
-    if in_child and config.faults:
-        _fault(data)
+    if in_child:
+        faults.PROCESS.point("parse.file", data=data)
     try:
         facts = extract_file(path, data, config.options)
     except MemoryError:
@@ -196,7 +175,7 @@ class ParsePool:
             ),
             max_file_bytes=settings.max_file_bytes,
             memory_mb=settings.child_memory_mb,
-            faults=os.environ.get(FAULTS_ENV) == "1",
+            faults=os.environ.get(faults.ENV, ""),
         )
         self._max_tasks = settings.child_max_tasks
         self._context = multiprocessing.get_context("spawn")
