@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from semgraph.errors import GraphUnavailable, ShuttingDown
+from semgraph.errors import ConfigError, GraphUnavailable, ShuttingDown
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.web.batcher import EnqueueBatcher
 
@@ -156,5 +156,5 @@ def test_a_client_that_went_away_does_not_stop_its_batch() -> None:
 
 @pytest.mark.parametrize(("window", "size"), [(-1.0, 1), (0.0, 0)])
 def test_bad_bounds_are_refused(window: float, size: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         EnqueueBatcher(Recorder(), window_s=window, max_requests=size)

@@ -2,7 +2,8 @@
 
 Read endpoints answer without a token when ``api_read_open`` (the default); mutating ones
 (``POST /jobs``) always need ``Authorization: Bearer <api_token>`` and are disabled (403)
-while no token is configured. Store errors are mapped to HTTP answers by the app.
+while no token is configured. Routes raise semgraph errors; the app maps each error type to
+its HTTP answer in one table (:mod:`semgraph.web.app`).
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import re
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from semgraph.db import graph_errors, search_errors
-from semgraph.errors import JobError, StoreError
+from semgraph.errors import JobNotFound, PayloadError, StoreError
 from semgraph.queue.models import JobStatus
 from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, WriteCtx, context, plain
 
@@ -127,7 +128,7 @@ class EnqueueResponse(BaseModel):
 
 def _check_source(source: str) -> None:
     if _CONTROL.search(source) or source.startswith("-") or not source.strip():
-        raise HTTPException(400, "source must be a URL or path without control characters")
+        raise PayloadError("source must be a URL or path without control characters")
 
 
 @router.post(
@@ -140,7 +141,7 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
     """Enqueue a reindex by hand (answers after the job is committed)."""
     _check_source(body.source)
     if body.ref is not None and (_CONTROL.search(body.ref) or body.ref.startswith("-")):
-        raise HTTPException(400, "ref must not contain control characters or start with '-'")
+        raise PayloadError("ref must not contain control characters or start with '-'")
     try:
         repo_key = ctx.receiver.repo_key_for(body.source)
         args = {"source": body.source, "ref": body.ref, "commit": body.commit}
@@ -153,8 +154,8 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
             commit=body.commit,
             priority=body.priority,
         )
-    except (JobError, ValueError) as exc:  # an unusable source, or a field the queue refuses
-        raise HTTPException(400, str(exc)[:300]) from exc
+    except ValueError as exc:  # not a semgraph error: a URL that urlsplit refuses
+        raise PayloadError(str(exc)[:300]) from exc
     return EnqueueResponse(job_id=result.job_id, outcome=result.outcome, repo=repo_key)
 
 
@@ -179,6 +180,6 @@ def get_job(job_id: Annotated[str, Path(max_length=200)], ctx: ReadCtx) -> dict[
     """One job by id."""
     job = ctx.store.get(job_id)
     if job is None:
-        raise HTTPException(404, "no such job")
+        raise JobNotFound("no such job")
     result: dict[str, Any] = plain(job)
     return result

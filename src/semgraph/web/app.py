@@ -1,8 +1,10 @@
 """The FastAPI application: webhooks, health, metrics and the HTTP API.
 
 ``create_app(settings)`` builds everything from the settings object (nothing is read at
-import time). Store errors become HTTP answers in one place (:func:`_install_error_handlers`):
-an unreachable or conflicting store is 503 with ``Retry-After`` so clients retry.
+import time). Routes raise semgraph errors; they become HTTP answers in one place
+(:func:`_install_error_handlers`, one table from error type to status, ``{"detail": ...}``):
+invalid input is 400, something that does not exist 404, an unreachable or conflicting store
+503 with ``Retry-After`` so clients retry, any other store failure 502.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -25,9 +28,17 @@ from semgraph.config import Settings
 from semgraph.db import Graph, connect_graph, connect_search
 from semgraph.errors import (
     GraphConflict,
+    GraphInputError,
     GraphUnavailable,
+    JobError,
+    JobNotFound,
     PayloadError,
+    QueueError,
+    RunNotFound,
+    SearchNotIndexed,
+    SearchQueryError,
     SearchUnavailable,
+    SemgraphError,
     ShuttingDown,
     StoreError,
 )
@@ -151,26 +162,59 @@ class _CountRequests:
             HTTP_REQUESTS.labels(route=template, status=str(status)).inc()
 
 
+@dataclass(frozen=True)
+class ErrorAnswer:
+    status: int
+    max_chars: int | None = None  # the detail's bound, for messages that may echo an input
+
+
+#: the HTTP answer to a semgraph error a route raises: the entry of the error's most specific
+#: class; a store error without an entry is 503 (retryable) or 502 (:func:`_store_error`)
+ERROR_ANSWERS: dict[type[SemgraphError], ErrorAnswer] = {
+    PayloadError: ErrorAnswer(400),  # a malformed request body or field
+    GraphInputError: ErrorAnswer(400),  # a code-graph query's input
+    SearchQueryError: ErrorAnswer(400),  # a search query's input
+    QueueError: ErrorAnswer(400, 300),  # a field the job queue refuses
+    JobError: ErrorAnswer(400, 300),  # an unusable repository source
+    JobNotFound: ErrorAnswer(404),
+    RunNotFound: ErrorAnswer(404),
+    SearchNotIndexed: ErrorAnswer(404),
+}
+_RETRYABLE = (GraphUnavailable, GraphConflict, SearchUnavailable)
+
+
+def _answer_for(exc: SemgraphError) -> ErrorAnswer | None:
+    for cls in type(exc).__mro__:
+        answer = ERROR_ANSWERS.get(cls)
+        if answer is not None:
+            return answer
+    return None
+
+
+def _store_error(request: Request, exc: StoreError) -> Response:
+    if isinstance(exc, _RETRYABLE):
+        event(log, logging.WARNING, "http_store_unavailable", str(exc), path=request.url.path)
+        return JSONResponse(
+            {"detail": "a data store is unavailable; retry"},
+            status_code=503,
+            headers={"Retry-After": RETRY_AFTER_S},
+        )
+    event(log, logging.ERROR, "http_store_error", str(exc), path=request.url.path)
+    return JSONResponse({"detail": "a data store rejected the request"}, status_code=502)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
-    retryable = (GraphUnavailable, GraphConflict, SearchUnavailable)
+    async def semgraph_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, SemgraphError)
+        answer = _answer_for(exc)
+        if answer is None:
+            assert isinstance(exc, StoreError)  # the only other class registered below
+            return _store_error(request, exc)
+        detail = exc.message if answer.max_chars is None else exc.message[: answer.max_chars]
+        return JSONResponse({"detail": detail}, status_code=answer.status)
 
-    async def store_error(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, retryable):
-            event(log, logging.WARNING, "http_store_unavailable", str(exc), path=request.url.path)
-            return JSONResponse(
-                {"detail": "a data store is unavailable; retry"},
-                status_code=503,
-                headers={"Retry-After": RETRY_AFTER_S},
-            )
-        event(log, logging.ERROR, "http_store_error", str(exc), path=request.url.path)
-        return JSONResponse({"detail": "a data store rejected the request"}, status_code=502)
-
-    async def payload_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, PayloadError)
-        return JSONResponse({"detail": exc.message}, status_code=400)
-
-    app.add_exception_handler(StoreError, store_error)
-    app.add_exception_handler(PayloadError, payload_error)
+    for error in (*ERROR_ANSWERS, StoreError):
+        app.add_exception_handler(error, semgraph_error)
 
 
 def _install_openapi(app: FastAPI, settings: Settings) -> None:

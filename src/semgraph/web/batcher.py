@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from semgraph.errors import ShuttingDown
+from semgraph.errors import ConfigError, ShuttingDown
 from semgraph.logs import event
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.web.metrics import WEBHOOK_BATCH_SIZE, WEBHOOK_PHASE_SECONDS
@@ -55,7 +55,7 @@ class EnqueueBatcher:
 
     def __init__(self, commit: CommitFn, *, window_s: float, max_requests: int) -> None:
         if window_s < 0 or max_requests < 1:
-            raise ValueError("window_s must be >= 0 and max_requests >= 1")
+            raise ConfigError("window_s must be >= 0 and max_requests >= 1")
         self._commit = commit
         self.window_s = window_s
         self.max_requests = max_requests

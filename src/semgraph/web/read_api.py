@@ -1,7 +1,9 @@
 """Read endpoints over the code graph, the index runs and the search index.
 
 Every answer is what the matching CLI command prints with ``--json`` (the managers'
-``to_dict()``), so the CLI and the HTTP API never disagree.
+``to_dict()``), so the CLI and the HTTP API never disagree. Invalid input and missing data
+are semgraph errors (GraphInputError, SearchQueryError, SearchNotIndexed, RunNotFound) that the
+app's error handlers answer (:mod:`semgraph.web.app`).
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import enum
 import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
 from starlette.concurrency import run_in_threadpool
 
 from semgraph.config import Settings
-from semgraph.errors import GraphInputError, SearchNotIndexed, SearchQueryError
+from semgraph.errors import RunNotFound
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.search.embed import Embedder
@@ -77,34 +79,24 @@ def search_endpoint(
 ) -> list[dict[str, Any]]:
     """Hybrid (BM25 + kNN, fused), BM25-only or kNN-only code search."""
 
-    try:
-        validate(q, k=k, mode=mode.value, settings=ctx.settings)
-        embedder = None if mode is SearchMode.BM25 else _embedder(request, ctx)
-        hits = search(
-            ctx.search,
-            ctx.settings,
-            embedder,
-            q,
-            repo=repo,
-            lang=lang,
-            path_prefix=path_prefix,
-            k=k,
-            mode=mode.value,
-        )
-    except SearchQueryError as exc:
-        raise HTTPException(400, exc.message) from exc
-    except SearchNotIndexed as exc:
-        raise HTTPException(404, exc.message) from exc
+    validate(q, k=k, mode=mode.value, settings=ctx.settings)
+    embedder = None if mode is SearchMode.BM25 else _embedder(request, ctx)
+    hits = search(
+        ctx.search,
+        ctx.settings,
+        embedder,
+        q,
+        repo=repo,
+        lang=lang,
+        path_prefix=path_prefix,
+        k=k,
+        mode=mode.value,
+    )
     return [hit.to_dict() for hit in hits]
 
 
 def _graph_answer(ctx: WebContext, kind: str, name: str, repo: str | None, **kw: Any) -> Any:
-
-    reader = GraphReader(ctx.graph)
-    try:
-        answer = getattr(reader, kind)(name, repo, **kw)
-    except GraphInputError as exc:
-        raise HTTPException(400, exc.message) from exc
+    answer = getattr(GraphReader(ctx.graph), kind)(name, repo, **kw)
     return answer.to_dict()
 
 
@@ -174,7 +166,7 @@ async def get_run(
 
     run = await run_in_threadpool(RunStore(ctx.graph).get, run_id)
     if run is None:
-        raise HTTPException(404, "no such run")
+        raise RunNotFound("no such run")
     result: dict[str, Any] = plain(run)
     return result
 
