@@ -264,7 +264,7 @@ def create_app(
         window_s=settings.webhook_batch_window_s,
         max_requests=settings.webhook_batch_max_requests,
     )
-    receiver = WebhookReceiver(policy, store, repo_key_for)
+    receiver = WebhookReceiver(policy, repo_key_for)
     ctx = WebContext(settings, graph, search, store, receiver, batcher, owns)
 
     @asynccontextmanager

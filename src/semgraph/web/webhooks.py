@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from semgraph.config import Settings
-from semgraph.errors import ConfigError, JobError, PayloadError, StoreError
+from semgraph.errors import ConfigError, JobError, PayloadError
 from semgraph.logs import event
 from semgraph.queue.models import EnqueueRequest
 from semgraph.queue.store import enqueue_request
@@ -66,21 +66,6 @@ class EnqueueResultLike(Protocol):
 
     @property
     def outcome(self) -> str: ...
-
-
-class Enqueuer(Protocol):
-    def enqueue(
-        self,
-        repo_key: str,
-        *,
-        now: float,
-        kind: str = ...,
-        args: dict[str, Any] | None = ...,
-        ref: str | None = ...,
-        commit: str | None = ...,
-        priority: int = ...,
-        delivery_key: str | None = ...,
-    ) -> EnqueueResultLike: ...
 
 
 @dataclass(frozen=True)
@@ -207,40 +192,16 @@ class Accepted:
 
 
 class WebhookReceiver:
-    """Checks one delivery and enqueues its push (headers are lower-cased by the caller).
+    """Checks one delivery and answers it (headers are lower-cased by the caller).
 
-    :meth:`receive` does it all in one call. The web server splits it: :meth:`check`, then
-    the enqueue through its group-commit batcher, then :meth:`accepted` or
-    :meth:`unavailable`; both count every answer once with :meth:`count`.
+    The web server (:func:`semgraph.web.app._deliver`) calls :meth:`check`, enqueues the
+    accepted push through its group-commit batcher, then answers with :meth:`accepted` or
+    :meth:`unavailable`; every answer is counted once with :meth:`count`.
     """
 
-    def __init__(
-        self, policy: WebhookPolicy, store: Enqueuer, repo_key_for: Callable[[str], str]
-    ) -> None:
+    def __init__(self, policy: WebhookPolicy, repo_key_for: Callable[[str], str]) -> None:
         self.policy = policy
-        self.store = store
         self.repo_key_for = repo_key_for
-
-    def receive(self, host: str, headers: Mapping[str, str], body: bytes, *, now: float) -> Reply:
-        decision = self.check(host, headers, body)
-        if isinstance(decision, Reply):
-            return self.count(host, decision)
-        push, req = decision.push, decision.request
-        try:
-            result = self.store.enqueue(
-                req.repo_key,
-                now=now,
-                kind=req.kind,
-                args={"source": decision.source, "ref": push.ref, "commit": push.commit},
-                ref=req.ref,
-                commit=req.commit,
-                delivery_key=req.delivery_key,
-            )
-        except ValueError as exc:  # the queue refused a field (length, control characters)
-            return self.count(host, Reply(400, {"status": "bad_request", "detail": str(exc)[:300]}))
-        except StoreError as exc:
-            return self.unavailable(decision, exc)
-        return self.accepted(decision, result)
 
     @staticmethod
     def count(host: str, reply: Reply) -> Reply:
