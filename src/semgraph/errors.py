@@ -9,7 +9,8 @@
     ├── ShuttingDown              the web server is stopping and takes no new work (503)
     ├── QueueError                the job queue refused an operation
     │   ├── JobNotFound           no job has that id
-    │   └── InvalidTransition     the job's status does not allow that operation
+    │   ├── InvalidTransition     the job's status does not allow that operation
+    │   └── QueueInputError       a job field or queue parameter is invalid (length, range)
     ├── JobCancelled              raised at a job checkpoint: abandoned, shutdown, timeout, lost
     ├── GraphInputError           a code-graph query's input is invalid (name, depth, limit)
     ├── SchemaError               a graph index or constraint specification is invalid
@@ -78,6 +79,10 @@ class JobNotFound(QueueError):
 
 class InvalidTransition(QueueError):
     """The job's status does not allow that operation."""
+
+
+class QueueInputError(QueueError):
+    """A job field or queue parameter is invalid."""
 
 
 class JobCancelled(SemgraphError):

@@ -14,9 +14,10 @@ from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
-from semgraph.errors import GraphUnavailable
+from semgraph.errors import GraphUnavailable, QueueInputError
+from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest, JobStatus
-from semgraph.queue.store import JobStore, enqueue_request
+from semgraph.queue.store import JobStore
 
 pytestmark = pytest.mark.integration
 
@@ -180,7 +181,7 @@ def test_bad_fields_are_refused_before_any_batch(store: JobStore) -> None:
         {"repo_key": "org/a", "args": {"x": "y" * 70_000}},
         {"repo_key": "org/a", "priority": True},
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(QueueInputError):
             enqueue_request(**bad)
     assert store.enqueue_many([], now=1.0) == []
     assert store.list() == []

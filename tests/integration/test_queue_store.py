@@ -8,7 +8,7 @@ import json
 import pytest
 
 from semgraph.config import load_settings
-from semgraph.errors import InvalidTransition, JobNotFound
+from semgraph.errors import InvalidTransition, JobNotFound, QueueInputError
 from semgraph.queue.models import FailureKind, JobStatus
 from semgraph.queue.store import JobStore
 
@@ -257,7 +257,7 @@ def test_abandon_pending_at_once_and_running_via_owner(store) -> None:  # type: 
         store.abandon(job.id, now=7.0, reason="again")
     with pytest.raises(JobNotFound):
         store.abandon("nope", now=7.0, reason="x")
-    with pytest.raises(ValueError):
+    with pytest.raises(QueueInputError):
         store.abandon(a, now=7.0, reason="   ")
 
 
@@ -280,7 +280,7 @@ def test_list_filters_and_stats(store) -> None:  # type: ignore[no-untyped-def]
     assert [j.repo_key for j in store.list()] == ["r/b", "r/a"]
     assert [j.repo_key for j in store.list(status="running")] == ["r/a"]
     assert [j.repo_key for j in store.list(repo="r/b")] == ["r/b"]
-    with pytest.raises(ValueError, match="unknown status"):
+    with pytest.raises(QueueInputError, match="unknown status"):
         store.list(status="bogus")
     stats = store.stats(now=50.0)
     assert stats.counts["pending"] == 1 and stats.counts["running"] == 1
@@ -303,7 +303,7 @@ def test_list_filters_and_stats(store) -> None:  # type: ignore[no-untyped-def]
     ],
 )
 def test_enqueue_rejects_bad_input_and_writes_nothing(store, kwargs, match) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(QueueInputError, match=match):
         store.enqueue(now=1.0, **kwargs)
     assert store.list() == []
 

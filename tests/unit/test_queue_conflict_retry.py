@@ -6,6 +6,8 @@ tests/integration/test_queue_races.py."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -13,7 +15,8 @@ import pytest
 from semgraph.config import load_settings
 from semgraph.errors import GraphConflict, GraphTimeout, GraphUnavailable
 from semgraph.queue.backoff import CONFLICT_BACKOFF_CAP_S, RetryBudget, backoff_ceiling_s
-from semgraph.queue.store import JobStore, _Retry
+from semgraph.queue.store import JobStore
+from semgraph.queue.transaction import Retry
 
 
 class FakeClock:
@@ -58,6 +61,18 @@ class FakeSession:
 class FakeGraph:
     def session(self) -> FakeSession:
         return FakeSession()
+
+    @contextmanager
+    def transaction(self, what: str) -> Iterator[FakeTx]:
+        """As :meth:`semgraph.db.Graph.transaction`: commit at the end, else roll back."""
+        with self.session() as session:
+            tx = session.begin_transaction()
+            try:
+                yield tx
+                tx.commit()
+            finally:
+                if not tx.closed():
+                    tx.rollback()
 
 
 def store(clock: FakeClock, **settings: Any) -> JobStore:
@@ -122,7 +137,7 @@ def test_a_conflict_lasting_seconds_is_outlasted() -> None:
     assert clock.now - 1000.0 < 5.0 + CONFLICT_BACKOFF_CAP_S + 1e-9
 
 
-@pytest.mark.parametrize("error", [GraphConflict("lost"), _Retry()])
+@pytest.mark.parametrize("error", [GraphConflict("lost"), Retry()])
 def test_exhausted_budget_raises_a_conflict_that_says_how_long(error: Exception) -> None:
     clock = FakeClock()
     jobs = store(clock, graph_conflict_retry_s=3.0)

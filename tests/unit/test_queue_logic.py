@@ -11,13 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from semgraph.config import load_settings
-from semgraph.errors import ConfigError, JobCancelled
+from semgraph.errors import ConfigError, JobCancelled, QueueInputError
 from semgraph.queue import registry
 from semgraph.queue.backoff import backoff_ceiling_s, backoff_s
 from semgraph.queue.cli import parse_duration
-from semgraph.queue.models import Job, JobStatus
+from semgraph.queue.models import Job, JobStatus, RunningJob, claim_key
 from semgraph.queue.registry import JobContext, JobInfo
-from semgraph.queue.store import RunningJob, claim_key
 from semgraph.queue.sweep import Identity, death_reason, process_start
 from semgraph.queue.worker import check_settings
 
@@ -47,7 +46,7 @@ def test_backoff_has_jitter(n, seed) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_backoff_rejects_attempt_zero() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(QueueInputError):
         backoff_ceiling_s(0, 1.0, 10.0)
 
 
@@ -73,11 +72,11 @@ def test_registry_rejects_bad_and_conflicting_kinds() -> None:
     def fn(ctx: JobContext) -> None:
         return None
 
-    with pytest.raises(ValueError):
+    with pytest.raises(QueueInputError):
         registry.register("Bad Kind!", fn)
     registry.register("unit_kind", fn)
     registry.register("unit_kind", fn)  # idempotent
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(QueueInputError, match="already registered"):
         registry.register("unit_kind", lambda ctx: None)
     assert registry.lookup("unit_kind") is fn
     registry.unregister("unit_kind")

@@ -181,16 +181,17 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
     assert {
         "semgraph.graph.publish_queries",
         "semgraph.graph.queries",
-        "semgraph.queue.store",
-        "semgraph.queue.workers",
+        "semgraph.graph.runs",
+        "semgraph.queue.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
     for expected in (
-        "semgraph.queue.store.CLAIM_ONE",
+        "semgraph.queue.queries.CLAIM_ONE",
         "semgraph.graph.queries.RUN_LIST",
         "semgraph.graph.publish_queries.PUBLISH_FILES",
         "semgraph.graph.publish_queries.PUBLISH_DROP['Symbol']",
-        "semgraph.queue.workers.WORKER_HEARTBEAT_AGE",
+        "semgraph.queue.queries.WORKER_HEARTBEAT_AGE",
+        "semgraph.graph.runs.ABANDON_JOB_RUNS",
     ):
         assert expected in names
     assert len(names) >= 60

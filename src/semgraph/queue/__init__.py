@@ -1,8 +1,8 @@
 """Durable job queue stored in the graph database (``:JobQueue`` nodes).
 
-``semgraph.queue.store.JobStore`` holds every queue query; ``semgraph.queue.worker`` runs
-jobs registered in ``semgraph.queue.registry``; ``semgraph.queue.sweep`` recovers jobs of
-dead workers.
+``semgraph.queue.store.JobStore`` runs every queue query (all in ``semgraph.queue.queries``);
+``semgraph.queue.worker`` runs jobs registered in ``semgraph.queue.registry``;
+``semgraph.queue.sweep`` recovers jobs of dead workers.
 """
 
 from semgraph.errors import InvalidTransition, JobCancelled, JobNotFound

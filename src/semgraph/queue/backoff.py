@@ -6,11 +6,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from semgraph.errors import QueueInputError
+
 
 def backoff_ceiling_s(attempt: int, base_s: float, cap_s: float) -> float:
     """The un-jittered delay after ``attempt`` (1-based): ``base * 2**(attempt-1)``, capped."""
     if attempt < 1:
-        raise ValueError(f"attempt must be >= 1, got {attempt}")
+        raise QueueInputError(f"attempt must be >= 1, got {attempt}")
     # min() before the power keeps huge attempt numbers from overflowing a float
     exponent = min(attempt - 1, 64)
     return float(min(cap_s, base_s * (2.0**exponent)))

@@ -18,7 +18,7 @@ from prometheus_client import start_http_server
 
 from semgraph.console import emit_json, out, settings_from
 from semgraph.db import Graph, connect_graph
-from semgraph.errors import ConfigError, JobNotFound
+from semgraph.errors import ConfigError, JobNotFound, QueueInputError
 from semgraph.jobs import register_job_kinds
 from semgraph.queue import registry
 from semgraph.queue.models import Job, JobStatus
@@ -72,7 +72,7 @@ def _get(store: JobStore, job_id: str) -> Job:
     return job
 
 
-def _bad_input(exc: ValueError) -> typer.BadParameter:
+def _bad_input(exc: QueueInputError) -> typer.BadParameter:
     return typer.BadParameter(str(exc))
 
 
@@ -84,16 +84,10 @@ def enqueue_cmd(
     repo: str = typer.Argument(..., help="Repository key, e.g. org/name."),
     ref: str | None = typer.Option(None, "--ref", envvar="SEMGRAPH_ENQUEUE_REF", help="Git ref."),
     commit: str | None = typer.Option(
-        None,
-        "--commit",
-        envvar="SEMGRAPH_ENQUEUE_COMMIT",
-        help="Exact commit.",
+        None, "--commit", envvar="SEMGRAPH_ENQUEUE_COMMIT", help="Exact commit."
     ),
     priority: int = typer.Option(
-        0,
-        "--priority",
-        envvar="SEMGRAPH_ENQUEUE_PRIORITY",
-        help="Higher runs first.",
+        0, "--priority", envvar="SEMGRAPH_ENQUEUE_PRIORITY", help="Higher runs first."
     ),
     as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
 ) -> None:
@@ -101,7 +95,7 @@ def enqueue_cmd(
     with _store(ctx) as store:
         try:
             result = store.enqueue(repo, now=time.time(), ref=ref, commit=commit, priority=priority)
-        except ValueError as exc:
+        except QueueInputError as exc:
             raise _bad_input(exc) from exc
     if as_json:
         emit_json({"job_id": result.job_id, "outcome": result.outcome})
@@ -116,19 +110,13 @@ def enqueue_cmd(
 def list_cmd(
     ctx: typer.Context,
     status: str | None = typer.Option(
-        None,
-        "--status",
-        envvar="SEMGRAPH_JOBS_STATUS",
-        help="Only this status.",
+        None, "--status", envvar="SEMGRAPH_JOBS_STATUS", help="Only this status."
     ),
     repo: str | None = typer.Option(
         None, "--repo", envvar="SEMGRAPH_JOBS_REPO", help="Only this repo."
     ),
     limit: int = typer.Option(
-        100,
-        "--limit",
-        envvar="SEMGRAPH_JOBS_LIMIT",
-        help="At most this many, newest first.",
+        100, "--limit", envvar="SEMGRAPH_JOBS_LIMIT", help="At most this many, newest first."
     ),
     as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
 ) -> None:
@@ -136,7 +124,7 @@ def list_cmd(
     with _store(ctx) as store:
         try:
             jobs = store.list(status=status, repo=repo, limit=limit)
-        except ValueError as exc:
+        except QueueInputError as exc:
             raise _bad_input(exc) from exc
     if as_json:
         emit_json([j.to_json() for j in jobs])
@@ -199,7 +187,7 @@ def abandon_cmd(
     with _store(ctx) as store:
         try:
             job = store.abandon(job_id, now=time.time(), reason=reason)
-        except ValueError as exc:
+        except QueueInputError as exc:
             raise _bad_input(exc) from exc
     if job.status is JobStatus.RUNNING:
         out.print(

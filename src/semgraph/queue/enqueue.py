@@ -1,19 +1,29 @@
-"""Planning a batch of enqueues in memory (group commit).
+"""Enqueueing: the fields of a request validated, and a batch of requests planned in memory
+and written in one transaction (group commit).
 
+:func:`enqueue_request` refuses a bad field with :class:`QueueInputError` naming it.
 :class:`EnqueuePlan` decides each request of a batch in order, from what the batch's
 transaction read (known delivery keys, the pending job and the running count of each
-repository), exactly as the requests would have been decided one after the other; the
-store then writes the plan with a few ``UNWIND`` statements (:mod:`semgraph.queue.store`).
+repository), exactly as the requests would have been decided one after the other;
+:func:`write_batch` (run by :meth:`semgraph.queue.store.JobStore.enqueue_many`) reads, plans
+and writes the plan with a few ``UNWIND`` statements. The batch decides on an unlocked read
+and is optimistic: its write locks each pending job it merges into and changes it only if it
+is still the version read, else the whole batch runs again.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import neo4j
+
 from semgraph.config import Settings
+from semgraph.errors import QueueInputError
+from semgraph.queue import queries as q
 from semgraph.queue.models import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -22,6 +32,70 @@ from semgraph.queue.models import (
     JobStatus,
     claim_key,
 )
+from semgraph.queue.transaction import Retry
+
+MAX_REPO_KEY = 512
+MAX_KIND = 64
+MAX_REF = 1024
+MAX_COMMIT = 128
+MAX_ARGS_BYTES = 64 * 1024
+MAX_DELIVERY_KEY = 512
+
+
+def json_args(args: dict[str, Any] | None) -> str:
+    text = json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
+    if len(text.encode()) > MAX_ARGS_BYTES:
+        raise QueueInputError(f"job args are larger than {MAX_ARGS_BYTES} bytes as JSON")
+    return text
+
+
+def check_text(name: str, value: str | None, limit: int, required: bool = False) -> None:
+    """Refuse (:class:`QueueInputError`) a field that is missing when ``required``, not a
+    string, blank when required, longer than ``limit`` or holding control characters."""
+    if value is None:
+        if required:
+            raise QueueInputError(f"{name} is required")
+        return
+    if not isinstance(value, str):
+        raise QueueInputError(f"{name} must be a string")
+    if required and not value.strip():
+        raise QueueInputError(f"{name} must not be empty")
+    if len(value) > limit:
+        raise QueueInputError(f"{name} is longer than {limit} characters")
+    if any(ord(c) < 32 for c in value):
+        raise QueueInputError(f"{name} contains control characters")
+
+
+def enqueue_request(
+    repo_key: str,
+    *,
+    kind: str = "reindex",
+    args: dict[str, Any] | None = None,
+    ref: str | None = None,
+    commit: str | None = None,
+    priority: int = 0,
+    delivery_key: str | None = None,
+) -> EnqueueRequest:
+    """A validated :class:`EnqueueRequest`; :class:`QueueInputError` names the field it
+    refuses."""
+    check_text("repo_key", repo_key, MAX_REPO_KEY, required=True)
+    check_text("kind", kind, MAX_KIND, required=True)
+    check_text("ref", ref, MAX_REF)
+    check_text("commit", commit, MAX_COMMIT)
+    check_text("delivery_key", delivery_key, MAX_DELIVERY_KEY)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise QueueInputError("priority must be an integer")
+    if not -1_000_000 <= priority <= 1_000_000:
+        raise QueueInputError("priority must be between -1000000 and 1000000")
+    return EnqueueRequest(
+        repo_key=repo_key,
+        kind=kind,
+        args=json_args(args),
+        ref=ref,
+        commit=commit,
+        priority=priority,
+        delivery_key=delivery_key,
+    )
 
 
 @dataclass
@@ -143,3 +217,54 @@ class EnqueuePlan:
             "coalesced_count": 0,
         }
         return Slot(props, new=True)
+
+
+def write_batch(
+    tx: neo4j.Transaction,
+    settings: Settings,
+    requests: list[EnqueueRequest],
+    now: float,
+    pause: Callable[[str], None],
+) -> list[EnqueueResult]:
+    """Read, plan and write one batch in ``tx``; :class:`Retry` when a pending job changed
+    since the read (the caller runs the batch again). ``pause`` is the store's test hook."""
+    keys = sorted({r.delivery_key for r in requests if r.delivery_key is not None})
+    repo_keys = sorted({r.repo_key for r in requests})
+    read = tx.run(q.ENQUEUE_READ, repo_keys=repo_keys, keys=keys).single(strict=True)
+    pause("enqueue:after_read")
+    seen = {row["key"]: row["job_id"] for row in read["seen"] if row["key"] is not None}
+    slots: dict[str, Slot] = {}
+    running: dict[str, int] = {}
+    for row in read["repos"]:
+        running[row["repo_key"]] = int(row["running"])
+        if row["pending"] is not None:
+            slots[row["repo_key"]] = Slot.existing(Job.from_props(row["pending"]))
+    plan = EnqueuePlan(settings, now, seen, slots, running)
+    results = [plan.add(request) for request in requests]
+    updates = sorted(
+        (
+            {
+                "id": s.job_id,
+                "props": s.changes,
+                "seen_count": s.seen["coalesced_count"],
+                "seen_updated_at": s.seen["updated_at"],
+            }
+            for s in plan.slots.values()
+            if s.update
+        ),
+        key=lambda row: str(row["id"]),
+    )
+    creates = [s.create_props() for s in plan.slots.values() if s.new]
+    if updates or creates or plan.deliveries:
+        written = tx.run(
+            q.ENQUEUE_WRITE,
+            updates=updates,
+            creates=creates,
+            lock_keys=sorted({str(props["repo_key"]) for props in creates}),
+            deliveries=plan.deliveries,
+            now=now,
+        ).single(strict=True)
+        if written["updated"] != len(updates):
+            raise Retry()  # a pending job changed since the read: decide again
+    pause("enqueue:before_commit")
+    return results

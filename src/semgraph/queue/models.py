@@ -1,4 +1,5 @@
-"""The job record as Python sees it: status enum, :class:`Job`, enqueue outcome, stats."""
+"""The job record as Python sees it: status enum, :class:`Job`, enqueue outcome, what a
+heartbeat and the sweep see, stats."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class EnqueueResult:
 @dataclass(frozen=True)
 class EnqueueRequest:
     """One validated enqueue (``args`` already JSON text); build it with
-    :func:`semgraph.queue.store.enqueue_request`, which refuses bad fields."""
+    :func:`semgraph.queue.enqueue.enqueue_request`, which refuses bad fields."""
 
     repo_key: str
     kind: str = "reindex"
@@ -133,6 +134,23 @@ class Job:
         data = asdict(self)
         data["status"] = self.status.value
         return data
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    owned: bool  # False: the job is no longer ours (the writer lost)
+    cancel_reason: str | None = None  # an operator asked the job to stop
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A running job as the sweep sees it before deciding."""
+
+    id: str
+    claim_token: str
+    repo_key: str
+    lease_expires_at: float | None
+    worker: dict[str, Any] | None
 
 
 @dataclass(frozen=True)

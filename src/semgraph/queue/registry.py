@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from semgraph.config import Settings
-from semgraph.errors import ConfigError, JobCancelled
+from semgraph.errors import ConfigError, JobCancelled, QueueInputError
 from semgraph.logs import event
 
 if TYPE_CHECKING:
@@ -82,10 +82,10 @@ _KINDS: dict[str, JobFn] = {}
 def register(kind: str, fn: JobFn) -> None:
     """Register ``fn`` to run jobs of ``kind`` (idempotent for the same function)."""
     if not _KIND_RE.match(kind):
-        raise ValueError(f"invalid job kind {kind!r}: lowercase letters, digits, _ . -")
+        raise QueueInputError(f"invalid job kind {kind!r}: lowercase letters, digits, _ . -")
     existing = _KINDS.get(kind)
     if existing is not None and existing is not fn:
-        raise ValueError(f"job kind {kind!r} is already registered to {existing!r}")
+        raise QueueInputError(f"job kind {kind!r} is already registered to {existing!r}")
     _KINDS[kind] = fn
 
 

@@ -18,8 +18,8 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.logs import event
 from semgraph.queue import metrics
-from semgraph.queue.models import Job, JobStatus
-from semgraph.queue.store import JobStore, RunningJob
+from semgraph.queue.models import Job, JobStatus, RunningJob
+from semgraph.queue.store import JobStore
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from semgraph.config import Settings
-from semgraph.errors import ConfigError, JobError, PayloadError
+from semgraph.errors import ConfigError, JobError, PayloadError, QueueInputError
 from semgraph.logs import event
+from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest
-from semgraph.queue.store import enqueue_request
 from semgraph.web import signatures
 from semgraph.web.metrics import WEBHOOK_DELIVERIES
 from semgraph.web.payloads import (
@@ -266,7 +266,7 @@ class WebhookReceiver:
                 commit=push.commit,
                 delivery_key=f"{push.host}:{delivery}" if delivery else None,
             )
-        except (JobError, ValueError) as exc:  # the queue refuses a field (length, control)
+        except (JobError, QueueInputError, ValueError) as exc:  # a bad source or a refused field
             return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
         return Accepted(push, source, repo_key, request)
 
