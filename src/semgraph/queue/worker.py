@@ -1,10 +1,13 @@
-"""The sequential worker: claim one job, run it in a thread, watch it from the main thread.
+"""The sequential worker's loop: register, claim one job, run it in a thread, repeat until
+stopped.
 
-The main thread heartbeats (job lease + ``:Worker`` node), enforces the time limit, notices
-an operator's abandon and a shutdown signal, and records the outcome; the job's own code
-only has to call ``ctx.checkpoint(name)``. A job that does not reach a checkpoint within
+The main thread supervises the job (:class:`semgraph.queue.supervise.Supervisor`: heartbeats,
+the time limit, an operator's abandon, a shutdown signal) and then records the outcome
+(:class:`semgraph.queue.outcome.OutcomeRecorder`); the job's own code only has to call
+``ctx.checkpoint(name)``. A job that does not reach a checkpoint within
 ``job_cancel_grace_s`` after being told to stop has its outcome recorded and the worker
-process exits (status 3) so that nothing keeps running a job it no longer owns.
+process exits (status 3) so that nothing keeps running a job it no longer owns. Every
+``sweep_interval_s`` the loop runs the maintenance pass (:func:`semgraph.queue.supervise.maintain`).
 
 The worker outlives a graph-server outage: a claim, maintenance pass or outcome write that
 cannot reach the server is retried with a capped backoff (the driver reconnects), and a
@@ -16,14 +19,11 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from semgraph.alerts import Alerter
@@ -31,11 +31,13 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import ConfigError, GraphError, JobCancelled, SemgraphError
 from semgraph.logs import event
-from semgraph.queue import metrics, registry
-from semgraph.queue.models import FailureKind, Job, JobStatus
+from semgraph.queue import registry
+from semgraph.queue.models import Job
+from semgraph.queue.outcome import Outcome, OutcomeRecorder, run_fn
 from semgraph.queue.registry import JobContext, JobInfo
 from semgraph.queue.store import JobStore
-from semgraph.queue.sweep import Identity, sweep
+from semgraph.queue.supervise import Supervisor, maintain
+from semgraph.queue.sweep import Identity
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +55,6 @@ def check_settings(settings: Settings) -> None:
         )
     if settings.backoff_cap_s < settings.backoff_base_s:
         raise ConfigError("SEMGRAPH_BACKOFF_CAP_S must be >= SEMGRAPH_BACKOFF_BASE_S")
-
-
-@dataclass
-class _Outcome:
-    error: BaseException | None = None
 
 
 class Worker:
@@ -85,7 +82,24 @@ class Worker:
         self.jobs_done = 0
         self._uncertain_claim = False
         self._stop = threading.Event()
-        self._signals = 0
+        self.supervisor = Supervisor(
+            settings,
+            self.store,
+            worker_id=self.worker_id,
+            clock=clock,
+            tick_s=self.tick_s,
+            stop=self._stop,
+            hard_exit=hard_exit,
+        )
+        self.recorder = OutcomeRecorder(
+            settings,
+            self.store,
+            self.alerter,
+            worker_id=self.worker_id,
+            clock=clock,
+            stop=self._stop,
+            outage_wait=self._outage_wait,
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -93,24 +107,9 @@ class Worker:
         """Finish the current checkpoint, hand the job back, then exit (graceful stop)."""
         self._stop.set()
 
-    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        self._signals += 1
-        if self._signals > 1:
-            event(log, logging.WARNING, "worker_killed", f"second signal {signum}: exiting now")
-            self.hard_exit(128 + signum)
-            return
-        event(
-            log,
-            logging.INFO,
-            "worker_stopping",
-            f"signal {signum}: stopping after the current checkpoint",
-            worker_id=self.worker_id,
-        )
-        self.request_stop()
-
     def install_signal_handlers(self) -> None:
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        """SIGTERM/SIGINT: a first one stops after the current checkpoint, a second exits."""
+        self.supervisor.install_signal_handlers()
 
     def register(self) -> None:
         name = self.settings.worker_name or socket.gethostname()
@@ -126,30 +125,15 @@ class Worker:
 
     def maintain(self) -> None:
         """The periodic rescue: recover jobs of dead workers, prune old jobs, publish stats."""
-        now = self.clock()
-        sweep(
+        maintain(
+            self.settings,
+            self.graph,
             self.store,
-            now=now,
-            me=self.identity,
-            my_worker_id=self.worker_id,
+            now=self.clock(),
+            identity=self.identity,
+            worker_id=self.worker_id,
             alerter=self.alerter,
         )
-        for hook in registry.maintenance_hooks():
-            try:
-                hook(self.settings, self.graph)
-            except Exception as exc:  # a failing hook is logged; the worker goes on
-                event(
-                    log,
-                    logging.ERROR,
-                    "maintenance_hook_failed",
-                    str(exc),
-                    hook=getattr(hook, "__name__", repr(hook)),
-                    worker_id=self.worker_id,
-                )
-        pruned = self.store.purge(older_than_s=self.settings.job_retention_s, now=now)
-        if pruned:
-            event(log, logging.INFO, "jobs_pruned", f"pruned {pruned} old jobs", count=pruned)
-        metrics.publish_stats(self.store.stats(now))
 
     def run(
         self,
@@ -269,23 +253,23 @@ class Worker:
             graph=self.graph,
             worker_id=self.worker_id,
         )
-        outcome = _Outcome()
+        outcome = Outcome()
         started = time.monotonic()
         if fn is None:
             outcome.error = SemgraphError(f"no job kind {job.kind!r} is registered")
         else:
             thread = threading.Thread(
-                target=_run_fn, args=(fn, ctx, outcome), name=f"job-{job.id}", daemon=True
+                target=run_fn, args=(fn, ctx, outcome), name=f"job-{job.id}", daemon=True
             )
             began = self.clock()  # before the job can run: its own time counts
             thread.start()
-            if not self._watch(job, token, ctx, thread, began):
+            if not self.supervisor.watch(job, token, ctx, thread, began):
                 # the job ignored its cancellation: record what we know, then leave
                 if outcome.error is None:  # still running: it did not succeed
                     outcome.error = JobCancelled(
                         "the job ignored its cancellation", reason=ctx.cancel_requested or ""
                     )
-                self._record(job, token, ctx, outcome, started)
+                self.recorder.record(job, token, ctx, outcome, started)
                 event(
                     log,
                     logging.CRITICAL,
@@ -297,143 +281,5 @@ class Worker:
                 )
                 self.hard_exit(EXIT_STUCK)
                 return
-        self._record(job, token, ctx, outcome, started)
+        self.recorder.record(job, token, ctx, outcome, started)
         self.jobs_done += 1
-
-    def _watch(
-        self, job: Job, token: str, ctx: JobContext, thread: threading.Thread, start: float
-    ) -> bool:
-        """Supervise the job thread until it ends (True) or ignores a cancel (False)."""
-        next_beat = start + self.settings.heartbeat_s
-        deadline: float | None = None
-        while True:
-            thread.join(self.tick_s)
-            if not thread.is_alive():
-                return True
-            now = self.clock()
-            if self._stop.is_set() and ctx.cancel_requested is None:
-                ctx.cancel("shutdown")  # no deadline: the job stops at its next checkpoint
-            if now >= next_beat:
-                next_beat = now + self.settings.heartbeat_s
-                self._beat(job, token, ctx, now)
-            over = now - start > self.settings.job_timeout_s
-            if over and ctx.cancel_requested in {None, "shutdown"}:
-                event(log, logging.WARNING, "job_timeout", job_id=job.id, repo=job.repo_key)
-                ctx.cancel("timeout", override=True)
-            if deadline is None and ctx.cancel_requested in {"timeout", "abandoned", "lost"}:
-                deadline = now + self.settings.job_cancel_grace_s
-            if deadline is not None and now > deadline:
-                return False
-
-    def _beat(self, job: Job, token: str, ctx: JobContext, now: float) -> None:
-        try:
-            beat = self.store.heartbeat(job.id, token, now=now)
-            self.store.worker_heartbeat(self.worker_id, now=now)
-        except SemgraphError as exc:
-            event(log, logging.WARNING, "heartbeat_failed", str(exc), job_id=job.id)
-            return
-        if not beat.owned:
-            event(log, logging.WARNING, "job_lost", "job no longer ours", job_id=job.id)
-            ctx.cancel("lost")
-        elif beat.cancel_reason is not None:
-            event(
-                log,
-                logging.INFO,
-                "job_abandon_seen",
-                beat.cancel_reason,
-                job_id=job.id,
-                repo=job.repo_key,
-            )
-            ctx.cancel("abandoned")
-
-    def _record(
-        self, job: Job, token: str, ctx: JobContext, outcome: _Outcome, started: float
-    ) -> None:
-        """Write the attempt's outcome (fenced); alert on permanent failure."""
-        now = self.clock()
-        reason = ctx.cancel_requested
-        error = outcome.error
-        result: Job | bool | None
-        cancelled = isinstance(error, JobCancelled) and reason is not None
-        store = self.store
-        if error is None:
-            result = self._persist(lambda: store.complete(job.id, token, now=now))
-            label = "succeeded"
-        elif reason == "timeout":
-            message = f"timeout: over {self.settings.job_timeout_s}s"
-            result = self._persist(
-                lambda: store.fail(
-                    job.id, token, now=now, message=message, kind=FailureKind.TIMEOUT
-                )
-            )
-            label = "timeout"
-        elif reason == "lost":
-            result = None
-            label = "lost"
-        elif cancelled and reason == "shutdown":
-            result = self._persist(lambda: store.release(job.id, token, now=now))
-            label = "released"
-        elif cancelled and reason == "abandoned":
-            result = self._persist(lambda: store.acknowledge_abandon(job.id, token, now=now))
-            label = "abandoned"
-        else:
-            message = f"{type(error).__name__}: {error}"
-            result = self._persist(lambda: store.fail(job.id, token, now=now, message=message))
-            label = "error"
-        metrics.JOB_DURATION.labels(kind=job.kind, outcome=label).observe(
-            time.monotonic() - started
-        )
-        self._log_result(job, label, result, error)
-
-    def _persist(self, write: Callable[[], Job | bool | None]) -> Job | bool | None:
-        """Run an outcome write, retrying while the graph server is unreachable (the write is
-        fenced, so a late one is harmless). Gives up only when the worker is stopping: the
-        next start's sweep then recovers the job."""
-        tries = 0
-        while True:
-            try:
-                return write()
-            except GraphError as exc:
-                tries += 1
-                if self._stop.is_set() and tries > 1:
-                    raise
-                self._outage_wait("record_outcome", exc, tries)
-
-    def _log_result(
-        self, job: Job, label: str, result: Job | bool | None, error: BaseException | None
-    ) -> None:
-        fields = {"job_id": job.id, "repo": job.repo_key, "worker_id": self.worker_id}
-        if result is None or result is False:
-            event(log, logging.WARNING, "job_lost", f"outcome {label} not recorded", **fields)
-            return
-        if result is True:
-            event(log, logging.INFO, "job_succeeded", **fields)
-            return
-        status = result.status
-        if status is JobStatus.PENDING and label in {"error", "timeout"}:
-            metrics.RETRIES.labels(reason=label).inc()
-            event(
-                log,
-                logging.WARNING,
-                "job_retry",
-                f"{label}: {error}; retry at {result.run_after:.3f}",
-                **fields,
-            )
-        elif status is JobStatus.FAILED:
-            event(log, logging.ERROR, "job_failed", f"{label}: {error}", **fields)
-            self.alerter.fire(
-                "job_failed",
-                f"job {job.id} ({job.kind}) failed after {result.attempts} attempts: "
-                f"{result.last_error}",
-                job_id=job.id,
-                repo=job.repo_key,
-            )
-        else:
-            event(log, logging.INFO, f"job_{label}", f"job is now {status.value}", **fields)
-
-
-def _run_fn(fn: registry.JobFn, ctx: JobContext, outcome: _Outcome) -> None:
-    try:
-        fn(ctx)
-    except BaseException as exc:  # the job's failure is data, recorded by the main thread
-        outcome.error = exc
