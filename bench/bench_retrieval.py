@@ -95,7 +95,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     ("load the sentence transformers model once per process", [("search/embed.py", "_load")]),
     (
         "fingerprint of the model files that does not depend on where it is installed",
-        [("search/embed.py", "model_fingerprint")],
+        [("search/model_files.py", "model_fingerprint")],
     ),
 ]
 

@@ -35,7 +35,7 @@ def test_empty_and_zero_lengths() -> None:
 
 @pytest.mark.parametrize(("max_batch", "max_tokens"), [(0, 10), (3, 0), (-1, -1)])
 def test_bad_limits_are_refused(max_batch: int, max_tokens: int) -> None:
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ConfigError, match="positive"):
         plan_batches([1, 2], max_batch=max_batch, max_tokens=max_tokens)
 
 

