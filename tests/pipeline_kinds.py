@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
-
+from semgraph import faults
 from semgraph.indexer.pipeline import Reindex
 from semgraph.jobs import request_from_args, shared_embedder, shared_search
 from semgraph.queue.registry import JobContext, register
@@ -19,14 +17,12 @@ KILL_POINTS = (
 )
 
 
-def _sigkill() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
 def reindex_killed(ctx: JobContext) -> None:
     """The real reindex, SIGKILLed at ``args.kill_at`` on the first attempt only."""
     point = str(ctx.job.args.get("kill_at", ""))
-    faults = {point: _sigkill} if ctx.job.attempts == 1 and point in KILL_POINTS else {}
+    armed = faults.Faults()
+    if ctx.job.attempts == 1 and point in KILL_POINTS:
+        armed.arm(f"reindex.{point}", faults.sigkill)
     Reindex(
         ctx.settings,
         ctx.graph,
@@ -34,7 +30,7 @@ def reindex_killed(ctx: JobContext) -> None:
         request_from_args(ctx),
         checkpoint=ctx.checkpoint,
         embedder=shared_embedder(ctx.settings),
-        faults=faults,
+        faults=armed,
     ).run()
 
 

@@ -13,11 +13,11 @@ file when it finishes, after announcing its start in ``args.started_dir``.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from semgraph import faults
 from semgraph.indexer.pipeline import Reindex
 from semgraph.jobs import request_from_args, shared_embedder, shared_search
 from semgraph.queue.registry import JobContext, register
@@ -39,12 +39,8 @@ POINTS = (
 PAUSE_LIMIT_S = 180.0
 
 
-def _sigkill() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _pause(signal_dir: Path, point: str) -> Callable[[], None]:
-    def wait() -> None:
+def _pause(signal_dir: Path, point: str) -> Callable[..., None]:
+    def wait(**_: object) -> None:
         (signal_dir / f"{point}.reached").write_text(str(os.getpid()))
         deadline = time.monotonic() + PAUSE_LIMIT_S
         while not (signal_dir / f"{point}.go").exists():
@@ -57,11 +53,11 @@ def _pause(signal_dir: Path, point: str) -> Callable[[], None]:
 
 def chaos_reindex(ctx: JobContext) -> None:
     args = ctx.job.args
-    fault: Callable[[], None] | None = None
+    fault: Callable[..., None] | None = None
     point = ""
     if ctx.job.attempts == 1:
         if args.get("kill_at") in POINTS:
-            point, fault = str(args["kill_at"]), _sigkill
+            point, fault = str(args["kill_at"]), faults.sigkill
         elif args.get("pause_at") in POINTS:
             point = str(args["pause_at"])
             fault = _pause(Path(str(args["signal_dir"])), point)
@@ -74,7 +70,9 @@ def chaos_reindex(ctx: JobContext) -> None:
         if name == "parse" and parse_fault is not None:
             parse_fault()
 
-    faults = {point: fault} if fault is not None else {}
+    armed = faults.Faults()
+    if fault is not None:
+        armed.arm(f"reindex.{point}", fault)
     Reindex(
         ctx.settings,
         ctx.graph,
@@ -82,7 +80,7 @@ def chaos_reindex(ctx: JobContext) -> None:
         request_from_args(ctx),
         checkpoint=checkpoint,
         embedder=shared_embedder(ctx.settings),
-        faults=faults,
+        faults=armed,
     ).run()
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from semgraph.faults import Faults
 from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
@@ -41,7 +42,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
     def run(source: Path, *, use_settings: Any = None, **kw: Any) -> Any:
-        faults = kw.pop("faults", None)
+        faults = kw.pop("faults", Faults())
         request = ReindexRequest(source=str(source), **kw)
         return Reindex(
             use_settings or settings, graph, es, request, embedder=embedder, faults=faults
@@ -129,11 +130,14 @@ def test_failure_after_the_clone_leaves_the_live_index_serving(  # type: ignore[
     before = _docs(es, settings, first.repo_key)
     _change(repo)
 
-    def boom() -> None:
+    def boom(**_: object) -> None:
         raise Boom("after the clone")
 
+    faults = Faults()
+    faults.arm("reindex.during_staging", boom)
+
     with pytest.raises(Boom):
-        run_index(repo, faults={"during_staging": boom})
+        run_index(repo, faults=faults)
     assert index.live_index(first.repo_key) == live
     assert _docs(es, settings, first.repo_key) == before
     leftovers = [i.name for i in index.list_indexes() if not i.aliases]

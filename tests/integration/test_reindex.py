@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from semgraph.check import check_repositories
 from semgraph.errors import JobError, SearchRequestError
+from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import PublishDiverged, Reindex
@@ -30,8 +32,15 @@ class Boom(RuntimeError):
     pass
 
 
-def _raise() -> None:
+def _raise(**_: object) -> None:
     raise Boom("injected")
+
+
+def at(point: str, action: Callable[..., None]) -> Faults:
+    """A fault registry with ``action`` armed at the reindex's ``point``."""
+    faults = Faults()
+    faults.arm(f"reindex.{point}", action)
+    return faults
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +56,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
     def run(source: Path, **kw: Any) -> Any:
-        faults = kw.pop("faults", None)
+        faults = kw.pop("faults", Faults())
         use_embedder = kw.pop("embedder_override", embedder)
         request = ReindexRequest(source=str(source), **kw)
         return Reindex(settings, graph, es, request, embedder=use_embedder, faults=faults).run()
@@ -183,7 +192,7 @@ def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignor
     elif where == "bulk":
         _break_bulk(monkeypatch)
     else:
-        kwargs["faults"] = {"before_graph_commit": _raise}
+        kwargs["faults"] = at("before_graph_commit", _raise)
     with pytest.raises((Boom, SearchRequestError, JobError)):
         run_index(repo, **kwargs)
     monkeypatch.undo()
@@ -202,7 +211,7 @@ def test_alias_flip_failure_is_diverged_alerted_and_repaired(  # type: ignore[no
     first = run_index(repo)
     commit(repo, {"app/extra.py": "def brand_new_function():\n    return 1\n"})
     with caplog.at_level(logging.CRITICAL, logger="semgraph"), pytest.raises(PublishDiverged):
-        run_index(repo, faults={"alias_flip": _raise})
+        run_index(repo, faults=at("alias_flip", _raise))
     assert any(getattr(r, "action", "") == "index_diverged" for r in caplog.records)
     runs = RunStore(graph).list(repo=first.repo_key)
     diverged = [r for r in runs if r["status"] == "diverged"]

@@ -22,10 +22,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Bottom first. A unit is a module of ``semgraph`` or one of its packages.
 LAYERS: list[tuple[str, list[str]]] = [
-    (
-        "base",
-        ["semgraph", "semgraph.errors", "semgraph.faults", "semgraph.logs", "semgraph.metrics"],
-    ),
+    ("errors", ["semgraph", "semgraph.errors"]),
+    ("base", ["semgraph.faults", "semgraph.logs", "semgraph.metrics"]),
     ("settings", ["semgraph.config"]),
     ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect"]),
     ("connections", ["semgraph.db", "semgraph.alerts"]),

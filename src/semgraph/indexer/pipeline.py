@@ -9,6 +9,14 @@ untouched. After the commit, a failed alias flip marks the run ``diverged`` and 
 finishes the flip or requeues the repository. The ``finally`` block always closes the pool
 (inside the parse phase), calls ``malloc_trim(0)``, deletes the workspace and spill, and
 logs RSS before and after.
+
+The class is over 300 lines because the phases, the outcomes and the failure handling share
+one run's state; what each phase does lives in the module it calls.
+
+Fault points (:mod:`semgraph.faults`), in order: ``reindex.after_checkout``,
+``reindex.after_spill``, ``reindex.during_staging``, ``reindex.after_staging``,
+``reindex.before_graph_commit``, ``reindex.after_graph_commit``, ``reindex.alias_flip``,
+``reindex.after_alias_flip``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphUnavailable, JobError
+from semgraph.faults import PROCESS, Faults
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.resolution import Resolution
@@ -48,6 +57,7 @@ from semgraph.indexer.request import (
     ReindexRequest,
     ReindexResult,
     RunOutcome,
+    as_json_stats,
     fingerprint,
     new_run_id,
 )
@@ -81,7 +91,7 @@ class Reindex:
         checkpoint: Checkpoint | None = None,
         progress: Callable[[Any], None] | None = None,
         embedder: Embedder | None = None,
-        faults: dict[str, Callable[[], None]] | None = None,
+        faults: Faults = PROCESS,
     ) -> None:
         self.settings = settings
         self.graph = graph
@@ -93,7 +103,7 @@ class Reindex:
         self.reader = GraphReader(graph)
         self.runs = RunStore(graph)
         self.alerter = Alerter(settings)
-        self.faults = faults or {}
+        self.faults = faults
         self.run_id = new_run_id()
         self.workdir = settings.state_dir / "jobs" / self.run_id
         self.spill = self.workdir / "parse.spill"
@@ -124,14 +134,14 @@ class Reindex:
         if not self.request.force and self._unchanged(fp):
             return self._noop(fp)
         self._fault("after_checkout")
-        self.stats["parse"] = _as_dict(self._phase("parse", lambda: self._parse(co, fp)))
+        self.stats["parse"] = as_json_stats(self._phase("parse", lambda: self._parse(co, fp)))
         self._fault("after_spill")
         with self._phase("resolve", self._resolve) as resolution:
             staged = self._phase("embed_index", lambda: self._stage(fp, resolution))
             self.checkpoint("before_publish")
             published = self._phase("graph_publish", lambda: self._publish(co, resolution, fp))
         self.committed = True
-        self.stats["publish"] = _as_dict(published)
+        self.stats["publish"] = as_json_stats(published)
         self._fault("after_graph_commit")
         self._phase("alias_flip", lambda: self._flip(staged))
         self._fault("after_alias_flip")
@@ -184,7 +194,7 @@ class Reindex:
         resolution = resolve(
             lambda: iter(SpillReader(self.spill)), self.repo_key, self.workdir / "resolve"
         )
-        self.stats["resolution"] = _as_dict(resolution.counts)
+        self.stats["resolution"] = as_json_stats(resolution.counts)
         self.stats["resolution_rate"] = round(resolution.rate, 4)
         return resolution
 
@@ -200,7 +210,7 @@ class Reindex:
             on_created=self._staging_created,
             fault=self._fault,
         )
-        self.stats["index"] = _as_dict(staged.stats)
+        self.stats["index"] = as_json_stats(staged.stats)
         if staged.incremental is not None:
             self.stats["incremental"] = staged.incremental
         self._fault("after_staging")
@@ -218,7 +228,7 @@ class Reindex:
                 run_id=self.run_id,
                 fingerprint=fp,
                 now=time.time(),
-                before_commit=self.faults.get("before_graph_commit"),
+                before_commit=lambda: self._fault("before_graph_commit"),
                 delta=not self.request.force,  # a forced job rewrites the whole graph
             )
         except GraphUnavailable:
@@ -331,9 +341,7 @@ class Reindex:
         self.staging = name
 
     def _fault(self, point: str) -> None:
-        hook = self.faults.get(point)
-        if hook is not None:
-            hook()
+        self.faults.point(f"reindex.{point}", run_id=self.run_id, repo=self.repo_key)
 
     def _log(self, level: int, action: str, msg: str = "", **fields: Any) -> None:
         event(
@@ -384,15 +392,3 @@ class Reindex:
             rss_after=memory.rss_bytes(),
             malloc_trim=trimmed,
         )
-
-
-def _as_dict(obj: Any) -> Any:
-    if obj is None or isinstance(obj, (int, float, str, bool)):
-        return obj
-    if isinstance(obj, dict):
-        return {str(k): _as_dict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_as_dict(v) for v in obj]
-    if hasattr(obj, "__dataclass_fields__"):
-        return {k: _as_dict(getattr(obj, k)) for k in obj.__dataclass_fields__}
-    return str(obj)

@@ -125,3 +125,16 @@ def fingerprint(settings: Settings, model_id: str) -> str:
 
 def new_run_id() -> str:
     return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+
+
+def as_json_stats(obj: Any) -> Any:
+    """A JSON-ready copy of a phase's stats (dataclasses, dicts, lists; others as text)."""
+    if obj is None or isinstance(obj, (int, float, str, bool)):
+        return obj
+    if isinstance(obj, dict):
+        return {str(k): as_json_stats(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [as_json_stats(v) for v in obj]
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: as_json_stats(getattr(obj, k)) for k in obj.__dataclass_fields__}
+    return str(obj)
