@@ -26,41 +26,26 @@ def test_serve_process_round_trip(graph, es, settings) -> None:  # type: ignore[
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "SEMGRAPH_WEBHOOK_SECRET": "serve-secret", "SEMGRAPH_WEB_PORT": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "semgraph", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "semgraph serve did not start"
-            time.sleep(0.1)
-        payload = push_payload(
-            "gitlab", "grp/svc", "https://gitlab.example/grp/svc.git", after="d" * 40
-        )
-        headers, body = signed_delivery("gitlab", payload, "serve-secret")
-        resp = httpx.post(f"{base}/webhooks/gitlab", headers=headers, content=body, timeout=30)
-        assert resp.status_code == 202, resp.text
-        assert JobStore(graph, settings).get(resp.json()["job_id"]) is not None
-        assert httpx.get(f"{base}/openapi.json").json()["info"]["title"] == "semgraph"
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    with start_serve(port, env) as proc:  # leaving it closes the output pipe
         try:
-            code = proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    # a graceful stop is a normal exit, not death by the signal (uvicorn alone re-raises it)
-    output = proc.stdout.read().decode() if proc.stdout else ""
+            payload = push_payload(
+                "gitlab", "grp/svc", "https://gitlab.example/grp/svc.git", after="d" * 40
+            )
+            headers, body = signed_delivery("gitlab", payload, "serve-secret")
+            resp = httpx.post(f"{base}/webhooks/gitlab", headers=headers, content=body, timeout=30)
+            assert resp.status_code == 202, resp.text
+            assert JobStore(graph, settings).get(resp.json()["job_id"]) is not None
+            assert httpx.get(f"{base}/openapi.json").json()["info"]["title"] == "semgraph"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise
+        # a graceful stop is a normal exit, not death by the signal (uvicorn alone re-raises it)
+        output = proc.stdout.read().decode() if proc.stdout else ""
     assert code == 0, output
     assert "web_start" in output and "web_stopping" in output and "web_stop" in output, output
 
@@ -86,15 +71,20 @@ def start_serve(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "semgraph serve did not start"
-        time.sleep(0.1)
+    try:
+        while True:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    return proc
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "semgraph serve did not start"
+            time.sleep(0.1)
+    except BaseException:
+        with proc:  # closes the pipe and reaps the process
+            proc.kill()
+        raise
 
 
 def until(check: Callable[[], bool], what: str, timeout_s: float = 30) -> None:
@@ -152,8 +142,8 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(graph, es, settings
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
-    output = proc.stdout.read().decode() if proc.stdout else ""
+        with proc:  # reaps the process and closes its output pipe
+            output = proc.stdout.read().decode() if proc.stdout else ""
     status_line, _, rest = answer.partition(b"\r\n")
     assert status_line == b"HTTP/1.1 202 Accepted", (answer, output)
     job_id = json.loads(rest.split(b"\r\n\r\n", 1)[1])["job_id"]
