@@ -78,7 +78,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     ("show the lines of code that mention the query words", [("search/query.py", "snippet")]),
     (
         "fetch stored vectors by their keys from the live index",
-        [("search/index.py", "SearchIndex.lookup_vectors")],
+        [("search/loader.py", "lookup_vectors")],
     ),
     (
         "cut a file into chunks aligned to symbols and bounded in lines",
@@ -90,7 +90,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     ),
     (
         "raise when the bulk response reports rejected documents",
-        [("search/index.py", "SearchIndex.bulk")],
+        [("search/loader.py", "bulk")],
     ),
     ("load the sentence transformers model once per process", [("search/embed.py", "_load")]),
     (

@@ -7,8 +7,10 @@ import pytest
 from semgraph.config import Settings, load_settings
 from semgraph.errors import EmbeddingError, SearchBulkError, SearchRequestError
 from semgraph.model import Chunk, FileFacts, content_hash
+from semgraph.search.bodies import META_MARKER
 from semgraph.search.embed import Embedder
-from semgraph.search.index import META_MARKER, SearchIndex
+from semgraph.search.index import SearchIndex
+from semgraph.search.loader import lookup_vectors
 
 pytestmark = pytest.mark.integration
 
@@ -149,10 +151,12 @@ def test_unchanged_reindex_embeds_nothing_and_flip_deletes_old(
 
     second, stats = load(manager, Refuses(load_settings()), "demo", "r2", corpus())
     assert (stats.chunks, stats.embedded, stats.reused, stats.hit_rate) == (3, 0, 3, 1.0)
-    old_vec = manager.lookup_vectors(
-        first, [embedder.key_for(embedder.text_for("pkg/alias.py", corpus()[0].chunks[0]))]
+    old_vec = lookup_vectors(
+        manager.es,
+        first,
+        [embedder.key_for(embedder.text_for("pkg/alias.py", corpus()[0].chunks[0]))],
     )
-    new_vec = manager.lookup_vectors(second, list(old_vec))
+    new_vec = lookup_vectors(manager.es, second, list(old_vec))
     assert old_vec == new_vec and len(old_vec) == 1
 
     assert manager.flip_alias("demo", second) == first

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from semgraph.config import load_settings
 from semgraph.errors import ConfigError, SearchQueryError
 from semgraph.model import Chunk, content_hash
+from semgraph.search.bodies import bm25_body, flip_alias_actions, lookup_vectors_body
 from semgraph.search.documents import (
     PendingChunk,
     chunk_document,
@@ -21,9 +22,9 @@ from semgraph.search.documents import (
     symbol_name,
 )
 from semgraph.search.embed import Embedder, embedding_text, resolve_device, vector_key
-from semgraph.search.index import flip_alias_actions, lookup_vectors_body, slug
 from semgraph.search.model_files import declared_dims, model_fingerprint
-from semgraph.search.query import bm25_body, rrf, snippet, validate
+from semgraph.search.names import slug
+from semgraph.search.query import rrf, snippet, validate
 from semgraph.search.split import identifier_words, split_identifier, split_text
 
 LEGAL_INDEX = re.compile(r"^[a-z0-9_.][a-z0-9_.-]*$")

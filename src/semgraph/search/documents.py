@@ -1,4 +1,4 @@
-"""One Elasticsearch document per code chunk (the shape the mapping in ``index.py`` expects)."""
+"""One Elasticsearch document per code chunk (the shape the mapping in ``bodies.py`` expects)."""
 
 from __future__ import annotations
 

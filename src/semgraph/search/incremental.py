@@ -30,8 +30,14 @@ from typing import Any
 from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError, SearchRequestError
 from semgraph.logs import event
-from semgraph.model import FileFacts
-from semgraph.search.index import INDEX_FORMAT, META_MARKER, SearchIndex
+from semgraph.search.bodies import (
+    INDEX_FORMAT,
+    META_MARKER,
+    bulk_delete_operations,
+    clone_settings,
+    stale_docs_body,
+)
+from semgraph.search.index import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +45,6 @@ PATHS_PER_QUERY = 1024  # a terms query far below the default 65,536 limit
 SCROLL_PAGE = 1000
 SCROLL_KEEPALIVE = "2m"
 CLONE_TIMEOUT = "60s"
-
-
-def clone_settings(replicas: int) -> dict[str, Any]:
-    """Settings of the clone: writable, and the configured replica count (not copied)."""
-    return {"index.blocks.write": None, "index.number_of_replicas": replicas}
-
-
-def stale_docs_body(paths: list[str]) -> dict[str, Any]:
-    """Every document of ``paths``, ids only."""
-    return {"query": {"terms": {"path": paths}}, "_source": False, "sort": ["_doc"]}
 
 
 def docs_fingerprint(fingerprint: str, max_code_chars: int) -> str:
@@ -86,12 +82,13 @@ def plan(
     dims: int,
     graph_run_id: str | None,
     graph_files: Callable[[], dict[str, str]],
-    facts: Iterable[FileFacts],
+    files: Iterable[tuple[str, str]],
 ) -> Plan | None:
     """The incremental plan, or None when a fresh staging index is needed (reason logged).
 
-    ``graph_files`` returns the graph's ``{path: blob sha}`` for the repository (names and
-    keys only); it is called only when the live index belongs to the graph's run."""
+    ``files`` are the run's parsed ``(path, blob sha)``; ``graph_files`` returns the graph's
+    ``{path: blob sha}`` for the repository (names and keys only), called only when the
+    live index belongs to the graph's run."""
     limit = index.settings.search_incremental_max_changed_ratio
     live = index.live_index(repo_key)
 
@@ -118,10 +115,10 @@ def plan(
         return None
     old = graph_files()
     out = Plan(live=live)
-    for f in facts:
+    for path, blob_sha in files:
         out.files += 1
-        if old.pop(f.path, None) != f.blob_sha:
-            out.changed.add(f.path)
+        if old.pop(path, None) != blob_sha:
+            out.changed.add(path)
     out.removed = set(old)
     if out.ratio > limit:
         fresh(f"{out.ratio:.0%} of the files changed (limit {limit:.0%})")
@@ -196,7 +193,7 @@ def delete_paths(index: SearchIndex, target: str, paths: list[str]) -> int:
 
 
 def _delete(index: SearchIndex, target: str, ids: list[str]) -> int:
-    operations = [{"delete": {"_index": target, "_id": doc_id}} for doc_id in ids]
+    operations = bulk_delete_operations(target, ids)
     started = time.perf_counter()
     with search_errors(f"bulk delete from {target}"):
         resp = index.es.bulk(operations=operations, refresh=False)

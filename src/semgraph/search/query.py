@@ -19,9 +19,10 @@ from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchRequestError
 from semgraph.logs import event
+from semgraph.search.bodies import bm25_body, knn_body, msearch_searches, search_filters
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.split import identifier_words, split_text
+from semgraph.search.split import identifier_words
 
 log = logging.getLogger(__name__)
 
@@ -30,63 +31,6 @@ MAX_K = 200
 RESOLVE_ATTEMPTS = 3
 SNIPPET_LINES = 4
 SNIPPET_CHARS = 400
-
-HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
-
-BM25_FIELDS_RAW = ["code", "identifiers", "symbol_text^3", "path_text^0.5"]
-BM25_FIELDS_SPLIT = ["identifiers", "symbol_text^3", "path_text^0.5"]
-BM25_NAME_BOOST = 5.0
-# a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
-MAX_NAME_TERM_CHARS = 128
-
-
-def search_filters(
-    *, repo: str | None, lang: str | None, path_prefix: str | None
-) -> list[dict[str, Any]]:
-    filters: list[dict[str, Any]] = []
-    if repo is not None:
-        filters.append({"term": {"repo": repo}})
-    if lang is not None:
-        filters.append({"term": {"language": lang}})
-    if path_prefix:
-        filters.append({"prefix": {"path": path_prefix}})
-    return filters
-
-
-def bm25_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
-    """BM25 over the code, the client-split identifiers, the symbol and the path."""
-    should: list[dict[str, Any]] = [
-        {"multi_match": {"query": query, "fields": BM25_FIELDS_RAW}},
-    ]
-    split = split_text(query)
-    if split and split != query.lower():
-        should.append({"multi_match": {"query": split, "fields": BM25_FIELDS_SPLIT}})
-    token = query.strip()
-    if 0 < len(token) <= MAX_NAME_TERM_CHARS and not any(c.isspace() for c in token):
-        should.append(
-            {"term": {"name": {"value": token, "case_insensitive": True, "boost": BM25_NAME_BOOST}}}
-        )
-    return {
-        "size": size,
-        "query": {"bool": {"should": should, "minimum_should_match": 1, "filter": filters}},
-        "_source": HIT_SOURCE,
-        "track_total_hits": False,
-    }
-
-
-def knn_body(
-    vector: list[float], filters: list[dict[str, Any]], size: int, num_candidates: int
-) -> dict[str, Any]:
-    """Approximate kNN on the chunk vectors (cosine), with the same filters."""
-    knn: dict[str, Any] = {
-        "field": "embedding",
-        "query_vector": vector,
-        "k": size,
-        "num_candidates": max(num_candidates, size),
-    }
-    if filters:
-        knn["filter"] = filters
-    return {"size": size, "knn": knn, "_source": HIT_SOURCE, "track_total_hits": False}
 
 
 @dataclass
@@ -180,12 +124,8 @@ def _run_msearch(
     es: elasticsearch.Elasticsearch, targets: list[str], bodies: list[dict[str, Any]]
 ) -> list[dict[str, Any]] | None:
     """The responses, or None when an index vanished (flip + delete raced us)."""
-    searches: list[dict[str, Any]] = []
-    for body in bodies:
-        searches.append({"index": targets, "ignore_unavailable": False})
-        searches.append(body)
     with search_errors("search"):
-        resp = es.msearch(searches=searches)
+        resp = es.msearch(searches=msearch_searches(targets, bodies))
     responses: list[dict[str, Any]] = list(resp["responses"])
     for r in responses:
         error = r.get("error")

@@ -1,0 +1,220 @@
+"""Every Elasticsearch mapping, settings block and request body semgraph sends, as named
+constants and ``*_body`` builders (pure: no client, no I/O).
+
+Every index we create carries ``_meta`` in its mapping (:func:`staging_meta`): the marker
+``semgraph_index``, the repository key, the run id, the model id, the vector size, the
+creation time passed in from Python, and the fingerprint of what the documents depend on
+(incremental staging reuses an index only under the same one).
+
+Sections: the staging index (:mod:`semgraph.search.index`), bulk loading
+(:mod:`semgraph.search.loader`), incremental staging (:mod:`semgraph.search.incremental`) and
+hybrid search (:mod:`semgraph.search.query`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from semgraph.search.split import split_text
+
+INDEX_FORMAT = 1  # bump when the mapping changes incompatibly
+META_MARKER = "semgraph_index"
+
+_KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
+_TEXT = {"type": "text", "analyzer": "standard"}
+
+# -- the staging index: mapping, settings, alias and read filters -------------------------------
+
+CREATE_STAGING_SETTINGS: dict[str, Any] = {
+    "index": {
+        "number_of_shards": 1,
+        "number_of_replicas": 0,
+        "refresh_interval": "-1",  # loaded once, then refreshed explicitly; never written again
+    }
+}
+
+CREATE_STAGING_MAPPING: dict[str, Any] = {
+    "dynamic": "strict",
+    "_meta": {},
+    "properties": {
+        "repo": _KEYWORD,
+        "run_id": _KEYWORD,
+        "path": _KEYWORD,
+        "path_text": _TEXT,
+        "language": _KEYWORD,
+        "kind": _KEYWORD,
+        "symbol": _KEYWORD,
+        "name": _KEYWORD,
+        "symbol_text": _TEXT,
+        "chunk_hash": _KEYWORD,
+        "vector_key": _KEYWORD,
+        "start_line": {"type": "integer"},
+        "end_line": {"type": "integer"},
+        "code": _TEXT,
+        "identifiers": _TEXT,
+        "embedding": {"type": "dense_vector", "dims": 0, "index": True, "similarity": "cosine"},
+    },
+}
+
+LIVE_INDEX_FILTER = "*.aliases"
+LIST_INDEXES_FILTER = ["*.aliases", "*.mappings._meta"]
+INDEX_META_FILTER = "*.mappings._meta"
+RUN_IDS_FILTER = "*.mappings._meta.run_id"
+
+
+def create_staging_body(
+    *, dims: int, meta: dict[str, Any], shards: int, replicas: int
+) -> dict[str, Any]:
+    settings = copy.deepcopy(CREATE_STAGING_SETTINGS)
+    settings["index"]["number_of_shards"] = shards
+    settings["index"]["number_of_replicas"] = replicas
+    mappings = copy.deepcopy(CREATE_STAGING_MAPPING)
+    mappings["_meta"] = meta
+    mappings["properties"]["embedding"]["dims"] = dims
+    return {"settings": settings, "mappings": mappings}
+
+
+def staging_meta(
+    repo_key: str,
+    run_id: str,
+    dims: int,
+    model_id: str,
+    now: float | None,
+    docs_fingerprint: str,
+) -> dict[str, Any]:
+    """The ``_meta`` of a run's index (see the module docstring)."""
+    return {
+        META_MARKER: INDEX_FORMAT,
+        "repo": repo_key,
+        "run_id": run_id,
+        "model_id": model_id,
+        "dims": dims,
+        "created_at": time.time() if now is None else now,
+        "docs_fingerprint": docs_fingerprint,
+    }
+
+
+def flip_alias_actions(alias: str, new_index: str, old: Iterable[str]) -> list[dict[str, Any]]:
+    """Remove every old target and add the new one: applied atomically by ``_aliases``."""
+    actions: list[dict[str, Any]] = [
+        {"remove": {"index": name, "alias": alias}} for name in old if name != new_index
+    ]
+    actions.append({"add": {"index": new_index, "alias": alias}})
+    return actions
+
+
+# -- bulk loading -------------------------------------------------------------------------------
+
+LOOKUP_VECTORS_SOURCE = ["vector_key", "embedding"]
+
+
+def lookup_vectors_body(keys: list[str]) -> dict[str, Any]:
+    """One hit per key (collapsed), with just the key and the vector."""
+    return {
+        "query": {"terms": {"vector_key": keys}},
+        "collapse": {"field": "vector_key"},
+        "size": len(keys),
+        "_source": LOOKUP_VECTORS_SOURCE,
+        "track_total_hits": False,
+    }
+
+
+def bulk_index_operations(
+    staging: str, docs: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The ``_bulk`` body that indexes ``(id, document)`` pairs into ``staging``."""
+    operations: list[dict[str, Any]] = []
+    for doc_id, doc in docs:
+        operations.append({"index": {"_index": staging, "_id": doc_id}})
+        operations.append(doc)
+    return operations
+
+
+# -- incremental staging ------------------------------------------------------------------------
+
+
+def clone_settings(replicas: int) -> dict[str, Any]:
+    """Settings of the clone: writable, and the configured replica count (not copied)."""
+    return {"index.blocks.write": None, "index.number_of_replicas": replicas}
+
+
+def stale_docs_body(paths: list[str]) -> dict[str, Any]:
+    """Every document of ``paths``, ids only."""
+    return {"query": {"terms": {"path": paths}}, "_source": False, "sort": ["_doc"]}
+
+
+def bulk_delete_operations(target: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The ``_bulk`` body that deletes the documents ``ids`` from ``target``."""
+    return [{"delete": {"_index": target, "_id": doc_id}} for doc_id in ids]
+
+
+# -- hybrid search ------------------------------------------------------------------------------
+
+HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
+
+BM25_FIELDS_RAW = ["code", "identifiers", "symbol_text^3", "path_text^0.5"]
+BM25_FIELDS_SPLIT = ["identifiers", "symbol_text^3", "path_text^0.5"]
+BM25_NAME_BOOST = 5.0
+# a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
+MAX_NAME_TERM_CHARS = 128
+
+
+def search_filters(
+    *, repo: str | None, lang: str | None, path_prefix: str | None
+) -> list[dict[str, Any]]:
+    filters: list[dict[str, Any]] = []
+    if repo is not None:
+        filters.append({"term": {"repo": repo}})
+    if lang is not None:
+        filters.append({"term": {"language": lang}})
+    if path_prefix:
+        filters.append({"prefix": {"path": path_prefix}})
+    return filters
+
+
+def bm25_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    """BM25 over the code, the client-split identifiers, the symbol and the path."""
+    should: list[dict[str, Any]] = [
+        {"multi_match": {"query": query, "fields": BM25_FIELDS_RAW}},
+    ]
+    split = split_text(query)
+    if split and split != query.lower():
+        should.append({"multi_match": {"query": split, "fields": BM25_FIELDS_SPLIT}})
+    token = query.strip()
+    if 0 < len(token) <= MAX_NAME_TERM_CHARS and not any(c.isspace() for c in token):
+        should.append(
+            {"term": {"name": {"value": token, "case_insensitive": True, "boost": BM25_NAME_BOOST}}}
+        )
+    return {
+        "size": size,
+        "query": {"bool": {"should": should, "minimum_should_match": 1, "filter": filters}},
+        "_source": HIT_SOURCE,
+        "track_total_hits": False,
+    }
+
+
+def knn_body(
+    vector: list[float], filters: list[dict[str, Any]], size: int, num_candidates: int
+) -> dict[str, Any]:
+    """Approximate kNN on the chunk vectors (cosine), with the same filters."""
+    knn: dict[str, Any] = {
+        "field": "embedding",
+        "query_vector": vector,
+        "k": size,
+        "num_candidates": max(num_candidates, size),
+    }
+    if filters:
+        knn["filter"] = filters
+    return {"size": size, "knn": knn, "_source": HIT_SOURCE, "track_total_hits": False}
+
+
+def msearch_searches(targets: list[str], bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``_msearch`` body: each search body after its header naming the ``targets``."""
+    searches: list[dict[str, Any]] = []
+    for body in bodies:
+        searches.append({"index": targets, "ignore_unavailable": False})
+        searches.append(body)
+    return searches

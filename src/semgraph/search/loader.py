@@ -1,0 +1,242 @@
+"""Bulk loading of a staging index: chunks embedded in bounded windows (vectors reused from
+the live index by key), then sent in bounded ``_bulk`` requests.
+
+Work is done in windows of ``search_embed_window_chunks`` chunks (fewer when they reach
+``search_embed_window_bytes``, texts plus vectors): look the window's vector keys up in the
+live index, embed only the misses, then send bulk requests of at most
+``search_bulk_batch_docs`` documents / ``search_bulk_max_bytes``. Any rejected document raises
+:class:`SearchBulkError`. Nothing here refreshes. The request bodies are in
+:mod:`semgraph.search.bodies`; every request goes through :func:`semgraph.db.search_errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import elasticsearch
+
+from semgraph.config import Settings
+from semgraph.db import search_errors
+from semgraph.errors import SearchBulkError
+from semgraph.logs import event
+from semgraph.memory import malloc_trim
+from semgraph.model import FileFacts
+from semgraph.search.bodies import bulk_index_operations, lookup_vectors_body
+from semgraph.search.documents import (
+    PendingChunk,
+    chunk_document,
+    document_id,
+    estimated_bytes,
+    pending_bytes,
+)
+from semgraph.search.embed import Embedder
+
+log = logging.getLogger(__name__)
+
+BULK_ERRORS_SHOWN = 3
+
+
+@dataclass
+class IndexStats:
+    """What one :func:`load_files` call did (recorded on the run)."""
+
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0  # texts given to the model
+    reused: int = 0  # chunks whose vector came from the live index
+    deduplicated: int = 0  # chunks sharing a vector with an earlier chunk of the same window
+    docs: int = 0
+    bulk_requests: int = 0
+    embed_seconds: float = 0.0  # the embedding phase: keys, lookup of reusable vectors, model
+    lookup_seconds: float = 0.0  # the reuse lookup part of embed_seconds
+    bulk_seconds: float = 0.0
+
+    @property
+    def hit_rate(self) -> float:
+        """Share of chunks whose vector was reused (1.0 when there was nothing to embed)."""
+        return self.reused / self.chunks if self.chunks else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "hit_rate": round(self.hit_rate, 4)}
+
+
+def lookup_vectors(
+    es: elasticsearch.Elasticsearch, index: str, keys: list[str]
+) -> dict[str, list[float]]:
+    """Vectors stored under ``keys`` in ``index`` (missing keys are simply absent)."""
+    if not keys:
+        return {}
+    with search_errors(f"look up vectors in {index}"):
+        resp = es.search(index=index, **lookup_vectors_body(keys))
+    found: dict[str, list[float]] = {}
+    for hit in resp["hits"]["hits"]:
+        src = hit.get("_source", {})
+        vector = src.get("embedding")
+        if isinstance(vector, list) and src.get("vector_key"):
+            found[src["vector_key"]] = vector
+    return found
+
+
+def bulk(
+    es: elasticsearch.Elasticsearch, staging: str, docs: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """One bulk request of ``(id, document)`` pairs; any rejected item raises."""
+    operations = bulk_index_operations(staging, docs)
+    with search_errors(f"bulk into {staging}"):
+        resp = es.bulk(operations=operations, refresh=False)
+    items = resp.get("items", [])
+    if not resp.get("errors") and len(items) == len(docs):
+        return
+    failed = [
+        (docs[i][1], item.get("index", {}))
+        for i, item in enumerate(items)
+        if item.get("index", {}).get("error")
+    ]
+    shown = "; ".join(
+        f"{doc['path']}:{doc['start_line']}-{doc['end_line']}: "
+        f"{res['error'].get('type')}: {str(res['error'].get('reason'))[:300]}"
+        for doc, res in failed[:BULK_ERRORS_SHOWN]
+    )
+    raise SearchBulkError(
+        f"bulk into {staging}: {len(failed)} of {len(docs)} documents rejected"
+        f" ({len(items)} answered): {shown}"
+    )
+
+
+def load_files(
+    es: elasticsearch.Elasticsearch,
+    settings: Settings,
+    staging: str,
+    repo_key: str,
+    run_id: str,
+    files: Iterable[FileFacts],
+    embedder: Embedder,
+    live: str | None,
+) -> IndexStats:
+    """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
+    ``files`` into ``staging`` (see the module docstring)."""
+    loader = Loader(es, settings, staging, repo_key, run_id, embedder, live)
+    for facts in files:
+        loader.add_file(facts)
+    loader.flush()
+    stats = loader.stats
+    event(
+        log,
+        logging.INFO,
+        "search_indexed",
+        repo=repo_key,
+        run_id=run_id,
+        index=staging,
+        **stats.to_dict(),
+    )
+    return stats
+
+
+class Loader:
+    """The windowed embed + bulk loop behind :func:`load_files`."""
+
+    def __init__(
+        self,
+        es: elasticsearch.Elasticsearch,
+        settings: Settings,
+        staging: str,
+        repo_key: str,
+        run_id: str,
+        embedder: Embedder,
+        live: str | None,
+    ) -> None:
+        self.es = es
+        self.settings = settings
+        self.staging = staging
+        self.repo_key = repo_key
+        self.run_id = run_id
+        self.embedder = embedder
+        self.live = live
+        self.window: list[PendingChunk] = []
+        self.window_bytes = 0
+        self.stats = IndexStats()
+
+    def add_file(self, facts: FileFacts) -> None:
+        self.stats.files += 1
+        started = time.perf_counter()
+        for ordinal, chunk in enumerate(facts.chunks):
+            text = self.embedder.text_for(facts.path, chunk)
+            pending = PendingChunk(
+                facts.path, facts.language, ordinal, chunk, text, self.embedder.key_for(text)
+            )
+            self.window.append(pending)
+            self.window_bytes += pending_bytes(pending, self.embedder.dims)
+            if (
+                len(self.window) >= self.settings.search_embed_window_chunks
+                or self.window_bytes >= self.settings.search_embed_window_bytes
+            ):
+                self.stats.embed_seconds += time.perf_counter() - started
+                self.flush()
+                started = time.perf_counter()
+        self.stats.embed_seconds += time.perf_counter() - started
+
+    def flush(self) -> None:
+        if not self.window:
+            return
+        window, self.window, self.window_bytes = self.window, [], 0
+        vectors = self._vectors(window)
+        self._send(window, vectors)
+        del window, vectors
+        malloc_trim()  # hand the window's texts, vectors and bulk bodies back to the OS
+
+    def _vectors(self, window: list[PendingChunk]) -> dict[str, list[float]]:
+        started = time.perf_counter()
+        keys = list(dict.fromkeys(p.key for p in window))
+        vectors: dict[str, list[float]] = {}
+        if self.live is not None:
+            vectors = lookup_vectors(self.es, self.live, keys)
+            self.stats.lookup_seconds += time.perf_counter() - started
+        found = set(vectors)
+        misses = [k for k in keys if k not in found]
+        if misses:
+            text_of = {p.key: p.text for p in window}
+            fresh = self.embedder.embed([text_of[k] for k in misses])
+            vectors.update(zip(misses, fresh, strict=True))
+        self.stats.embed_seconds += time.perf_counter() - started
+        self.stats.chunks += len(window)
+        self.stats.embedded += len(misses)
+        self.stats.reused += sum(1 for p in window if p.key in found)
+        self.stats.deduplicated += len(window) - len(keys)
+        return vectors
+
+    def _send(self, window: list[PendingChunk], vectors: dict[str, list[float]]) -> None:
+        for batch in self._batches(window, vectors):
+            started = time.perf_counter()
+            bulk(self.es, self.staging, batch)
+            self.stats.bulk_seconds += time.perf_counter() - started
+            self.stats.bulk_requests += 1
+            self.stats.docs += len(batch)
+
+    def _batches(
+        self, window: list[PendingChunk], vectors: dict[str, list[float]]
+    ) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+        batch: list[tuple[str, dict[str, Any]]] = []
+        size = 0
+        for p in window:
+            doc = chunk_document(
+                p,
+                repo=self.repo_key,
+                run_id=self.run_id,
+                vector=vectors[p.key],
+                max_code_chars=self.settings.search_max_code_chars,
+            )
+            doc_bytes = estimated_bytes(doc)
+            if batch and (
+                len(batch) >= self.settings.search_bulk_batch_docs
+                or size + doc_bytes > self.settings.search_bulk_max_bytes
+            ):
+                yield batch
+                batch, size = [], 0
+            batch.append((document_id(p.path, p.ordinal), doc))
+            size += doc_bytes
+        if batch:
+            yield batch
