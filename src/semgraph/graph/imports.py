@@ -10,6 +10,10 @@ Binding targets, as ``(kind, target)``:
 * ``("external", name)`` — something outside the repository;
 * local name ``"*"`` with kind ``"file"`` / ``"dir"`` — everything top-level is visible
   (C ``#include``, Python ``from m import *``, Java ``import pkg.*``).
+
+The module is over 300 lines because it is one resolver: the per-language rules (Python
+packages and relative imports, JS/TS paths and index files, Go modules, Java packages, Rust
+crates, C includes) share its lookups and its cache, and none is long enough to stand alone.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 edges, and :class:`Resolution`, which keeps every result in the symbol table's SQLite file
 (the result tables are created by :data:`RESULT_DDL`) and reads it back: streamed for counts,
 per file for the graph writer and the parity check.
+
+It is a little over 300 lines because the tables and every query that reads them are one
+schema, kept in one place: a reader and the DDL of its table change together.
 """
 
 from __future__ import annotations
