@@ -204,6 +204,12 @@ class Resolution:
         """(path, bundle digest) of every parsed file, by path."""
         yield from self.table.db.execute("SELECT path, bundle FROM files ORDER BY path")
 
+    def file_blobs(self) -> Iterator[tuple[str, str]]:
+        """(path, blob sha) of every parsed file, by path (what incremental staging compares
+        with the graph's files, without decoding the spill again)."""
+        for path, blob in self.table.db.execute("SELECT path, blob_sha FROM files ORDER BY path"):
+            yield str(path), str(blob)
+
     def file_record(self, path: str) -> tuple[Any, ...] | None:
         """(key, language, blob_sha, loc, size_bytes, parse_status, parse_error) of ``path``."""
         row = self.table.db.execute(

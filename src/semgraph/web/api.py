@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from semgraph.db import graph_errors, search_errors
 from semgraph.errors import JobNotFound, PayloadError, StoreError
+from semgraph.indexer.request import ReindexArgs
 from semgraph.queue.models import JobStatus
 from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, WriteCtx, context, plain
 
@@ -144,7 +145,7 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
         raise PayloadError("ref must not contain control characters or start with '-'")
     try:
         repo_key = ctx.receiver.repo_key_for(body.source)
-        args = {"source": body.source, "ref": body.ref, "commit": body.commit}
+        args = ReindexArgs(source=body.source, ref=body.ref, commit=body.commit).to_json()
         result = ctx.store.enqueue(
             repo_key,
             now=time.time(),

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from semgraph.config import Settings
 from semgraph.errors import ConfigError, JobError, PayloadError, QueueInputError
+from semgraph.indexer.request import ReindexArgs
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest
@@ -261,7 +262,7 @@ class WebhookReceiver:
             request = enqueue_request(
                 repo_key,
                 kind="reindex",
-                args={"source": source, "ref": push.ref, "commit": push.commit},
+                args=ReindexArgs(source, push.ref, push.commit).to_json(),
                 ref=push.ref,
                 commit=push.commit,
                 delivery_key=f"{push.host}:{delivery}" if delivery else None,
