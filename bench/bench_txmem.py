@@ -82,8 +82,8 @@ def _server_heap(settings: Any) -> dict[str, Any]:
     """The heap the server runs with when it is this state directory's local Neo4j, and the
     heap a default stack on this machine takes."""
     from semgraph.config import load_settings
-    from semgraph.services.heap import choose_heap
     from semgraph.services.bolt import BoltService
+    from semgraph.services.heap import choose_heap
 
     default = choose_heap(load_settings(neo4j_heap_mb=0))
     state = BoltService(settings).state()
@@ -102,6 +102,7 @@ def run_size(n_files: int, seed: int) -> dict[str, Any]:
     from semgraph.config import load_settings
     from semgraph.db import connect_graph
     from semgraph.errors import GraphTooLarge
+    from semgraph.faults import Faults
     from semgraph.graph.resolve import resolve
     from semgraph.graph.schema import SCHEMA
     from semgraph.graph.writer import GraphWriter, RepoInfo
@@ -132,20 +133,22 @@ def run_size(n_files: int, seed: int) -> dict[str, Any]:
             before = set(_read(graph, set()))
             hook: dict[str, int] = {}
 
-            def before_commit() -> None:
+            def before_commit(**_: object) -> None:
                 hook.update(_read(graph, before))
+
+            faults = Faults()
+            faults.arm("publish.before_commit", before_commit)
 
             sampler = Sampler(settings, before)
             sampler.start()
             out["load"] = round(os.getloadavg()[0], 2)
             try:
-                stats = GraphWriter(graph, settings).publish(
+                stats = GraphWriter(graph, settings, faults=faults).publish(
                     RepoInfo(repo_key, "synthetic", "main", "c0"),
                     res,
                     run_id=f"txmem-{n_files}",
                     fingerprint="bench",
                     now=time.time(),
-                    before_commit=before_commit,
                 )
             except GraphTooLarge as exc:
                 out["refused"] = str(exc)

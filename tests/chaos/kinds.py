@@ -37,6 +37,8 @@ POINTS = (
     "after_alias_flip",
 )
 PAUSE_LIMIT_S = 180.0
+# the points that are the graph publish's, not the pipeline's own
+FAULT_POINTS = {"before_graph_commit": "publish.before_commit"}
 
 
 def _pause(signal_dir: Path, point: str) -> Callable[..., None]:
@@ -72,7 +74,7 @@ def chaos_reindex(ctx: JobContext) -> None:
 
     armed = faults.Faults()
     if fault is not None:
-        armed.arm(f"reindex.{point}", fault)
+        armed.arm(FAULT_POINTS.get(point, f"reindex.{point}"), fault)
     Reindex(
         ctx.settings,
         ctx.graph,

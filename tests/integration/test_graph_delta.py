@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from semgraph.faults import Faults
 from semgraph.graph import pubstate
 from semgraph.graph.pubstate import state_path
 from semgraph.model import FileFacts, SkippedFile
@@ -93,11 +94,13 @@ def test_a_failed_publish_leaves_the_state_of_the_last_commit(graph, settings, t
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     before = snapshot(graph, "shop")
 
-    def fail() -> None:
+    def fail(**_: object) -> None:
         raise Boom("before commit")
 
+    faults = Faults()
+    faults.arm("publish.before_commit", fail)
     with pytest.raises(Boom):
-        publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r2", before_commit=fail)
+        publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r2", faults=faults)
     assert snapshot(graph, "shop") == before
     again = publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r3")
     assert again.mode == "delta" and not again.delta_fallback  # r1's state was kept

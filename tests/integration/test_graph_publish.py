@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from semgraph.errors import GraphInputError, GraphTooLarge
+from semgraph.faults import Faults
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.resolution import Resolution
 from semgraph.graph.resolve import resolve
@@ -38,8 +39,9 @@ def publish(
     run_id: str,
     **kw: Any,
 ) -> PublishStats:
+    faults = kw.pop("faults", Faults())
     with resolve(lambda: iter(files), repo.key, tmp_path / run_id) as res:
-        return GraphWriter(graph, settings).publish(
+        return GraphWriter(graph, settings, faults=faults).publish(
             repo,
             res,
             run_id=run_id,
@@ -244,9 +246,13 @@ def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) 
         if where == "midway" and n == 5:
             raise Boom("injected")
 
-    def before_commit() -> None:
+    def before_commit(**_: object) -> None:
         if where == "before_commit":
             raise Boom("injected")
+
+    faults = Faults()
+    faults.arm("publish.batch", on_batch)
+    faults.arm("publish.before_commit", before_commit)
 
     with pytest.raises(Boom):
         publish(
@@ -257,8 +263,7 @@ def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) 
             shop_repo(extra_order_method=True),
             "r2",
             batch_size=3,
-            on_batch=on_batch,
-            before_commit=before_commit,
+            faults=faults,
             delta=False,  # a full publish: many batches to fail between
         )
     assert len(seen) >= 5
@@ -310,6 +315,9 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
         if n == 10:  # hold the open transaction until readers have looked several times
             assert enough_reads.wait(timeout=60)
 
+    faults = Faults()
+    faults.arm("publish.batch", on_batch)
+
     threads = [threading.Thread(target=reader) for _ in range(2)]
     for t in threads:
         t.start()
@@ -322,7 +330,7 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
             shop_repo(extra_order_method=True),
             "r2",
             batch_size=4,
-            on_batch=on_batch,
+            faults=faults,
             delta=False,  # a full publish: the transaction spans many batches
         )
         final = graph.query("final", run_query)
@@ -352,10 +360,10 @@ def test_server_memory_refusal_becomes_graph_too_large(graph, settings, tmp_path
 
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     before = snapshot(graph, "shop")
+    faults = Faults()
+    faults.arm("publish.batch", refuse)
     with pytest.raises(GraphTooLarge, match=r"db\.memory\.transaction"):
-        publish(
-            graph, settings, tmp_path, SHOP, shop_repo(True), "r2", batch_size=3, on_batch=refuse
-        )
+        publish(graph, settings, tmp_path, SHOP, shop_repo(True), "r2", batch_size=3, faults=faults)
     assert snapshot(graph, "shop") == before
 
 

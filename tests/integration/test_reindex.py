@@ -192,7 +192,8 @@ def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignor
     elif where == "bulk":
         _break_bulk(monkeypatch)
     else:
-        kwargs["faults"] = at("before_graph_commit", _raise)
+        kwargs["faults"] = Faults()
+        kwargs["faults"].arm("publish.before_commit", _raise)
     with pytest.raises((Boom, SearchRequestError, JobError)):
         run_index(repo, **kwargs)
     monkeypatch.undo()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from semgraph.faults import Faults
 from semgraph.graph import publish_queries as q
 from semgraph.graph.publish_stats import PublishStats
 
@@ -41,8 +42,8 @@ class Batcher:
     """Buffers rows per statement. Before a buffer is sent, every buffer of an earlier kind
     is sent first, so a row never refers to a node still waiting in a buffer."""
 
-    def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, hook: Any) -> None:
-        self.tx, self.repo, self.size, self.stats, self.hook = tx, repo, size, stats, hook
+    def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, faults: Faults) -> None:
+        self.tx, self.repo, self.size, self.stats, self.faults = tx, repo, size, stats, faults
         self.buffers: dict[tuple[str, str, str], _Buffer] = {}
         # the statement sent last, not yet read: (result, kind, what, cypher, rows it holds)
         self.pending: tuple[Any, str, str, str, int] | None = None
@@ -80,8 +81,7 @@ class Batcher:
         self.stats.batches += 1
         buf.rows = []
         buf.weight = 0
-        if self.hook is not None:
-            self.hook(self.stats.batches)
+        self.faults.point("publish.batch", n=self.stats.batches)
 
     def _settle(self) -> None:
         if self.pending is None:

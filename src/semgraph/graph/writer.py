@@ -39,13 +39,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphInputError, GraphTooLarge, JobError
+from semgraph.faults import PROCESS, Faults
 from semgraph.graph import publish_queries as q
 from semgraph.graph.batches import Batcher
 from semgraph.graph.publish_stats import PublishMode, PublishStats
@@ -63,7 +64,7 @@ DELETE_EDGE_SLICE = 50_000  # edges per delete statement
 class RepoInfo:
     key: str
     url: str
-    default_branch: str
+    default_branch: str | None  # None: the remote has no HEAD (an empty or odd repository)
     commit: str
 
 
@@ -74,9 +75,10 @@ class _DeltaMismatch(Exception):
 class GraphWriter:
     """Publishes one repository's subgraph in one transaction."""
 
-    def __init__(self, graph: Graph, settings: Settings) -> None:
+    def __init__(self, graph: Graph, settings: Settings, *, faults: Faults = PROCESS) -> None:
         self.graph = graph
         self.settings = settings
+        self.faults = faults  # points publish.batch (n: batches sent) and publish.before_commit
 
     def publish(
         self,
@@ -87,19 +89,15 @@ class GraphWriter:
         fingerprint: str,
         now: float,
         batch_size: int | None = None,
-        on_batch: Callable[[int], None] | None = None,
-        before_commit: Callable[[], None] | None = None,
         delta: bool = True,
     ) -> PublishStats:
         """Publish the model ``resolution`` holds; ``delta=False`` never compares against the
-        published state (a full publish, as a parity reference). ``on_batch`` (called with the
-        number of batches run so far) and ``before_commit`` are test seams for fault
-        injection, never used in production."""
+        published state (a full publish, as a parity reference)."""
         size = batch_size or self.settings.graph_batch_rows
         if size < 1:
             raise GraphInputError("batch_size must be at least 1")
         resolution.prepare_lookups()
-        args = (repo, resolution, run_id, fingerprint, now, size, on_batch, before_commit)
+        args = (repo, resolution, run_id, fingerprint, now, size)
         try:
             return self._publish_once(*args, delta)
         except _DeltaMismatch as exc:
@@ -123,8 +121,6 @@ class GraphWriter:
         fingerprint: str,
         now: float,
         size: int,
-        on_batch: Callable[[int], None] | None,
-        before_commit: Callable[[], None] | None,
         delta: bool,
     ) -> PublishStats:
         stats = PublishStats()
@@ -142,7 +138,7 @@ class GraphWriter:
                     state, old = old, None
                 else:
                     state = PublishedState.create(final, run_id)
-                batch = Batcher(tx, repo.key, size, stats, on_batch)
+                batch = Batcher(tx, repo.key, size, stats, self.faults)
                 rows = RowWriter(batch, mode, state, resolution)
                 self._write(tx, repo.key, resolution, mode, rows)
                 if stats.dropped_rows and mode is PublishMode.DELTA:
@@ -156,8 +152,7 @@ class GraphWriter:
                         "that were not written (the parsed model and the resolution "
                         "disagree); nothing was published"
                     )
-                if before_commit is not None:
-                    before_commit()
+                self.faults.point("publish.before_commit", repo=repo.key, run_id=run_id)
         except GraphError as exc:
             _discard(state, old)
             if self.graph.dialect.is_out_of_memory(str(exc)):

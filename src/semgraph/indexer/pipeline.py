@@ -14,9 +14,9 @@ The class is over 300 lines because the phases, the outcomes and the failure han
 one run's state; what each phase does lives in the module it calls.
 
 Fault points (:mod:`semgraph.faults`), in order: ``reindex.after_checkout``,
-``reindex.after_spill``, ``reindex.during_staging``, ``reindex.after_staging``,
-``reindex.before_graph_commit``, ``reindex.after_graph_commit``, ``reindex.alias_flip``,
-``reindex.after_alias_flip``.
+``reindex.after_spill``, ``reindex.during_staging``, ``reindex.after_staging``, the
+publish's (``publish.batch``, ``publish.before_commit``), ``reindex.after_graph_commit``,
+``reindex.alias_flip``, ``reindex.after_alias_flip``.
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class Reindex:
         repo = RepoInfo(
             key=co.repo_key, url=co.url, default_branch=co.default_branch, commit=co.commit
         )
-        writer = GraphWriter(self.graph, self.settings)
+        writer = GraphWriter(self.graph, self.settings, faults=self.faults)
         try:
             return writer.publish(
                 repo,
@@ -228,7 +228,6 @@ class Reindex:
                 run_id=self.run_id,
                 fingerprint=fp,
                 now=time.time(),
-                before_commit=lambda: self._fault("before_graph_commit"),
                 delta=not self.request.force,  # a forced job rewrites the whole graph
             )
         except GraphUnavailable:
