@@ -57,7 +57,7 @@ from bench.records import emit
 from semgraph.config import Settings, load_settings
 from semgraph.db import connect_graph
 from semgraph.graph.schema import SCHEMA
-from semgraph.indexer.checkout import repo_key_for
+from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
 from semgraph.web.fixtures import push_payload, signed_delivery
 

@@ -17,8 +17,8 @@ from semgraph.db import connect_graph, connect_search
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
 from semgraph.graph.runs import RunStore
 from semgraph.graph.schema import SCHEMA
-from semgraph.indexer.checkout import normalize_source, repo_key_for
 from semgraph.indexer.request import ReindexArgs
+from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.queue import registry
 from semgraph.queue.models import TERMINAL, JobStatus
 from semgraph.queue.store import JobStore

@@ -9,9 +9,9 @@ from typing import Any
 from semgraph.check import check_repositories
 from semgraph.db import connect_search
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer.checkout import repo_key_for
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
+from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.indexer.checkout import repo_key_for
+from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from tests.chaos.conftest import Chaos

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer.checkout import repo_key_for
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
+from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore

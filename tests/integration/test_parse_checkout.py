@@ -9,7 +9,8 @@ import pytest
 
 from semgraph.config import Settings, load_settings
 from semgraph.errors import CheckoutError, JobError
-from semgraph.indexer.checkout import checkout, normalize_source, repo_key_for
+from semgraph.indexer.checkout import checkout
+from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.indexer.walk import WalkEntry, walk
 from semgraph.model import SkippedFile
 from tests.repos import git, make_repo

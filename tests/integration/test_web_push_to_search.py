@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from semgraph.indexer.checkout import repo_key_for
+from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker

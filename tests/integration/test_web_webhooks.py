@@ -15,7 +15,7 @@ import pytest
 from hypothesis import strategies as st
 
 from semgraph.config import Settings
-from semgraph.indexer.checkout import repo_key_for
+from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import push_payload, serve_in_thread, signed_delivery

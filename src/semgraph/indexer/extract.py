@@ -17,12 +17,20 @@ start line tells them apart. A tree with errors still yields what was recovered,
 from __future__ import annotations
 
 import hashlib
-import inspect
 from dataclasses import dataclass
 
 from tree_sitter import Node, Parser, QueryCursor
 
 from semgraph.indexer import chunking, languages
+from semgraph.indexer.describe import (
+    MAX_EXPR,
+    bases,
+    comment_docstring,
+    one_line,
+    outermost,
+    python_docstring,
+    signature,
+)
 from semgraph.indexer.imports import IMPORTERS, text
 from semgraph.model import (
     CallSite,
@@ -35,12 +43,6 @@ from semgraph.model import (
 )
 
 CLASS_LIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
-MAX_SIGNATURE = 400
-MAX_DOCSTRING = 4000
-MAX_EXPR = 200
-_COMMENTS = {"comment", "line_comment", "block_comment"}
-_WRAPPERS = {"decorated_definition", "export_statement", "template_declaration"}
-_SKIP_BEFORE = {"attribute_item", "decorator", "marker_annotation", "annotation"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +71,6 @@ def line_count(data: bytes) -> int:
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-
-
-def _one_line(value: str, limit: int) -> str:
-    value = " ".join(value.split())
-    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tuple[Node, ...]]]:
@@ -143,130 +140,17 @@ def _qualify(defs: list[_Def], module: str) -> None:
         by_id[d.node.id] = d
 
 
-def _outer(node: Node) -> Node:
-    parent = node.parent
-    while parent is not None and parent.type in _WRAPPERS:
-        node, parent = parent, parent.parent
-    return node
-
-
-def _signature(node: Node) -> str:
-    body = node.child_by_field_name("body")
-    if body is None and node.type == "variable_declarator":
-        value = node.child_by_field_name("value")
-        body = value.child_by_field_name("body") if value is not None else None
-    raw = node.text or b""
-    if body is not None and body.start_byte > node.start_byte:
-        raw = raw[: body.start_byte - node.start_byte]
-    else:
-        raw = raw.split(b"\n", 1)[0]
-    sig = raw.decode("utf-8", "replace").strip().rstrip("{:").rstrip()
-    if sig.endswith("=>"):
-        sig = sig[:-2].rstrip()
-    return _one_line(sig, MAX_SIGNATURE)
-
-
-def _python_docstring(node: Node) -> str | None:
-    body = node.child_by_field_name("body")
-    if body is None or not body.named_children:
-        return None
-    first = body.named_children[0]
-    if first.type != "expression_statement" or not first.named_children:
-        return None
-    string = first.named_children[0]
-    if string.type != "string":
-        return None
-    parts = [text(c) for c in string.named_children if c.type == "string_content"]
-    return _clean_doc("".join(parts))
-
-
-def _clean_comment(raw: str) -> str:
-    lines = []
-    for line in raw.splitlines():
-        s = line.strip()
-        for prefix in ("///", "//!", "//", "/**", "/*!", "/*", "*/", "*", "#"):
-            if s.startswith(prefix):
-                s = s[len(prefix) :]
-                break
-        if s.endswith("*/"):
-            s = s[:-2]
-        lines.append(s.strip())
-    return "\n".join(lines).strip()
-
-
-def _clean_doc(doc: str) -> str | None:
-
-    cleaned = inspect.cleandoc(doc).strip()
-    if not cleaned:
-        return None
-    return cleaned if len(cleaned) <= MAX_DOCSTRING else cleaned[: MAX_DOCSTRING - 1] + "…"
-
-
-def _comment_docstring(node: Node) -> str | None:
-    comments: list[str] = []
-    cur = _outer(node)
-    row = cur.start_point[0]
-    sib = cur.prev_sibling
-    while sib is not None and (sib.type in _COMMENTS or sib.type in _SKIP_BEFORE):
-        if sib.end_point[0] < row - 1:
-            break
-        if sib.type in _COMMENTS:
-            comments.append(_clean_comment(text(sib)))
-        row = sib.start_point[0]
-        sib = sib.prev_sibling
-    if not comments:
-        return None
-    return _clean_doc("\n".join(reversed(comments)))
-
-
-_BASE_FIELDS = ("superclasses", "superclass", "interfaces")
-_BASE_CONTAINERS = {"class_heritage", "base_class_clause", "extends_interfaces", "super_interfaces"}
-_BASE_NESTED = {
-    "extends_clause",
-    "implements_clause",
-    "type_list",
-    "superclass",
-    "super_interfaces",
-    "extends_interfaces",
-}
-_BASE_SKIP = {"keyword_argument", "access_specifier", "comment", "type_arguments"}
-
-
-def _base_texts(container: Node) -> list[str]:
-    out: list[str] = []
-    for child in container.named_children:
-        if child.type in _BASE_SKIP:
-            continue
-        if child.type in _BASE_NESTED:
-            out.extend(_base_texts(child))
-        else:
-            out.append(_one_line(text(child), MAX_EXPR))
-    return out
-
-
-def _bases(node: Node) -> list[str]:
-    out: list[str] = []
-    for name in _BASE_FIELDS:
-        child = node.child_by_field_name(name)
-        if child is not None:
-            out.extend(_base_texts(child))
-    for child in node.named_children:
-        if child.type in _BASE_CONTAINERS:
-            out.extend(_base_texts(child))
-    return list(dict.fromkeys(out))
-
-
 def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
     out: list[Symbol] = []
     for d in defs:
         if d.scope:
             continue
         span = (
-            _outer(d.node)
+            outermost(d.node)
             if d.node.parent is not None and d.node.parent.type in {"decorated_definition"}
             else d.node
         )
-        doc = _python_docstring(d.node) if language == "python" else _comment_docstring(d.node)
+        doc = python_docstring(d.node) if language == "python" else comment_docstring(d.node)
         out.append(
             Symbol(
                 kind=d.kind,
@@ -274,10 +158,10 @@ def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
                 qualified_name=d.qualified_name,
                 start_line=span.start_point[0] + 1,
                 end_line=d.node.end_point[0] + 1,
-                signature=_signature(d.node),
+                signature=signature(d.node),
                 docstring=doc,
                 parent=d.parent,
-                bases=_bases(d.node) if d.kind in CLASS_LIKE else [],
+                bases=bases(d.node) if d.kind in CLASS_LIKE else [],
             )
         )
     return out
@@ -288,11 +172,11 @@ def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) ->
     out: list[CallSite] = []
     for call, callee, *rest in call_nodes:
         enclosing = _enclosing(call, by_id, symbols_only=True)
-        receiver = _one_line(text(rest[0]), MAX_EXPR) if rest else None
+        receiver = one_line(text(rest[0]), MAX_EXPR) if rest else None
         out.append(
             CallSite(
                 enclosing=enclosing.qualified_name if enclosing else module,
-                callee=_one_line(text(callee), MAX_EXPR),
+                callee=one_line(text(callee), MAX_EXPR),
                 receiver=receiver,
                 line=call.start_point[0] + 1,
             )

@@ -44,13 +44,7 @@ from semgraph.graph.resolution import Resolution
 from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
-from semgraph.indexer.checkout import (
-    CheckoutResult,
-    checkout,
-    repo_key_for,
-    worktree_lock,
-    worktree_path,
-)
+from semgraph.indexer.checkout import CheckoutResult, checkout, worktree_lock, worktree_path
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import ParseCache
 from semgraph.indexer.request import (
@@ -61,6 +55,7 @@ from semgraph.indexer.request import (
     fingerprint,
     new_run_id,
 )
+from semgraph.indexer.sources import repo_key_for
 from semgraph.indexer.spill import SpillReader
 from semgraph.indexer.staging import Staged, StagingRequest, stage
 from semgraph.logs import event

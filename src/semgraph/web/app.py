@@ -42,7 +42,7 @@ from semgraph.errors import (
     ShuttingDown,
     StoreError,
 )
-from semgraph.indexer.checkout import repo_key_for as default_repo_key_for
+from semgraph.indexer.sources import repo_key_for as default_repo_key_for
 from semgraph.logs import event
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
