@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,9 +119,11 @@ def _storage_info(graph: Graph) -> list[dict[str, Any]]:
     return graph.query("doctor storage", oldest)
 
 
-def check_graph(settings: Settings) -> Check:
+def check_graph(
+    settings: Settings, *, connect: Callable[[Settings], Graph] = connect_graph
+) -> Check:
     try:
-        with connect_graph(settings) as graph:
+        with connect(settings) as graph:
             info = graph.server_info()
             dialect = graph.dialect
             version_rows = graph.query("doctor version", dialect.version_query)

@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
 from semgraph.errors import GraphUnavailable, QueueInputError
+from semgraph.faults import Faults
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest, JobStatus
 from semgraph.queue.store import JobStore
@@ -126,11 +127,13 @@ def test_a_failed_batch_stores_nothing(graph: Graph, qsettings: Settings) -> Non
     before = [(j.id, j.commit, j.coalesced_count) for j in store.list()]
     armed = [True]
 
-    def cut(point: str) -> None:  # the connection drops just before COMMIT
-        if point == "enqueue:before_commit" and armed[0]:
+    def cut(**_: object) -> None:  # the connection drops just before COMMIT
+        if armed[0]:
             raise GraphUnavailable("bolt connection lost")
 
-    failing = JobStore(graph, qsettings, hook=cut)
+    faults = Faults()
+    faults.arm("queue.enqueue:before_commit", cut)
+    failing = JobStore(graph, qsettings, faults=faults)
     reqs = [
         enqueue_request("org/a", commit="a1", delivery_key="k1"),
         enqueue_request("org/b", commit="b1", delivery_key="k2"),
@@ -158,12 +161,14 @@ def test_a_push_merged_between_read_and_write_makes_the_batch_decide_again(
     other = JobStore(graph, qsettings)
     fired: list[str] = []
 
-    def meanwhile(point: str) -> None:
-        if point == "enqueue:after_read" and not fired:
-            fired.append(point)
+    def meanwhile(**_: object) -> None:
+        if not fired:
+            fired.append("enqueue:after_read")
             other.enqueue("org/a", now=2.0, commit="c2", priority=4)
 
-    pusher = JobStore(graph, qsettings, hook=meanwhile)
+    faults = Faults()
+    faults.arm("queue.enqueue:after_read", meanwhile)
+    pusher = JobStore(graph, qsettings, faults=faults)
     retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) or 0
     out = pusher.enqueue_many([enqueue_request("org/a", commit="c3")], now=3.0)
     assert fired and [(r.job_id, r.outcome) for r in out] == [(first.job_id, "coalesced")]

@@ -1,5 +1,6 @@
 """Races against the real Bolt server: concurrent claimers and enqueuers, and stale writers
-forced into the window between a read and the write that depends on it (pause hooks)."""
+forced into the window between a read and the write that depends on it (the store's fault
+points, armed in a registry of its own)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
-from semgraph.errors import GraphQueryError
+from semgraph.errors import GraphConstraintViolation
+from semgraph.faults import Faults
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, sweep
@@ -43,28 +45,24 @@ def graphs(graph, qsettings) -> Iterator[list[Graph]]:  # type: ignore[no-untype
         g.close()
 
 
-def once(fn: Callable[[], None]) -> Callable[[str], None]:
-    """A hook that runs ``fn`` the first time it is reached, and never again."""
-    fired: list[str] = []
+class At(Faults):
+    """A store's own fault registry: ``fn`` runs the first time the store reaches
+    ``queue.<point>``, and never again (``fired`` says whether it did)."""
 
-    def hook(point: str) -> None:
-        if not fired:
-            fired.append(point)
-            fn()
+    def __init__(self, point: str, fn: Callable[[], None]) -> None:
+        super().__init__()
+        self.fired: list[str] = []
 
-    hook.fired = fired  # type: ignore[attr-defined]
-    return hook
+        def once(**_: object) -> None:
+            if not self.fired:
+                self.fired.append(point)
+                fn()
+
+        self.arm(f"queue.{point}", once)
 
 
-def at(point: str, fn: Callable[[], None]) -> Callable[[str], None]:
-    inner = once(fn)
-
-    def hook(name: str) -> None:
-        if name == point:
-            inner(name)
-
-    hook.fired = inner.fired  # type: ignore[attr-defined]
-    return hook
+def at(point: str, fn: Callable[[], None]) -> At:
+    return At(point, fn)
 
 
 class ClaimRace:
@@ -254,11 +252,9 @@ def test_two_concurrent_first_claims_of_a_repository_run_one_job(  # type: ignor
     errors: list[BaseException] = []
 
     def claimer(n: int) -> None:
-        def hook(point: str) -> None:
-            if point == "claim:after_read":
-                barrier.wait(timeout=30)
-
-        mine = JobStore(graphs[n], qsettings, hook=hook)
+        mine_faults = Faults()
+        mine_faults.arm("queue.claim:after_read", lambda **_: barrier.wait(timeout=30))
+        mine = JobStore(graphs[n], qsettings, faults=mine_faults)
         try:
             claimed[ids[n]] = mine.claim(f"w{n}", KINDS, now=10.0, job_id=ids[n])
         except BaseException as exc:
@@ -288,9 +284,12 @@ def test_a_first_claim_that_loses_the_lock_at_commit_runs_again(store, graph, qs
 
     def lose_at_commit() -> None:
         won.append(winner.claim("w-winner", KINDS, now=10.0, job_id=second))
-        raise GraphQueryError(f"claim: {MEMGRAPH_CLIENT_ERROR}: {MEMGRAPH_UNIQUE_AT_COMMIT}")
+        # what db.graph_errors makes of that answer (tests/unit/test_graph_errors.py)
+        raise GraphConstraintViolation(
+            f"claim: {MEMGRAPH_CLIENT_ERROR}: {MEMGRAPH_UNIQUE_AT_COMMIT}"
+        )
 
-    loser = JobStore(graph, qsettings, hook=at("claim:after_read", lose_at_commit))
+    loser = JobStore(graph, qsettings, faults=at("claim:after_read", lose_at_commit))
     retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", CLAIM) or 0
     assert loser.claim("w-loser", KINDS, now=10.0, job_id=first) is None
     assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", CLAIM) == retries + 1
@@ -339,9 +338,9 @@ def test_sweep_vs_completion_completion_first(store, graph, qsettings) -> None: 
     job = store.claim("dead-worker", KINDS, now=2.0)  # no :Worker node: its owner looks dead
     owner = JobStore(graph, qsettings)
     hook = at("recover:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
-    sweeper = JobStore(graph, qsettings, hook=hook)
+    sweeper = JobStore(graph, qsettings, faults=hook)
     changed = sweep(sweeper, now=4.0, me=Identity.current())
-    assert hook.fired and changed == []  # type: ignore[attr-defined]
+    assert hook.fired and changed == []
     final = store.get(job.id)
     assert (final.status, final.crash_count) == (JobStatus.SUCCEEDED, 0)
 
@@ -354,9 +353,9 @@ def test_sweep_vs_completion_sweep_first(store, graph, qsettings) -> None:  # ty
         "complete:before_lock",
         lambda: sweep(sweeper, now=3.0, me=Identity.current()),
     )
-    stale_owner = JobStore(graph, qsettings, hook=hook)
+    stale_owner = JobStore(graph, qsettings, faults=hook)
     assert stale_owner.complete(job.id, job.claim_token, now=4.0) is False
-    assert hook.fired  # type: ignore[attr-defined]
+    assert hook.fired
     final = store.get(job.id)
     assert (final.status, final.crash_count, final.attempts) == (JobStatus.PENDING, 1, 1)
 
@@ -374,7 +373,7 @@ def test_requeue_vs_stale_completion(store, graph, qsettings) -> None:  # type: 
         "requeue:before_lock",
         lambda: results.append(stale.complete(job.id, job.claim_token, now=6.0)),
     )
-    operator = JobStore(graph, qsettings, hook=hook)
+    operator = JobStore(graph, qsettings, faults=hook)
     back = operator.requeue(job.id, now=7.0)
     assert results == [False]
     assert (back.status, back.attempts, back.crash_count) == (JobStatus.PENDING, 0, 0)
@@ -392,7 +391,7 @@ def test_requeue_waits_for_nothing_it_does_not_own(store, graph, qsettings) -> N
     store.requeue(job.id, now=5.0)
     other = JobStore(graph, qsettings)
     hook = at("requeue:before_lock", lambda: other.claim("w2", KINDS, now=6.0))
-    operator = JobStore(graph, qsettings, hook=hook)
+    operator = JobStore(graph, qsettings, faults=hook)
     with pytest.raises(Exception, match="running"):
         operator.requeue(job.id, now=7.0)
     assert store.get(job.id).status is JobStatus.RUNNING
@@ -406,7 +405,7 @@ def test_coalescing_enqueue_vs_claim_claim_wins(store, graph, qsettings) -> None
         "enqueue:after_read",
         lambda: claimed.append(claimer.claim("w", KINDS, now=2.0).commit),
     )
-    pusher = JobStore(graph, qsettings, hook=hook)
+    pusher = JobStore(graph, qsettings, faults=hook)
     retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) or 0
     res = pusher.enqueue("org/a", now=3.0, commit="c2")
     assert claimed == ["c1"]
@@ -425,7 +424,7 @@ def test_coalescing_enqueue_vs_claim_enqueue_wins(store, graph, qsettings) -> No
         "claim:after_read",
         lambda: outcomes.append(pusher.enqueue("org/a", now=2.0, commit="c2").outcome),
     )
-    claimer = JobStore(graph, qsettings, hook=hook)
+    claimer = JobStore(graph, qsettings, faults=hook)
     job = claimer.claim("w", KINDS, now=3.0)
     assert outcomes == ["coalesced"]
     assert job.id == first.job_id and job.commit == "c2"  # the claim saw the merged push
@@ -437,7 +436,7 @@ def test_abandon_vs_completion(store, graph, qsettings) -> None:  # type: ignore
     job = store.claim("w", KINDS, now=2.0)
     owner = JobStore(graph, qsettings)
     hook = at("abandon:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
-    operator = JobStore(graph, qsettings, hook=hook)
+    operator = JobStore(graph, qsettings, faults=hook)
     with pytest.raises(Exception, match="succeeded"):
         operator.abandon(job.id, now=4.0, reason="late")
     assert store.get(job.id).status is JobStatus.SUCCEEDED

@@ -20,7 +20,6 @@ from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import PublishDiverged, Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.jobs import shared_embedder
-from semgraph.search import loader
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
@@ -172,16 +171,13 @@ class _FailingEmbedder:
         raise Boom("embedding model crashed")
 
 
-def _break_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
-    def bulk(es: Any, staging: str, docs: Any) -> None:
-        raise SearchRequestError("bulk: injected item failure")
-
-    monkeypatch.setattr(loader, "bulk", bulk)
+def _refuse_bulk(**_: object) -> None:
+    raise SearchRequestError("bulk: injected item failure")
 
 
 @pytest.mark.parametrize("where", ["embedding", "bulk", "graph_transaction"])
 def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignore[no-untyped-def]
-    settings, graph, es, embedder, repo, run_index, monkeypatch, where: str
+    settings, graph, es, embedder, repo, run_index, where: str
 ) -> None:
     first = run_index(repo)
     before_live = _live(settings, es, first.repo_key)
@@ -190,13 +186,13 @@ def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignor
     if where == "embedding":
         kwargs["embedder_override"] = _FailingEmbedder(embedder)
     elif where == "bulk":
-        _break_bulk(monkeypatch)
+        kwargs["faults"] = Faults()
+        kwargs["faults"].arm("search.bulk", _refuse_bulk)
     else:
         kwargs["faults"] = Faults()
         kwargs["faults"].arm("publish.before_commit", _raise)
     with pytest.raises((Boom, SearchRequestError, JobError)):
         run_index(repo, **kwargs)
-    monkeypatch.undo()
     assert _live(settings, es, first.repo_key) == before_live
     assert _graph_run(graph, first.repo_key) == first.run_id
     staging = [n for n in es.indices.get(index="code-*") if n != before_live[0]]

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from semgraph.config import Settings, load_settings
 from semgraph.db import connect_search
 from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchUnavailable
+from semgraph.faults import Faults
 from semgraph.model import Chunk, FileFacts, content_hash
-from semgraph.search import query as query_mod
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
@@ -283,24 +283,22 @@ def test_unreachable_server_is_a_clear_error(stack, embedder) -> None:  # type: 
 
 
 def test_a_flip_between_resolve_and_search_is_retried_not_mixed(
-    indexed, es_session, settings, embedder, monkeypatch
+    indexed, es_session, settings, embedder
 ) -> None:  # type: ignore[no-untyped-def]
     old = indexed.live_index("demo")
     new = indexed.create_staging("demo", "r2", embedder.dims, now=NOW)
     indexed.index_files(new, "demo", "r2", corpus(), embedder)
     indexed.refresh(new)
-    real = query_mod.resolve_targets
     calls: list[list[str]] = []
 
-    def racing(manager: SearchIndex, repo: str | None) -> list[str]:
-        targets = real(manager, repo)
+    def racing(*, targets: list[str]) -> None:
         if not calls:
             indexed.flip_alias("demo", new)  # flips and deletes `old` after we resolved it
-        calls.append(targets)
-        return targets
+        calls.append(list(targets))
 
-    monkeypatch.setattr(query_mod, "resolve_targets", racing)
-    hits = search(es_session, settings, embedder, "send email", repo="demo", k=5)
+    faults = Faults()
+    faults.arm("search.targets_resolved", racing)
+    hits = search(es_session, settings, embedder, "send email", repo="demo", k=5, faults=faults)
     assert calls == [[old], [new]]
     assert hits and {h.run_id for h in hits} == {"r2"} and {h.index for h in hits} == {new}
 

@@ -15,6 +15,7 @@ import pytest
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphUnavailable
+from semgraph.faults import Faults
 from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
 from semgraph.web.app import create_app
@@ -108,12 +109,15 @@ def test_a_failed_commit_answers_503_to_the_whole_batch_and_stores_nothing(  # t
     armed = [True]
     reached: list[str] = []
 
-    def cut(point: str) -> None:  # the Bolt connection drops just before COMMIT
-        if point == "enqueue:before_commit" and armed[0]:
-            reached.append(point)
+    def cut(**_: object) -> None:  # the Bolt connection drops just before COMMIT
+        if armed[0]:
+            reached.append("enqueue:before_commit")
             raise GraphUnavailable("bolt connection lost")
 
-    store = JobStore(graph, settings.model_copy(update={"claim_conflict_retries": 3}), hook=cut)
+    faults = Faults()
+    faults.arm("queue.enqueue:before_commit", cut)
+    retrying = settings.model_copy(update={"claim_conflict_retries": 3})
+    store = JobStore(graph, retrying, faults=faults)
     items = [delivery("github", f"o/r{i % 2}", i + 1, f"f-{i}") for i in range(4)]
     with server(graph, es, settings, batch=4, store=store) as (url, batcher):
         answers = send_all(url, items)

@@ -239,12 +239,9 @@ class FakeGraph:
         ("2.21.0", ["SHOW STORAGE INFO ON CURRENT DATABASE", "SHOW STORAGE INFO"]),
     ],
 )
-def test_check_graph_asks_memgraph_and_reports_its_warnings(  # type: ignore[no-untyped-def]
-    monkeypatch, version: str, asked: list[str]
-) -> None:
+def test_check_graph_asks_memgraph_and_reports_its_warnings(version: str, asked: list[str]) -> None:
     fake = FakeGraph(version)
-    monkeypatch.setattr(doctor, "connect_graph", lambda settings: fake)
-    check = doctor.check_graph(SETTINGS)
+    check = doctor.check_graph(SETTINGS, connect=lambda settings: fake)
     assert check.ok and f"memgraph {version}" in check.detail
     assert fake.asked == ["SHOW VERSION", *asked, "SHOW CONFIG"]
     assert len(check.warnings) == 5

@@ -94,7 +94,7 @@ class Reindex:
         self.checkpoint: Checkpoint = checkpoint or (lambda name: None)
         self.progress = progress
         self.embedder = embedder or Embedder(settings)
-        self.index = SearchIndex(es, settings)
+        self.index = SearchIndex(es, settings, faults=faults)
         self.reader = GraphReader(graph)
         self.runs = RunStore(graph)
         self.alerter = Alerter(settings)

@@ -227,7 +227,7 @@ def write_batch(
     pause: Callable[[str], None],
 ) -> list[EnqueueResult]:
     """Read, plan and write one batch in ``tx``; :class:`Retry` when a pending job changed
-    since the read (the caller runs the batch again). ``pause`` is the store's test hook."""
+    since the read (the caller runs the batch again). ``pause`` reaches the store's fault points."""
     keys = sorted({r.delivery_key for r in requests if r.delivery_key is not None})
     repo_keys = sorted({r.repo_key for r in requests})
     read = tx.run(q.ENQUEUE_READ, repo_keys=repo_keys, keys=keys).single(strict=True)

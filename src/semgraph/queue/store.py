@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import QueueInputError
+from semgraph.faults import PROCESS, Faults
 from semgraph.queue import metrics, workers
 from semgraph.queue import queries as q
 from semgraph.queue.enqueue import check_text, enqueue_request, write_batch
@@ -52,8 +53,6 @@ from semgraph.queue.transaction import RetryingWriter
 from semgraph.queue.transitions import Transitions
 
 T = TypeVar("T")
-Hook = Callable[[str], None]
-
 MAX_ERROR_CHARS = 4000
 MAX_REASON_CHARS = 1000
 
@@ -66,14 +65,14 @@ class JobStore:
         graph: Graph,
         settings: Settings,
         *,
-        hook: Hook | None = None,
+        faults: Faults = PROCESS,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.graph = graph
         self.settings = settings
-        self._hook = hook
+        self.faults = faults
         self._rng = rng or random.Random()
         # the conflict retries' time budget runs on ``clock`` (injected by tests)
         self._writer = RetryingWriter(graph, settings, rng=self._rng, clock=clock, sleep=sleep)
@@ -82,10 +81,10 @@ class JobStore:
     # -- plumbing ---------------------------------------------------------------------------
 
     def pause(self, point: str) -> None:
-        """Test hook: called at named points between a read and the write that depends on
-        it (for example ``"recover:before_lock"``); production passes no hook."""
-        if self._hook is not None:
-            self._hook(point)
+        """Fault point ``queue.<point>`` (:mod:`semgraph.faults`), reached between a read and
+        the write that depends on it (for example ``queue.recover:before_lock``): the race
+        tests stop a store there, with a registry of its own."""
+        self.faults.point(f"queue.{point}")
 
     def _write(self, op: str, fn: Callable[..., T], *args: Any, retry_unique: bool = False) -> T:
         """Run ``fn(tx, *args)`` in one explicit write transaction, again while it loses a

@@ -11,7 +11,7 @@ view of it).
 * the operator's: requeue, abandon.
 
 Each locks the job node before it reads the state it decides on (:func:`changes.lock`) and
-calls the store's test hook (``pause``) at the named points the race tests stop at.
+reaches the store's fault points (``pause``: ``queue.<point>``) where the race tests stop.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchError, SearchRequestError
+from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
 from semgraph.model import FileFacts
 from semgraph.search import names
@@ -48,9 +49,12 @@ class IndexInfo:
 class SearchIndex:
     """Staging indexes, alias flips and GC for one ES client; bulk loading via the loader."""
 
-    def __init__(self, es: elasticsearch.Elasticsearch, settings: Settings) -> None:
+    def __init__(
+        self, es: elasticsearch.Elasticsearch, settings: Settings, *, faults: Faults = PROCESS
+    ) -> None:
         self.es = es
         self.settings = settings
+        self.faults = faults
         self.prefix = settings.search_index_prefix
 
     # -- names ---------------------------------------------------------------------------------
@@ -297,4 +301,6 @@ class SearchIndex:
         into ``staging`` (:func:`semgraph.search.loader.load_files`). Does not refresh."""
         self._check_ours(staging)
         live = self.live_index(repo_key)
-        return load_files(self.es, self.settings, staging, repo_key, run_id, files, embedder, live)
+        return load_files(
+            self.es, self.settings, staging, repo_key, run_id, files, embedder, live, self.faults
+        )

@@ -22,6 +22,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError
+from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
 from semgraph.memory import malloc_trim
 from semgraph.model import FileFacts
@@ -116,10 +117,12 @@ def load_files(
     files: Iterable[FileFacts],
     embedder: Embedder,
     live: str | None,
+    faults: Faults = PROCESS,
 ) -> IndexStats:
     """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
-    ``files`` into ``staging`` (see the module docstring)."""
-    loader = Loader(es, settings, staging, repo_key, run_id, embedder, live)
+    ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
+    before each bulk request."""
+    loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults)
     for facts in files:
         loader.add_file(facts)
     loader.flush()
@@ -148,8 +151,10 @@ class Loader:
         run_id: str,
         embedder: Embedder,
         live: str | None,
+        faults: Faults = PROCESS,
     ) -> None:
         self.es = es
+        self.faults = faults
         self.settings = settings
         self.staging = staging
         self.repo_key = repo_key
@@ -211,6 +216,7 @@ class Loader:
     def _send(self, window: list[PendingChunk], vectors: dict[str, list[float]]) -> None:
         for batch in self._batches(window, vectors):
             started = time.perf_counter()
+            self.faults.point("search.bulk", index=self.staging, docs=len(batch))
             bulk(self.es, self.staging, batch)
             self.stats.bulk_seconds += time.perf_counter() - started
             self.stats.bulk_requests += 1

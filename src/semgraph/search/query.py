@@ -18,6 +18,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import search_errors
 from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchRequestError
+from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
 from semgraph.search.bodies import bm25_body, knn_body, msearch_searches, search_filters
 from semgraph.search.embed import Embedder
@@ -152,8 +153,10 @@ def search(
     path_prefix: str | None = None,
     k: int = 10,
     mode: str = "hybrid",
+    faults: Faults = PROCESS,
 ) -> list[SearchHit]:
-    """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn)."""
+    """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn). Fault point
+    ``search.targets_resolved``, between resolving the alias and querying its indexes."""
     text = validate(query, k=k, mode=mode, settings=settings)
     if mode != "bm25" and embedder is None:
         raise SearchQueryError(f"mode {mode} needs an embedder")
@@ -169,6 +172,7 @@ def search(
         bodies.append(knn_body(vector, filters, window, settings.search_knn_num_candidates))
     for _attempt in range(RESOLVE_ATTEMPTS):
         targets = resolve_targets(manager, repo)
+        faults.point("search.targets_resolved", targets=targets)
         responses = _run_msearch(es, targets, bodies)
         runs = manager.run_ids(targets) if responses is not None else None
         if responses is not None and runs is not None:
