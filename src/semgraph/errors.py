@@ -41,6 +41,8 @@ enums elsewhere, not exceptions.
 
 from __future__ import annotations
 
+import enum
+
 
 class SemgraphError(Exception):
     """semgraph failed."""
@@ -85,10 +87,22 @@ class QueueInputError(QueueError):
     """A job field or queue parameter is invalid."""
 
 
+class CancelReason(enum.StrEnum):
+    """Why the worker asked a running job to stop at its next checkpoint."""
+
+    CANCELLED = "cancelled"
+    SHUTDOWN = "shutdown"  # the worker is stopping (SIGTERM / SIGINT)
+    TIMEOUT = "timeout"  # over job_timeout_s
+    LOST = "lost"  # the job's claim is no longer this worker's (another recovered it)
+    ABANDONED = "abandoned"  # an operator abandoned the job
+
+
 class JobCancelled(SemgraphError):
     """The job was cancelled at a checkpoint."""
 
-    def __init__(self, message: str | None = None, reason: str = "cancelled") -> None:
+    def __init__(
+        self, message: str | None = None, reason: CancelReason = CancelReason.CANCELLED
+    ) -> None:
         super().__init__(message)
         self.reason = reason
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from semgraph.config import load_settings
-from semgraph.errors import ConfigError, JobCancelled, QueueInputError
+from semgraph.errors import CancelReason, ConfigError, JobCancelled, QueueInputError
 from semgraph.queue import registry
 from semgraph.queue.backoff import backoff_ceiling_s, backoff_s
 from semgraph.queue.cli import parse_duration
@@ -99,13 +99,13 @@ def _ctx() -> JobContext:
 def test_checkpoint_raises_once_cancelled_and_first_reason_sticks() -> None:
     ctx = _ctx()
     ctx.checkpoint("a")
-    ctx.cancel("shutdown")
-    ctx.cancel("abandoned")
+    ctx.cancel(CancelReason.SHUTDOWN)
+    ctx.cancel(CancelReason.ABANDONED)
     with pytest.raises(JobCancelled) as info:
         ctx.checkpoint("b")
-    assert info.value.reason == "shutdown" and ctx.last_checkpoint == "b"
-    ctx.cancel("timeout", override=True)
-    assert ctx.cancel_requested == "timeout"
+    assert info.value.reason is CancelReason.SHUTDOWN and ctx.last_checkpoint == "b"
+    ctx.cancel(CancelReason.TIMEOUT, override=True)
+    assert ctx.cancel_requested is CancelReason.TIMEOUT
 
 
 def _running(worker: dict | None, lease: float | None = 100.0) -> RunningJob:  # type: ignore[type-arg]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
-from semgraph.errors import GraphError, JobCancelled
+from semgraph.errors import CancelReason, GraphError, JobCancelled
 from semgraph.logs import event
 from semgraph.queue import metrics, registry
 from semgraph.queue.models import FailureKind, Job, JobStatus
@@ -82,7 +82,7 @@ class OutcomeRecorder:
         if error is None:
             result = self._persist(lambda: store.complete(job.id, token, now=now))
             label = "succeeded"
-        elif reason == "timeout":
+        elif reason is CancelReason.TIMEOUT:
             message = f"timeout: over {self.settings.job_timeout_s}s"
             result = self._persist(
                 lambda: store.fail(
@@ -90,13 +90,13 @@ class OutcomeRecorder:
                 )
             )
             label = "timeout"
-        elif reason == "lost":
+        elif reason is CancelReason.LOST:
             result = None
             label = "lost"
-        elif cancelled and reason == "shutdown":
+        elif cancelled and reason is CancelReason.SHUTDOWN:
             result = self._persist(lambda: store.release(job.id, token, now=now))
             label = "released"
-        elif cancelled and reason == "abandoned":
+        elif cancelled and reason is CancelReason.ABANDONED:
             result = self._persist(lambda: store.acknowledge_abandon(job.id, token, now=now))
             label = "abandoned"
         else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from semgraph.config import Settings
-from semgraph.errors import ConfigError, JobCancelled, QueueInputError
+from semgraph.errors import CancelReason, ConfigError, JobCancelled, QueueInputError
 from semgraph.logs import event
 
 if TYPE_CHECKING:
@@ -51,10 +51,10 @@ class JobContext:
     graph: Graph
     worker_id: str
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
-    _cancel_reason: str = field(default="cancelled", repr=False)
+    _cancel_reason: CancelReason = field(default=CancelReason.CANCELLED, repr=False)
     last_checkpoint: str | None = None
 
-    def cancel(self, reason: str, *, override: bool = False) -> None:
+    def cancel(self, reason: CancelReason, *, override: bool = False) -> None:
         """Ask the job to stop at its next checkpoint (called by the worker). The first
         reason sticks unless ``override`` (a timeout overrides a pending shutdown)."""
         if override or not self._cancel.is_set():
@@ -62,7 +62,7 @@ class JobContext:
             self._cancel.set()
 
     @property
-    def cancel_requested(self) -> str | None:
+    def cancel_requested(self) -> CancelReason | None:
         return self._cancel_reason if self._cancel.is_set() else None
 
     def checkpoint(self, name: str) -> None:

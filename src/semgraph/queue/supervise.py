@@ -24,7 +24,7 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.errors import SemgraphError
+from semgraph.errors import CancelReason, SemgraphError
 from semgraph.logs import event
 from semgraph.queue import metrics, registry
 from semgraph.queue.models import Job
@@ -33,6 +33,8 @@ from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, sweep
 
 log = logging.getLogger(__name__)
+# cancels that must end within job_cancel_grace_s (a shutdown waits for the checkpoint)
+_STOP_SOON = {CancelReason.TIMEOUT, CancelReason.ABANDONED, CancelReason.LOST}
 
 
 class Supervisor:
@@ -93,15 +95,16 @@ class Supervisor:
                 return True
             now = self.clock()
             if self.stop.is_set() and ctx.cancel_requested is None:
-                ctx.cancel("shutdown")  # no deadline: the job stops at its next checkpoint
+                # no deadline: the job stops at its next checkpoint
+                ctx.cancel(CancelReason.SHUTDOWN)
             if now >= next_beat:
                 next_beat = now + self.settings.heartbeat_s
                 self._beat(job, token, ctx, now)
             over = now - start > self.settings.job_timeout_s
-            if over and ctx.cancel_requested in {None, "shutdown"}:
+            if over and ctx.cancel_requested in {None, CancelReason.SHUTDOWN}:
                 event(log, logging.WARNING, "job_timeout", job_id=job.id, repo=job.repo_key)
-                ctx.cancel("timeout", override=True)
-            if deadline is None and ctx.cancel_requested in {"timeout", "abandoned", "lost"}:
+                ctx.cancel(CancelReason.TIMEOUT, override=True)
+            if deadline is None and ctx.cancel_requested in _STOP_SOON:
                 deadline = now + self.settings.job_cancel_grace_s
             if deadline is not None and now > deadline:
                 return False
@@ -115,7 +118,7 @@ class Supervisor:
             return
         if not beat.owned:
             event(log, logging.WARNING, "job_lost", "job no longer ours", job_id=job.id)
-            ctx.cancel("lost")
+            ctx.cancel(CancelReason.LOST)
         elif beat.cancel_reason is not None:
             event(
                 log,
@@ -125,7 +128,7 @@ class Supervisor:
                 job_id=job.id,
                 repo=job.repo_key,
             )
-            ctx.cancel("abandoned")
+            ctx.cancel(CancelReason.ABANDONED)
 
 
 def maintain(

@@ -29,7 +29,7 @@ from typing import Any
 from semgraph.alerts import Alerter
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.errors import ConfigError, GraphError, JobCancelled, SemgraphError
+from semgraph.errors import CancelReason, ConfigError, GraphError, JobCancelled, SemgraphError
 from semgraph.logs import event
 from semgraph.queue import registry
 from semgraph.queue.models import Job
@@ -267,7 +267,8 @@ class Worker:
                 # the job ignored its cancellation: record what we know, then leave
                 if outcome.error is None:  # still running: it did not succeed
                     outcome.error = JobCancelled(
-                        "the job ignored its cancellation", reason=ctx.cancel_requested or ""
+                        "the job ignored its cancellation",
+                        reason=ctx.cancel_requested or CancelReason.CANCELLED,
                     )
                 self.recorder.record(job, token, ctx, outcome, started)
                 event(
