@@ -5,9 +5,9 @@ connection at once (both sides), exactly like a network failure; new connections
 accepted afterwards. :meth:`CutProxy.cut_after_commit` arms a cut that fires right after the
 next Bolt ``COMMIT`` message has been forwarded to the server, so the server commits but the
 client never sees the answer (the "outcome unknown" case). With ``idle_tx=True`` only the
-COMMIT of a connection that, when the cut was armed, had a transaction open and had sent
-nothing for ``IDLE_S`` (a paused publish) counts, so another thread's transaction (a
-heartbeat) cannot take the cut meant for it.
+COMMIT of a connection that has a transaction open and has sent nothing for ``IDLE_S`` (a
+paused publish) counts, so another thread's transaction (a heartbeat) cannot take the cut
+meant for it; arming waits for such a connection, woken by the proxy's own traffic.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ BOLT_COMMIT = b"\x00\x02\xb0\x12\x00\x00"
 BOLT_BEGIN = b"\xb1\x11"
 BOLT_ROLLBACK = b"\x00\x02\xb0\x13\x00\x00"
 IDLE_S = 0.5
+IDLE_WAIT_S = 60.0
 
 
 class CutProxy:
@@ -36,6 +37,7 @@ class CutProxy:
         self._arm_commit = threading.Event()
         self._states: list[dict[str, float]] = []  # one per connection
         self._targets: list[dict[str, float]] | None = None  # None: any connection
+        self._traffic = threading.Condition()  # notified on every client message
         self.cuts = 0
         self.commit_cuts = 0
         self._closed = False
@@ -99,6 +101,8 @@ class CutProxy:
                         state["in_tx"] = 1
                     if BOLT_COMMIT in window or BOLT_ROLLBACK in window:
                         state["in_tx"] = 0
+                    with self._traffic:
+                        self._traffic.notify_all()
                 dst.sendall(data)
         except OSError:
             pass
@@ -129,16 +133,27 @@ class CutProxy:
 
     def cut_after_commit(self, *, idle_tx: bool = False) -> None:
         """Cut every connection right after the next COMMIT reaches the server; with
-        ``idle_tx``, only the COMMIT of a connection idle in a transaction now counts."""
-        self._targets = None
-        if idle_tx:
-            now = time.monotonic()
-            with self._lock:
-                self._targets = [
-                    s for s in self._states if s["in_tx"] and now - s["sent_at"] >= IDLE_S
-                ]
-            assert self._targets, "no connection is idle in a transaction"
+        ``idle_tx``, only the COMMIT of a connection idle in a transaction counts (waits
+        until one is, at most ``IDLE_WAIT_S``)."""
+        self._targets = self._idle_in_tx(IDLE_WAIT_S) if idle_tx else None
+        assert self._targets is None or self._targets, "no connection is idle in a transaction"
         self._arm_commit.set()
+
+    def _idle_in_tx(self, timeout_s: float) -> list[dict[str, float]]:
+        """The connections in a transaction that have sent nothing for ``IDLE_S``, once
+        there is one (empty after ``timeout_s``). Any client message wakes the wait; with
+        none, it wakes when the quietest open transaction reaches ``IDLE_S``."""
+        deadline = time.monotonic() + timeout_s
+        with self._traffic:
+            while True:
+                now = time.monotonic()
+                with self._lock:
+                    open_tx = [s for s in self._states if s["in_tx"]]
+                idle = [s for s in open_tx if now - s["sent_at"] >= IDLE_S]
+                if idle or now >= deadline:
+                    return idle
+                due = min([deadline, *(s["sent_at"] + IDLE_S for s in open_tx)])
+                self._traffic.wait(due - now)
 
     def close(self) -> None:
         self._closed = True

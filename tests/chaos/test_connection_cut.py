@@ -17,7 +17,8 @@ import pytest
 
 from semgraph.config import Settings
 from semgraph.db import connect_graph
-from semgraph.indexer.checkout import repo_key_for
+from semgraph.faults import Faults
+from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
@@ -66,12 +67,15 @@ def test_cut_during_the_claim_the_worker_claims_again_once(
         .job_id
     )
 
-    def hook(point: str) -> None:
-        if point == "claim:after_read" and proxy.cuts == 0:
+    def cut(**_: object) -> None:
+        if proxy.cuts == 0:
             assert proxy.cut() >= 1
 
+    faults = Faults()
+    faults.arm("queue.claim:after_read", cut)
+
     with connect_graph(settings.model_copy(update={"bolt_uri": proxy.uri})) as via_proxy:
-        worker = Worker(settings, via_proxy, store=JobStore(via_proxy, settings, hook=hook))
+        worker = Worker(settings, via_proxy, store=JobStore(via_proxy, settings, faults=faults))
         assert worker.run(once=True) == 0
     assert proxy.cuts == 1
     job = JobStore(chaos.graph, settings).get(jid)
@@ -129,8 +133,9 @@ def test_cut_during_the_publishing_transaction(
     if cut == "before_commit":
         assert proxy.cut() >= 1
     else:
-        time.sleep(1.0)  # the paused publish is the connection idle in a transaction
-        proxy.cut_after_commit(idle_tx=True)  # not a heartbeat's transaction
+        # the paused publish is the connection idle in a transaction, not a heartbeat's:
+        # arming waits until the proxy sees it quiet in its open transaction
+        proxy.cut_after_commit(idle_tx=True)
     (signals / "before_graph_commit.go").touch()
     code, out = chaos.finish(worker)
     assert code == 0, out
