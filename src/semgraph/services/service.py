@@ -86,6 +86,9 @@ class Service(abc.ABC):
         self.home = settings.state_dir / self.name
         self.pid_file = settings.state_dir / "run" / f"{self.name}.pid"
         self.log_file = settings.state_dir / "logs" / f"{self.name}.log"
+        # the process this object launched: kept (a dropped Popen of a running child warns,
+        # ResourceWarning) and reaped when :meth:`stop` ends it
+        self.launched: subprocess.Popen[bytes] | None = None
 
     @property
     def marker(self) -> str:
@@ -154,6 +157,7 @@ class Service(abc.ABC):
             )
         self.pid_file.write_text(f"{proc.pid}\n")
         event(log, logging.INFO, "service_start", service=self.name, pid=proc.pid)
+        self.launched = proc
         return proc
 
     def wait_healthy(self, proc: subprocess.Popen[bytes] | None, timeout_s: float) -> None:
@@ -181,6 +185,9 @@ class Service(abc.ABC):
                 return False
             pid = stray[0]
         procs.stop_group(pid, self.marker, timeout_s)
+        if self.launched is not None and self.launched.pid == pid:
+            self.launched.wait(timeout=10.0)  # our child: reap it (it is gone or a zombie)
+            self.launched = None
         self.pid_file.unlink(missing_ok=True)
         event(log, logging.INFO, "service_stop", service=self.name, pid=pid)
         return True
