@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 GIT_ENV = {
@@ -22,7 +23,7 @@ def git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def write_files(root: Path, files: dict[str, str | bytes | None]) -> None:
+def write_files(root: Path, files: Mapping[str, str | bytes | None]) -> None:
     """Write (or, for ``None``, delete) files under ``root``."""
     for rel, content in files.items():
         path = root / rel
@@ -33,7 +34,7 @@ def write_files(root: Path, files: dict[str, str | bytes | None]) -> None:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
 
 
-def commit(root: Path, files: dict[str, str | bytes | None], message: str = "change") -> str:
+def commit(root: Path, files: Mapping[str, str | bytes | None], message: str = "change") -> str:
     """Apply ``files`` and commit; returns the new commit sha."""
     write_files(root, files)
     git(root, "add", "-A")
@@ -41,7 +42,7 @@ def commit(root: Path, files: dict[str, str | bytes | None], message: str = "cha
     return git(root, "rev-parse", "HEAD")
 
 
-def make_repo(root: Path, files: dict[str, str | bytes | None]) -> Path:
+def make_repo(root: Path, files: Mapping[str, str | bytes | None]) -> Path:
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     commit(root, files, "initial")
@@ -49,7 +50,7 @@ def make_repo(root: Path, files: dict[str, str | bytes | None]) -> Path:
 
 
 # A small multi-language repository with known definitions, calls and meanings.
-POLYGLOT: dict[str, str | bytes | None] = {
+POLYGLOT: dict[str, str] = {
     "README.md": "# Polyglot\n\nA sample repository used by semgraph's end-to-end tests.\n",
     "app/__init__.py": "",
     "app/models.py": '''"""Data models."""
