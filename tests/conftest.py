@@ -10,8 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:  # the fixtures import semgraph when first used, not at collection
+    from elasticsearch import Elasticsearch
+
+    from semgraph.config import Settings
+    from semgraph.db import Graph
+    from semgraph.services import Stack
 
 TEST_ENV = {
     "SEMGRAPH_STATE_DIR": f"/var/tmp/semgraph-test-{os.getuid()}",
@@ -29,14 +37,14 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def settings():  # type: ignore[no-untyped-def]
+def settings() -> Settings:
     from semgraph.config import load_settings
 
     return load_settings()
 
 
 @pytest.fixture(scope="session")
-def stack(settings):  # type: ignore[no-untyped-def]
+def stack(settings: Settings) -> Iterator[Stack]:
     from semgraph.services import Stack
 
     stack = Stack(settings)
@@ -47,7 +55,7 @@ def stack(settings):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def graph_session(stack, settings):  # type: ignore[no-untyped-def]
+def graph_session(stack: Stack, settings: Settings) -> Iterator[Graph]:
     from semgraph.db import connect_graph
     from semgraph.graph.schema import SCHEMA
 
@@ -58,14 +66,14 @@ def graph_session(stack, settings):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def graph(graph_session):  # type: ignore[no-untyped-def]
+def graph(graph_session: Graph) -> Graph:
     """The real Bolt server, emptied before the test (schema kept)."""
     graph_session.query("test reset", "MATCH (n) DETACH DELETE n")
     return graph_session
 
 
 @pytest.fixture(scope="session")
-def es_session(stack, settings) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def es_session(stack: Stack, settings: Settings) -> Iterator[Elasticsearch]:
     from semgraph.db import connect_search
 
     client = connect_search(settings)
@@ -74,7 +82,7 @@ def es_session(stack, settings) -> Iterator[object]:  # type: ignore[no-untyped-
 
 
 @pytest.fixture
-def es(es_session):  # type: ignore[no-untyped-def]
+def es(es_session: Elasticsearch) -> Elasticsearch:
     """The real Elasticsearch node, with every non-system index and alias removed first."""
     indices = es_session.indices.get(index="*", expand_wildcards="open,closed")
     names = [n for n in indices if not n.startswith(".")]
