@@ -6,10 +6,10 @@ import httpx
 import pytest
 
 from semgraph.alerts import ALERTS, Alerter, alert_body
-from semgraph.config import load_settings
+from semgraph.config import Settings, load_settings
 
 
-def _settings(**kw: object):  # type: ignore[no-untyped-def]
+def _settings(**kw: object) -> Settings:
     return load_settings(**kw)
 
 

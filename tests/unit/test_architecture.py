@@ -135,7 +135,8 @@ def cycles(imports: list[Import]) -> list[list[str]]:
     found, state, stack = [], dict.fromkeys(graph, 0), []
 
     def visit(node: str) -> None:
-        state[node], _ = 1, stack.append(node)
+        state[node] = 1
+        stack.append(node)
         for nxt in sorted(graph[node]):
             if state[nxt] == 1:
                 found.append([*stack[stack.index(nxt) :], nxt])

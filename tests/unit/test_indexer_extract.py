@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from semgraph.indexer.extract import ExtractOptions, blob_sha, extract_file, failed_file
+from semgraph.model import FileFacts
 
 SOURCES = {
     "a.py": '''\
@@ -375,7 +376,7 @@ LANGUAGES = {
 }
 
 
-def _facts(name: str):  # type: ignore[no-untyped-def]
+def _facts(name: str) -> FileFacts:
     return extract_file("pkg/" + name, SOURCES[name].encode(), ExtractOptions())
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from semgraph.logs import JsonFormatter, KeyValueFormatter, event
 
 
@@ -11,7 +13,7 @@ def _record(caplog_records: list[logging.LogRecord]) -> logging.LogRecord:
     return caplog_records[-1]
 
 
-def test_event_carries_action_and_context(caplog) -> None:  # type: ignore[no-untyped-def]
+def test_event_carries_action_and_context(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("semgraph.test")
     with caplog.at_level(logging.INFO, logger="semgraph.test"):
         event(logger, logging.INFO, "job_claimed", "claimed", job_id="j1", repo="r")

@@ -236,8 +236,8 @@ def test_k8s_objects_and_settings(k8s: dict[tuple[str, str], dict[str, Any]]) ->
         )
 
 
-def test_k8s_memgraph_has_the_compose_flags_a_volume_and_the_configured_service(  # type: ignore[no-untyped-def]
-    k8s: dict[tuple[str, str], Any], compose
+def test_k8s_memgraph_has_the_compose_flags_a_volume_and_the_configured_service(
+    k8s: dict[tuple[str, str], Any], compose: dict[str, Any]
 ) -> None:
     config = k8s[("ConfigMap", "semgraph-config")]["data"]
     stateful = k8s[("StatefulSet", "memgraph")]

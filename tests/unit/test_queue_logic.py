@@ -26,7 +26,9 @@ caps = st.floats(min_value=0.0, max_value=7 * 86400.0, allow_nan=False)
 
 
 @given(attempts, bases, caps, st.integers(0, 2**32))
-def test_backoff_within_half_ceiling_and_ceiling_and_cap(n, base, cap, seed) -> None:  # type: ignore[no-untyped-def]
+def test_backoff_within_half_ceiling_and_ceiling_and_cap(
+    n: int, base: float, cap: float, seed: int
+) -> None:
     ceiling = backoff_ceiling_s(n, base, cap)
     delay = backoff_s(n, base, cap, random.Random(seed))
     assert ceiling / 2 <= delay <= ceiling <= max(cap, 0.0)
@@ -34,12 +36,12 @@ def test_backoff_within_half_ceiling_and_ceiling_and_cap(n, base, cap, seed) -> 
 
 
 @given(attempts, bases, caps)
-def test_backoff_ceiling_never_decreases(n, base, cap) -> None:  # type: ignore[no-untyped-def]
+def test_backoff_ceiling_never_decreases(n: int, base: float, cap: float) -> None:
     assert backoff_ceiling_s(n + 1, base, cap) >= backoff_ceiling_s(n, base, cap)
 
 
 @given(st.integers(2, 60), st.integers(0, 2**32))
-def test_backoff_has_jitter(n, seed) -> None:  # type: ignore[no-untyped-def]
+def test_backoff_has_jitter(n: int, seed: int) -> None:
     rng = random.Random(seed)
     delays = {backoff_s(n, 1.0, 1e12, rng) for _ in range(20)}
     assert len(delays) > 1
@@ -59,8 +61,10 @@ sort_fields = st.tuples(
 
 
 @given(sort_fields, sort_fields)
-def test_claim_key_sorts_like_priority_desc_run_after_created_id(a, b) -> None:  # type: ignore[no-untyped-def]
-    def natural(t):  # type: ignore[no-untyped-def]
+def test_claim_key_sorts_like_priority_desc_run_after_created_id(
+    a: tuple[int, float, float, str], b: tuple[int, float, float, str]
+) -> None:
+    def natural(t: tuple[int, float, float, str]) -> tuple[int, float, float, str]:
         prio, run_after, created, jid = t
         return (-prio, round(run_after, 6), round(created, 6), jid)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -108,19 +109,20 @@ def test_snippet_starts_at_the_best_line_and_is_bounded() -> None:
 def test_validate_rejects_bad_queries() -> None:
     settings = load_settings()
     assert validate("  q  ", k=1, mode="hybrid", settings=settings) == "q"
-    for bad, kw in [
+    cases: list[tuple[str, dict[str, Any]]] = [
         (" ", {}),
         ("x" * 2001, {}),
         ("q", {"k": 0}),
         ("q", {"k": 201}),
         ("q", {"mode": "x"}),
-    ]:
+    ]
+    for bad, kw in cases:
         with pytest.raises(SearchQueryError):
             validate(bad, **{"k": 5, "mode": "hybrid", "settings": settings, **kw})
 
 
 def test_bm25_body_only_uses_the_name_term_for_short_single_tokens() -> None:
-    def has_term(body: dict) -> bool:  # type: ignore[type-arg]
+    def has_term(body: dict[str, Any]) -> bool:
         return any("term" in c for c in body["query"]["bool"]["should"])
 
     assert has_term(bm25_body("flip_alias", [], 10))

@@ -160,7 +160,9 @@ def test_explicit_setting_wins_over_the_machine(tmp_path: Path) -> None:
     assert "SEMGRAPH_NEO4J_HEAP_MB" in chosen.describe()
 
 
-def test_default_is_auto_from_meminfo_and_cgroup(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_default_is_auto_from_meminfo_and_cgroup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SEMGRAPH_NEO4J_HEAP_MB", raising=False)  # the test session pins it
     settings = load_settings(state_dir=tmp_path)
     assert settings.neo4j_heap_mb == 0

@@ -63,7 +63,7 @@ def test_a_failed_commit_fails_every_request_of_its_batch_only() -> None:
     commit = Recorder(fail=GraphUnavailable("bolt down"))
     batcher = EnqueueBatcher(commit, window_s=60.0, max_requests=4)
 
-    async def main() -> tuple[list[object], list[EnqueueResult]]:
+    async def main() -> tuple[list[EnqueueResult | BaseException], list[EnqueueResult]]:
         failed = await asyncio.gather(
             *(batcher.submit(req(f"a{i}"), now=1.0) for i in range(4)), return_exceptions=True
         )
@@ -84,7 +84,7 @@ def test_a_wrong_number_of_results_is_an_error_for_the_whole_batch() -> None:
 
     batcher = EnqueueBatcher(short, window_s=60.0, max_requests=2)
 
-    async def main() -> list[object]:
+    async def main() -> tuple[EnqueueResult | BaseException, EnqueueResult | BaseException]:
         out = await asyncio.gather(
             batcher.submit(req("a"), now=1.0),
             batcher.submit(req("b"), now=1.0),

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -75,7 +77,9 @@ def test_ping_and_other_events() -> None:
         (lambda d: d["repository"].update(full_name="x" * 600), "too long"),
     ],
 )
-def test_missing_or_wrong_fields_are_payload_errors(mutate, fragment: str) -> None:  # type: ignore[no-untyped-def]
+def test_missing_or_wrong_fields_are_payload_errors(
+    mutate: Callable[[dict[str, Any]], object], fragment: str
+) -> None:
     data = push_payload("github", "o/r", "https://h/o/r.git", after=SHA)
     mutate(data)
     with pytest.raises(PayloadError, match=fragment):

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2  # what starlette's TestClient answers with
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
@@ -21,7 +21,8 @@ from semgraph.errors import ConfigError, GraphUnavailable
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import ZERO, push_payload, signed_delivery
-from semgraph.web.webhooks import Accepted, Reply, WebhookPolicy, WebhookReceiver
+from semgraph.web.policy import WebhookPolicy
+from semgraph.web.webhooks import Accepted, Reply, WebhookReceiver
 
 SHA = "b" * 40
 SECRET = "default-secret"
@@ -60,13 +61,13 @@ def client(store: FakeStore, **overrides: Any) -> Iterator[TestClient]:
         yield http
 
 
-def post(http: TestClient, host: str, headers: dict[str, str], body: bytes) -> httpx.Response:
+def post(http: TestClient, host: str, headers: dict[str, str], body: bytes) -> httpx2.Response:
     return http.post(f"/webhooks/{host}", headers=headers, content=body)
 
 
 def deliver(
     http: TestClient, host: str, payload: Any, secret: str = SECRET, **kw: Any
-) -> httpx.Response:
+) -> httpx2.Response:
     headers, body = signed_delivery(host, payload, secret, **kw)
     return post(http, host, headers, body)
 
