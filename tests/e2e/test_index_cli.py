@@ -10,7 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.db import Graph
+from tests.optional import some
 from tests.repos import POLYGLOT, make_repo
 
 pytestmark = pytest.mark.e2e
@@ -29,7 +32,7 @@ def semgraph(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[st
     )
 
 
-def test_index_then_search_graph_and_check(graph, es, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_index_then_search_graph_and_check(graph: Graph, es: Elasticsearch, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "polyglot", POLYGLOT)
     done = semgraph("index", str(repo), "--json")
     assert done.returncode == 0, done.stderr
@@ -55,7 +58,7 @@ def test_index_then_search_graph_and_check(graph, es, tmp_path: Path) -> None:  
     assert again.returncode == 0 and json.loads(again.stdout)["run"]["status"] == "noop"
 
 
-def test_index_runs_its_own_job_and_leaves_older_ones_queued(graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_index_runs_its_own_job_and_leaves_older_ones_queued(graph: Graph, tmp_path: Path) -> None:
     """An older pending job (here one no worker could run: it has no source) stays queued,
     untouched; ``index`` runs only the job it enqueued."""
     from semgraph.config import load_settings
@@ -68,7 +71,7 @@ def test_index_runs_its_own_job_and_leaves_older_ones_queued(graph, tmp_path: Pa
     done = semgraph("index", str(repo), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["job"]["status"] == "succeeded"
-    job = store.get(older)
+    job = some(store.get(older))
     assert (job.status, job.attempts, job.last_error) == (JobStatus.PENDING, 0, None)
     store.abandon(older, now=2.0, reason="test")
 
@@ -83,7 +86,9 @@ def test_index_runs_its_own_job_and_leaves_older_ones_queued(graph, tmp_path: Pa
         ("x" * 5000, "invalid repository source"),
     ],
 )
-def test_index_rejects_bad_sources_before_enqueueing(graph, source: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_index_rejects_bad_sources_before_enqueueing(
+    graph: Graph, source: str, needle: str
+) -> None:
     proc = semgraph("index", "--", source, timeout=120)
     assert proc.returncode == 1
     assert needle in proc.stderr and "Traceback" not in proc.stderr

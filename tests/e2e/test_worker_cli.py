@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from semgraph.config import load_settings
+from semgraph.db import Graph
 from semgraph.queue.store import JobStore
+from tests.optional import some
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +67,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def test_enqueue_list_show_stats_json(graph) -> None:  # type: ignore[no-untyped-def]
+def test_enqueue_list_show_stats_json(graph: Graph) -> None:
     first = cli("enqueue", "org/a", "--ref", "main", "--commit", "abc", "--json")
     assert first.returncode == 0, first.stderr
     created = json.loads(first.stdout)
@@ -85,22 +87,22 @@ def test_enqueue_list_show_stats_json(graph) -> None:  # type: ignore[no-untyped
     assert created["job_id"] in human.stdout and "pending" in human.stdout
 
 
-def test_show_prints_error_history_and_requeue_resets(graph) -> None:  # type: ignore[no-untyped-def]
+def test_show_prints_error_history_and_requeue_resets(graph: Graph) -> None:
     store = JobStore(graph, load_settings(job_max_attempts=1))
     jid = store.enqueue("org/b", now=time.time()).job_id
-    job = store.claim("w", ["reindex"], now=time.time())
-    store.fail(jid, job.claim_token, now=time.time(), message="disk full")
+    job = some(store.claim("w", ["reindex"], now=time.time()))
+    store.fail(jid, some(job.claim_token), now=time.time(), message="disk full")
     shown = cli("jobs", "show", jid)
     assert shown.returncode == 0 and "failed" in shown.stdout
     assert "attempt 1 error: disk full" in shown.stdout
     requeued = cli("jobs", "requeue", jid)
     assert requeued.returncode == 0, requeued.stderr
-    after = store.get(jid)
+    after = some(store.get(jid))
     assert after.status.value == "pending" and after.attempts == 0 < after.max_attempts
     assert "can be requeued" in one_line_error(cli("jobs", "requeue", jid))
 
 
-def test_abandon_purge_and_bad_input(graph) -> None:  # type: ignore[no-untyped-def]
+def test_abandon_purge_and_bad_input(graph: Graph) -> None:
     jid = json.loads(cli("enqueue", "org/c", "--json").stdout)["job_id"]
     assert "reason" in cli("jobs", "abandon", jid).stderr.lower()  # --reason is required
     done = cli("jobs", "abandon", jid, "--reason", "duplicate")
@@ -120,7 +122,7 @@ def test_abandon_purge_and_bad_input(graph) -> None:  # type: ignore[no-untyped-
     assert cli("jobs", "list", "--json").stdout.strip() == "[]"
 
 
-def test_worker_flags_read_from_environment(graph) -> None:  # type: ignore[no-untyped-def]
+def test_worker_flags_read_from_environment(graph: Graph) -> None:
     helptext = cli("worker", "--help").stdout
     for var in ("SEMGRAPH_WORKER_ONCE", "SEMGRAPH_WORKER_MAX_JOBS", "SEMGRAPH_WORKER_IDLE_EXIT_S"):
         assert var in helptext

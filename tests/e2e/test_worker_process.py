@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from semgraph.config import load_settings
+from semgraph.db import Graph
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
+from tests.optional import some
 
 pytestmark = pytest.mark.e2e
 
@@ -88,11 +90,11 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 @pytest.fixture
-def store(graph):  # type: ignore[no-untyped-def]
+def store(graph: Graph) -> JobStore:
     return JobStore(graph, load_settings(job_max_crashes=2, job_max_attempts=5))
 
 
-def test_worker_runs_jobs_and_exits_when_idle(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_worker_runs_jobs_and_exits_when_idle(store: JobStore, tmp_path: Path) -> None:
     tally = tmp_path / "tally"
     ids = [
         store.enqueue(f"r/{i}", now=time.time(), kind="test_record", args={"tally": str(tally)})
@@ -105,25 +107,27 @@ def test_worker_runs_jobs_and_exits_when_idle(store, tmp_path: Path) -> None:  #
     assert sorted(line.split()[0] for line in tally.read_text().splitlines()) == sorted(
         r.job_id for r in ids
     )
-    assert all(store.get(r.job_id).status is JobStatus.SUCCEEDED for r in ids)
-    bad = store.get(failing.job_id)
-    assert bad.status is JobStatus.FAILED and "RuntimeError: nope" in bad.last_error
+    assert all(some(store.get(r.job_id)).status is JobStatus.SUCCEEDED for r in ids)
+    bad = some(store.get(failing.job_id))
+    assert bad.status is JobStatus.FAILED and "RuntimeError: nope" in some(bad.last_error)
     assert "job_failed" in out and "job_claimed" in out
 
 
-def test_sigkill_mid_job_then_restart_returns_it_to_pending(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sigkill_mid_job_then_restart_returns_it_to_pending(
+    store: JobStore, tmp_path: Path
+) -> None:
     marker = tmp_path / "started"
     jid = store.enqueue("r/kill", now=time.time(), kind="test_block", args={"marker": str(marker)})
     proc = start_worker()
     wait_for("the job to start", marker.exists, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert store.get(jid.job_id).status is JobStatus.RUNNING  # nobody recorded anything yet
+    assert some(store.get(jid.job_id)).status is JobStatus.RUNNING  # nobody recorded anything yet
     # restart without the test kinds: the startup sweep runs, nothing is claimable
     restart = start_worker("--once", env={"SEMGRAPH_JOB_MODULES": ""})
     code, out = finish(restart)
     assert code == 0, out
-    job = store.get(jid.job_id)
+    job = some(store.get(jid.job_id))
     assert (job.status, job.attempts, job.crash_count) == (JobStatus.PENDING, 1, 1)
     assert job.errors[-1].kind == "crash" and "gone" in job.errors[-1].message
     runs = store.graph.query("runs", "MATCH (r:IndexRun) RETURN r.status AS s")
@@ -131,7 +135,9 @@ def test_sigkill_mid_job_then_restart_returns_it_to_pending(store, tmp_path: Pat
     assert "job_recovered" in out
 
 
-def test_job_that_kills_the_worker_is_quarantined_others_still_run(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_job_that_kills_the_worker_is_quarantined_others_still_run(
+    store: JobStore, tmp_path: Path
+) -> None:
     tally = tmp_path / "tally"
     bomb = store.enqueue("r/bomb", now=time.time(), kind="test_hard_exit", priority=10)
     good = store.enqueue("r/good", now=time.time(), kind="test_record", args={"tally": str(tally)})
@@ -142,15 +148,15 @@ def test_job_that_kills_the_worker_is_quarantined_others_still_run(store, tmp_pa
         if code == 0:
             break
     assert codes == [17, 17, 0], out
-    job = store.get(bomb.job_id)
+    job = some(store.get(bomb.job_id))
     assert (job.status, job.crash_count, job.attempts) == (JobStatus.QUARANTINED, 2, 2)
     assert [e.kind for e in job.errors] == ["crash", "crash"]
-    assert store.get(good.job_id).status is JobStatus.SUCCEEDED
+    assert some(store.get(good.job_id)).status is JobStatus.SUCCEEDED
     assert tally.read_text().split()[0] == good.job_id
     assert "job_quarantined" in out
 
 
-def test_sigterm_mid_job_hands_it_back_without_charging(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sigterm_mid_job_hands_it_back_without_charging(store: JobStore, tmp_path: Path) -> None:
     marker = tmp_path / "started"
     jid = store.enqueue("r/term", now=time.time(), kind="test_block", args={"marker": str(marker)})
     proc = start_worker()
@@ -158,7 +164,7 @@ def test_sigterm_mid_job_hands_it_back_without_charging(store, tmp_path: Path) -
     proc.send_signal(signal.SIGTERM)
     code, out = finish(proc)
     assert code == 0, out
-    job = store.get(jid.job_id)
+    job = some(store.get(jid.job_id))
     assert (job.status, job.attempts, job.crash_count, job.errors) == (
         JobStatus.PENDING,
         0,
@@ -168,7 +174,7 @@ def test_sigterm_mid_job_hands_it_back_without_charging(store, tmp_path: Path) -
     assert "worker_stopping" in out
 
 
-def test_second_signal_exits_at_once(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_second_signal_exits_at_once(store: JobStore, tmp_path: Path) -> None:
     marker = tmp_path / "started"
     store.enqueue("r/hang", now=time.time(), kind="test_hang", args={"marker": str(marker)})
     proc = start_worker()
@@ -182,7 +188,7 @@ def test_second_signal_exits_at_once(store, tmp_path: Path) -> None:  # type: ig
     _out(proc)
 
 
-def test_operator_abandon_stops_the_running_job(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_operator_abandon_stops_the_running_job(store: JobStore, tmp_path: Path) -> None:
     marker = tmp_path / "started"
     jid = store.enqueue("r/ab", now=time.time(), kind="test_block", args={"marker": str(marker)})
     proc = start_worker("--idle-exit-s", "0")
@@ -191,6 +197,6 @@ def test_operator_abandon_stops_the_running_job(store, tmp_path: Path) -> None: 
     assert asked.returncode == 0 and "abandon requested" in asked.stdout, asked.stderr
     code, out = finish(proc)
     assert code == 0, out
-    job = store.get(jid.job_id)
+    job = some(store.get(jid.job_id))
     assert job.status is JobStatus.ABANDONED and job.errors[-1].message == "wrong branch"
     assert "job_abandon_seen" in out

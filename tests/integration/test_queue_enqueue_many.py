@@ -34,7 +34,7 @@ def qsettings() -> Settings:
 
 
 @pytest.fixture
-def store(graph, qsettings) -> JobStore:  # type: ignore[no-untyped-def]
+def store(graph: Graph, qsettings: Settings) -> JobStore:
     return JobStore(graph, qsettings)
 
 

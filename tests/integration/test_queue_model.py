@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from semgraph.config import load_settings
+from semgraph.db import Graph
 from semgraph.errors import InvalidTransition
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, sweep
@@ -244,7 +245,7 @@ class Machine(RuleBasedStateMachine):
         assert all(j.attempts < MAX_ATTEMPTS for j in self.model.of("pending"))
 
 
-def test_queue_matches_model(graph) -> None:  # type: ignore[no-untyped-def]
+def test_queue_matches_model(graph: Graph) -> None:
     Machine.graph = graph
     Machine.steps = 0
     Machine.TestCase.settings = settings(

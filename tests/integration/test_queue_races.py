@@ -19,6 +19,7 @@ from semgraph.faults import Faults
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, sweep
+from tests.optional import some
 
 pytestmark = pytest.mark.integration
 
@@ -32,12 +33,12 @@ def qsettings() -> Settings:
 
 
 @pytest.fixture
-def store(graph, qsettings):  # type: ignore[no-untyped-def]
+def store(graph: Graph, qsettings: Settings) -> JobStore:
     return JobStore(graph, qsettings)
 
 
 @pytest.fixture
-def graphs(graph, qsettings) -> Iterator[list[Graph]]:  # type: ignore[no-untyped-def]
+def graphs(graph: Graph, qsettings: Settings) -> Iterator[list[Graph]]:
     """Separate drivers, one per concurrent actor."""
     made = [connect_graph(qsettings) for _ in range(8)]
     yield made
@@ -49,7 +50,7 @@ class At(Faults):
     """A store's own fault registry: ``fn`` runs the first time the store reaches
     ``queue.<point>``, and never again (``fired`` says whether it did)."""
 
-    def __init__(self, point: str, fn: Callable[[], None]) -> None:
+    def __init__(self, point: str, fn: Callable[[], object]) -> None:
         super().__init__()
         self.fired: list[str] = []
 
@@ -61,7 +62,7 @@ class At(Faults):
         self.arm(f"queue.{point}", once)
 
 
-def at(point: str, fn: Callable[[], None]) -> At:
+def at(point: str, fn: Callable[[], object]) -> At:
     return At(point, fn)
 
 
@@ -107,7 +108,7 @@ class ClaimRace:
         time.sleep(0.001)
         with self.lock:
             self.running.pop(job.repo_key, None)
-        assert mine.complete(job.id, job.claim_token, now=time.time())
+        assert mine.complete(job.id, some(job.claim_token), now=time.time())
         return True
 
     def claim(self, n: int) -> None:
@@ -138,8 +139,8 @@ class ClaimRace:
             t.join(timeout=300)
 
 
-def test_eight_concurrent_claimers_run_every_job_exactly_once(  # type: ignore[no-untyped-def]
-    store, graphs, qsettings
+def test_eight_concurrent_claimers_run_every_job_exactly_once(
+    store: JobStore, graphs: list[Graph], qsettings: Settings
 ) -> None:
     race = ClaimRace(store, graphs, qsettings, total=200)
     race.run()
@@ -152,8 +153,8 @@ def test_eight_concurrent_claimers_run_every_job_exactly_once(  # type: ignore[n
     assert stats.counts["succeeded"] == 200 and stats.counts["pending"] == 0
 
 
-def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type: ignore[no-untyped-def]
-    store, qsettings
+def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(
+    store: JobStore, qsettings: Settings
 ) -> None:
     barrier = threading.Barrier(100)
     outcomes: list[str] = []
@@ -185,7 +186,7 @@ def test_hundred_concurrent_enqueues_for_one_repo_leave_one_pending_job(  # type
     pending = store.list(status="pending")
     assert len(pending) == 1 and pending[0].coalesced_count == 99 and pending[0].priority == 6
     # during a run: exactly one follow-up, whatever the concurrency
-    job = store.claim("w", KINDS, now=2000.0)
+    job = some(store.claim("w", KINDS, now=2000.0))
     outcomes.clear()
     ids.clear()
     barrier.reset()
@@ -230,19 +231,21 @@ def two_pending_jobs_without_a_lock(store: JobStore, graph: Graph, repo: str) ->
     return [first, first + "-2"]
 
 
-def test_enqueue_creates_the_repository_lock_and_claims_only_write_it(store, graph) -> None:  # type: ignore[no-untyped-def]
+def test_enqueue_creates_the_repository_lock_and_claims_only_write_it(
+    store: JobStore, graph: Graph
+) -> None:
     store.enqueue("org/a", now=1.0)
     store.enqueue("org/a", now=2.0)  # coalesced: no second lock
     assert repo_locks(graph, "org/a") == 1
     job = store.claim("w", KINDS, now=3.0)
     assert job is not None and repo_locks(graph, "org/a") == 1
-    store.complete(job.id, job.claim_token, now=4.0)
+    store.complete(job.id, some(job.claim_token), now=4.0)
     store.enqueue("org/a", now=5.0)
     assert repo_locks(graph, "org/a") == 1
 
 
-def test_two_concurrent_first_claims_of_a_repository_run_one_job(  # type: ignore[no-untyped-def]
-    store, graph, graphs, qsettings
+def test_two_concurrent_first_claims_of_a_repository_run_one_job(
+    store: JobStore, graph: Graph, graphs: list[Graph], qsettings: Settings
 ) -> None:
     """Both claimers have read their candidate before either locks the repository, whose lock
     node does not exist yet: exactly one claims, the other sees its job running."""
@@ -252,8 +255,11 @@ def test_two_concurrent_first_claims_of_a_repository_run_one_job(  # type: ignor
     errors: list[BaseException] = []
 
     def claimer(n: int) -> None:
+        def meet(**_: object) -> None:
+            barrier.wait(timeout=30)
+
         mine_faults = Faults()
-        mine_faults.arm("queue.claim:after_read", lambda **_: barrier.wait(timeout=30))
+        mine_faults.arm("queue.claim:after_read", meet)
         mine = JobStore(graphs[n], qsettings, faults=mine_faults)
         try:
             claimed[ids[n]] = mine.claim(f"w{n}", KINDS, now=10.0, job_id=ids[n])
@@ -273,7 +279,9 @@ def test_two_concurrent_first_claims_of_a_repository_run_one_job(  # type: ignor
     assert repo_locks(graph, "org/first") == 1
 
 
-def test_a_first_claim_that_loses_the_lock_at_commit_runs_again(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_a_first_claim_that_loses_the_lock_at_commit_runs_again(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     """Memgraph's way to lose: both claims CREATE the lock node and the later COMMIT fails the
     unique constraint (injected here with Memgraph's message, after the winner committed for
     real). The claim runs again, now finds the node and the winner's running job, and
@@ -295,12 +303,12 @@ def test_a_first_claim_that_loses_the_lock_at_commit_runs_again(store, graph, qs
     assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", CLAIM) == retries + 1
     assert won and won[0] is not None
     assert [j.id for j in store.list(status="running", repo="org/late")] == [second]
-    assert store.get(first).status is JobStatus.PENDING
+    assert some(store.get(first)).status is JobStatus.PENDING
     assert repo_locks(graph, "org/late") == 1
 
 
-def test_concurrent_first_claims_across_many_repositories(  # type: ignore[no-untyped-def]
-    store, graph, graphs, qsettings
+def test_concurrent_first_claims_across_many_repositories(
+    store: JobStore, graph: Graph, graphs: list[Graph], qsettings: Settings
 ) -> None:
     """Eight claimers, twenty repositories with two claimable jobs each and no lock nodes:
     never two running jobs of one repository, and no claim fails."""
@@ -333,77 +341,85 @@ def test_concurrent_first_claims_across_many_repositories(  # type: ignore[no-un
 # -- stale writers in the window between read and write ----------------------------------------
 
 
-def test_sweep_vs_completion_completion_first(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_vs_completion_completion_first(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     store.enqueue("org/a", now=1.0)
-    job = store.claim("dead-worker", KINDS, now=2.0)  # no :Worker node: its owner looks dead
+    job = some(store.claim("dead-worker", KINDS, now=2.0))  # no :Worker node: its owner looks dead
     owner = JobStore(graph, qsettings)
-    hook = at("recover:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
+    hook = at("recover:before_lock", lambda: owner.complete(job.id, some(job.claim_token), now=3.0))
     sweeper = JobStore(graph, qsettings, faults=hook)
     changed = sweep(sweeper, now=4.0, me=Identity.current())
     assert hook.fired and changed == []
-    final = store.get(job.id)
+    final = some(store.get(job.id))
     assert (final.status, final.crash_count) == (JobStatus.SUCCEEDED, 0)
 
 
-def test_sweep_vs_completion_sweep_first(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_vs_completion_sweep_first(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     store.enqueue("org/a", now=1.0)
-    job = store.claim("dead-worker", KINDS, now=2.0)
+    job = some(store.claim("dead-worker", KINDS, now=2.0))
     sweeper = JobStore(graph, qsettings)
     hook = at(
         "complete:before_lock",
         lambda: sweep(sweeper, now=3.0, me=Identity.current()),
     )
     stale_owner = JobStore(graph, qsettings, faults=hook)
-    assert stale_owner.complete(job.id, job.claim_token, now=4.0) is False
+    assert stale_owner.complete(job.id, some(job.claim_token), now=4.0) is False
     assert hook.fired
-    final = store.get(job.id)
+    final = some(store.get(job.id))
     assert (final.status, final.crash_count, final.attempts) == (JobStatus.PENDING, 1, 1)
 
 
-def test_requeue_vs_stale_completion(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_requeue_vs_stale_completion(store: JobStore, graph: Graph, qsettings: Settings) -> None:
     store.enqueue("org/a", now=1.0)
-    first = store.claim("w", KINDS, now=2.0)
-    store.recover(first.id, first.claim_token, now=3.0, reason="x")
-    job = store.claim("w", KINDS, now=4.0)
-    quarantined = store.recover(job.id, job.claim_token, now=5.0, reason="x")
+    first = some(store.claim("w", KINDS, now=2.0))
+    store.recover(first.id, some(first.claim_token), now=3.0, reason="x")
+    job = some(store.claim("w", KINDS, now=4.0))
+    quarantined = some(store.recover(job.id, some(job.claim_token), now=5.0, reason="x"))
     assert quarantined.status is JobStatus.QUARANTINED
     stale = JobStore(graph, qsettings)
     results: list[bool] = []
     hook = at(
         "requeue:before_lock",
-        lambda: results.append(stale.complete(job.id, job.claim_token, now=6.0)),
+        lambda: results.append(stale.complete(job.id, some(job.claim_token), now=6.0)),
     )
     operator = JobStore(graph, qsettings, faults=hook)
     back = operator.requeue(job.id, now=7.0)
     assert results == [False]
     assert (back.status, back.attempts, back.crash_count) == (JobStatus.PENDING, 0, 0)
     # and the other order: the requeue commits, then the stale owner tries again
-    assert stale.complete(job.id, job.claim_token, now=8.0) is False
-    assert store.get(job.id).status is JobStatus.PENDING
+    assert stale.complete(job.id, some(job.claim_token), now=8.0) is False
+    assert some(store.get(job.id)).status is JobStatus.PENDING
 
 
-def test_requeue_waits_for_nothing_it_does_not_own(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_requeue_waits_for_nothing_it_does_not_own(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     """A requeue racing a claim of the job it just requeued never resets a running job."""
     store.enqueue("org/a", now=1.0)
-    job = store.claim("w", KINDS, now=2.0)
+    job = some(store.claim("w", KINDS, now=2.0))
     store.abandon(job.id, now=3.0, reason="x")
-    store.acknowledge_abandon(job.id, job.claim_token, now=4.0)
+    store.acknowledge_abandon(job.id, some(job.claim_token), now=4.0)
     store.requeue(job.id, now=5.0)
     other = JobStore(graph, qsettings)
     hook = at("requeue:before_lock", lambda: other.claim("w2", KINDS, now=6.0))
     operator = JobStore(graph, qsettings, faults=hook)
     with pytest.raises(Exception, match="running"):
         operator.requeue(job.id, now=7.0)
-    assert store.get(job.id).status is JobStatus.RUNNING
+    assert some(store.get(job.id)).status is JobStatus.RUNNING
 
 
-def test_coalescing_enqueue_vs_claim_claim_wins(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_coalescing_enqueue_vs_claim_claim_wins(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     first = store.enqueue("org/a", now=1.0, commit="c1")
     claimer = JobStore(graph, qsettings)
     claimed: list[str | None] = []
     hook = at(
         "enqueue:after_read",
-        lambda: claimed.append(claimer.claim("w", KINDS, now=2.0).commit),
+        lambda: claimed.append(some(claimer.claim("w", KINDS, now=2.0)).commit),
     )
     pusher = JobStore(graph, qsettings, faults=hook)
     retries = REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) or 0
@@ -412,11 +428,13 @@ def test_coalescing_enqueue_vs_claim_claim_wins(store, graph, qsettings) -> None
     # the enqueue saw its pending job claimed under it and ran again (counted)
     assert REGISTRY.get_sample_value("semgraph_queue_conflict_retries_total", OP) == retries + 1
     assert res.outcome == "follow_up" and res.job_id != first.job_id
-    assert store.get(res.job_id).commit == "c2"  # the push is not lost
-    assert store.get(first.job_id).commit == "c1"
+    assert some(store.get(res.job_id)).commit == "c2"  # the push is not lost
+    assert some(store.get(first.job_id)).commit == "c1"
 
 
-def test_coalescing_enqueue_vs_claim_enqueue_wins(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_coalescing_enqueue_vs_claim_enqueue_wins(
+    store: JobStore, graph: Graph, qsettings: Settings
+) -> None:
     first = store.enqueue("org/a", now=1.0, commit="c1")
     pusher = JobStore(graph, qsettings)
     outcomes: list[str] = []
@@ -425,27 +443,27 @@ def test_coalescing_enqueue_vs_claim_enqueue_wins(store, graph, qsettings) -> No
         lambda: outcomes.append(pusher.enqueue("org/a", now=2.0, commit="c2").outcome),
     )
     claimer = JobStore(graph, qsettings, faults=hook)
-    job = claimer.claim("w", KINDS, now=3.0)
+    job = some(claimer.claim("w", KINDS, now=3.0))
     assert outcomes == ["coalesced"]
     assert job.id == first.job_id and job.commit == "c2"  # the claim saw the merged push
     assert store.list(status="pending") == []
 
 
-def test_abandon_vs_completion(store, graph, qsettings) -> None:  # type: ignore[no-untyped-def]
+def test_abandon_vs_completion(store: JobStore, graph: Graph, qsettings: Settings) -> None:
     store.enqueue("org/a", now=1.0)
-    job = store.claim("w", KINDS, now=2.0)
+    job = some(store.claim("w", KINDS, now=2.0))
     owner = JobStore(graph, qsettings)
-    hook = at("abandon:before_lock", lambda: owner.complete(job.id, job.claim_token, now=3.0))
+    hook = at("abandon:before_lock", lambda: owner.complete(job.id, some(job.claim_token), now=3.0))
     operator = JobStore(graph, qsettings, faults=hook)
     with pytest.raises(Exception, match="succeeded"):
         operator.abandon(job.id, now=4.0, reason="late")
-    assert store.get(job.id).status is JobStatus.SUCCEEDED
+    assert some(store.get(job.id)).status is JobStatus.SUCCEEDED
 
 
 # -- the sweep never touches a live owner -----------------------------------------------------
 
 
-def test_sweep_leaves_jobs_of_live_owners_alone(store) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_leaves_jobs_of_live_owners_alone(store: JobStore) -> None:
     me = Identity.current()
     store.register_worker("alive-here", {"name": "t", **me.to_props()}, now=1.0)
     store.register_worker(
@@ -464,7 +482,7 @@ def test_sweep_leaves_jobs_of_live_owners_alone(store) -> None:  # type: ignore[
         ("r/dead", "dead-here"),
     ):
         store.enqueue(repo, now=1.0)
-        job = store.claim(worker, KINDS, now=2.0)
+        job = some(store.claim(worker, KINDS, now=2.0))
         assert job.worker_id == worker
     # far past every lease: the local live owner is still provably alive
     changed = sweep(store, now=10_000.0, me=me, my_worker_id="sweeper")

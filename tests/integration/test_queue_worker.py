@@ -11,11 +11,13 @@ import pytest
 from prometheus_client import REGISTRY
 
 from semgraph.config import Settings, load_settings
+from semgraph.db import Graph
 from semgraph.queue import registry
 from semgraph.queue.models import JobStatus
 from semgraph.queue.registry import JobContext
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import EXIT_STUCK, Worker
+from tests.optional import some
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +61,9 @@ def kinds() -> Iterator[dict[str, object]]:
         registry.unregister(kind)
 
 
-def test_time_limit_stops_a_cooperative_job_and_counts_as_timeout(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+def test_time_limit_stops_a_cooperative_job_and_counts_as_timeout(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
     clock = FakeClock()
 
     def slow(ctx: JobContext) -> None:
@@ -75,13 +79,15 @@ def test_time_limit_stops_a_cooperative_job_and_counts_as_timeout(graph, wsettin
     exits: list[int] = []
     worker = Worker(wsettings, graph, clock=clock, hard_exit=exits.append, tick_s=0.01)
     assert worker.run(once=True) == 0
-    job = store.get(jid)
+    job = some(store.get(jid))
     assert exits == []
     assert (job.status, job.attempts) == (JobStatus.PENDING, 1)
     assert job.errors[-1].kind == "timeout" and "timeout" in (job.last_error or "")
 
 
-def test_stuck_job_is_recorded_then_the_worker_exits(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+def test_stuck_job_is_recorded_then_the_worker_exits(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
     clock = FakeClock(step=0.5)  # time moves on every look at the clock
     release = threading.Event()
 
@@ -99,11 +105,13 @@ def test_stuck_job_is_recorded_then_the_worker_exits(graph, wsettings, kinds) ->
     finally:
         release.set()
     assert exits == [EXIT_STUCK]
-    job = store.get(jid)
+    job = some(store.get(jid))
     assert job.status is JobStatus.PENDING and job.errors[-1].kind == "timeout"
 
 
-def test_owner_that_lost_the_job_stops_and_writes_nothing(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+def test_owner_that_lost_the_job_stops_and_writes_nothing(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
     clock = FakeClock()
     other = JobStore(graph, wsettings)
 
@@ -123,13 +131,15 @@ def test_owner_that_lost_the_job_stops_and_writes_nothing(graph, wsettings, kind
     exits: list[int] = []
     worker = Worker(wsettings, graph, clock=clock, hard_exit=exits.append, tick_s=0.01)
     worker.run(once=True)
-    job = other.get(jid)
+    job = some(other.get(jid))
     assert exits == []
     assert (job.status, job.crash_count, job.attempts) == (JobStatus.PENDING, 1, 1)
     assert [e.kind for e in job.errors] == ["crash"]  # the stale owner recorded nothing
 
 
-def test_job_error_retries_with_backoff_then_fails_and_alerts(graph, wsettings, kinds) -> None:  # type: ignore[no-untyped-def]
+def test_job_error_retries_with_backoff_then_fails_and_alerts(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
     clock = FakeClock()
 
     def broken(ctx: JobContext) -> None:
@@ -142,7 +152,7 @@ def test_job_error_retries_with_backoff_then_fails_and_alerts(graph, wsettings, 
     before = REGISTRY.get_sample_value("semgraph_alerts_total", {"action": "job_failed"}) or 0
     worker = Worker(wsettings, graph, clock=clock, hard_exit=lambda code: None, tick_s=0.01)
     worker.run(max_jobs=3, idle_exit_s=0)
-    job = store.get(jid)
+    job = some(store.get(jid))
     assert (job.status, job.attempts) == (JobStatus.FAILED, 3)
     assert [e.message for e in job.errors] == [
         f"ValueError: bad input on attempt {n}" for n in (1, 2, 3)
@@ -153,7 +163,9 @@ def test_job_error_retries_with_backoff_then_fails_and_alerts(graph, wsettings, 
     assert retries is not None and retries >= 2
 
 
-def test_maintenance_prunes_old_jobs_and_publishes_gauges(graph, wsettings) -> None:  # type: ignore[no-untyped-def]
+def test_maintenance_prunes_old_jobs_and_publishes_gauges(
+    graph: Graph, wsettings: Settings
+) -> None:
     clock = FakeClock(start=10.0)
     store = JobStore(graph, wsettings)
     old = store.enqueue("r/old", now=1.0).job_id
