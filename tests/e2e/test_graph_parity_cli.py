@@ -9,7 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.db import Graph
 from tests.e2e.test_index_cli import semgraph
 from tests.repos import POLYGLOT, make_repo
 
@@ -22,7 +24,9 @@ def _commit(repo: Path, path: str, text: str) -> None:
     subprocess.run(["git", "-C", str(repo), "commit", "-qm", f"change {path}"], check=True)
 
 
-def test_graph_parity_after_index_and_delta_and_tampering(graph, es, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_graph_parity_after_index_and_delta_and_tampering(
+    graph: Graph, es: Elasticsearch, tmp_path: Path
+) -> None:
     repo = make_repo(tmp_path / "polyglot", POLYGLOT)
     done = semgraph("index", str(repo), "--json")
     assert done.returncode == 0, done.stderr
@@ -58,7 +62,7 @@ def test_graph_parity_after_index_and_delta_and_tampering(graph, es, tmp_path: P
 
 
 @pytest.mark.parametrize("repo", ["never/indexed", "", "x" * 5000, "../../etc/passwd"])
-def test_graph_parity_of_an_unknown_repository_is_a_clear_error(graph, repo: str) -> None:  # type: ignore[no-untyped-def]
+def test_graph_parity_of_an_unknown_repository_is_a_clear_error(graph: Graph, repo: str) -> None:
     result = semgraph("check", "--graph-parity", repo)
     assert result.returncode != 0
     assert "has no published graph" in result.stderr, result.stderr

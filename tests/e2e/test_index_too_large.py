@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from tests.bolt_servers import bolt_server
@@ -104,8 +105,8 @@ def _published(settings: Settings) -> list[dict[str, object]]:
         )
 
 
-def test_a_refused_publish_is_one_line_with_rows_and_limit(  # type: ignore[no-untyped-def]
-    es, capped_server: Settings, tmp_path: Path
+def test_a_refused_publish_is_one_line_with_rows_and_limit(
+    es: Elasticsearch, capped_server: Settings, tmp_path: Path
 ) -> None:
     repo = dense_calls_repo(tmp_path / "dense")
     _reset(capped_server)

@@ -12,7 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
@@ -49,8 +52,8 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_sigkill_between_graph_commit_and_alias_flip_is_repaired_at_next_start(  # type: ignore[no-untyped-def]
-    settings, graph, es, tmp_path: Path
+def test_sigkill_between_graph_commit_and_alias_flip_is_repaired_at_next_start(
+    settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "polyglot", POLYGLOT)
     embedder = shared_embedder(settings)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.services import procs
+from semgraph.services import Stack, procs
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def semgraph(
     )
 
 
-def test_doctor_ok_against_running_stack(stack) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_ok_against_running_stack(stack: Stack) -> None:
     proc = semgraph("doctor", "--json")
     assert proc.returncode == 0, proc.stderr
     checks = {c["name"]: c for c in json.loads(proc.stdout)}
@@ -44,7 +44,7 @@ def test_doctor_ok_against_running_stack(stack) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.parametrize("which", ["graph", "search"])
-def test_doctor_fails_with_one_line_reason_when_a_server_is_down(stack, which: str) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_fails_with_one_line_reason_when_a_server_is_down(stack: Stack, which: str) -> None:
     port = _free_port()
     env = (
         {"SEMGRAPH_BOLT_URI": f"bolt://127.0.0.1:{port}", "SEMGRAPH_BOLT_CONNECT_TIMEOUT_S": "2"}
@@ -58,7 +58,7 @@ def test_doctor_fails_with_one_line_reason_when_a_server_is_down(stack, which: s
     assert "unreachable" in fail_lines[0]
 
 
-def test_init_twice_via_cli(stack) -> None:  # type: ignore[no-untyped-def]
+def test_init_twice_via_cli(stack: Stack) -> None:
     for _ in range(2):
         proc = semgraph("init")
         assert proc.returncode == 0, proc.stderr

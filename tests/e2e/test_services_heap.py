@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.services import procs
+from semgraph.config import Settings
+from semgraph.services import Stack, procs
 from semgraph.services.bolt import BoltService, running_heap
 from semgraph.services.heap import auto_heap_mb, cgroup_limit_mb, mem_total_mb, tx_memory_mb
 
@@ -32,7 +33,7 @@ def _status(env: dict[str, str]) -> tuple[int, dict[str, dict[str, object]], str
     return proc.returncode, {s["name"]: s for s in json.loads(proc.stdout)}, proc.stderr
 
 
-def test_status_shows_the_heap_the_server_runs_with(stack, settings) -> None:  # type: ignore[no-untyped-def]
+def test_status_shows_the_heap_the_server_runs_with(stack: Stack, settings: Settings) -> None:
     pid = BoltService(settings).pid()
     assert pid is not None
     expected = running_heap(procs.cmdline(pid))

@@ -9,9 +9,12 @@ import random
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import load_settings
 from semgraph.model import Chunk, FileFacts, content_hash
@@ -53,12 +56,12 @@ def texts(n: int, seed: int = 0, max_words: int = 300) -> list[str]:
 class Recording(Embedder):
     """The real embedder, recording what each model batch and each embed call held."""
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.batches: list[list[str]] = []
         self.calls: list[int] = []
 
-    def _encode(self, model, texts):  # type: ignore[no-untyped-def]
+    def _encode(self, model: Any, texts: list[str]) -> Any:
         self.batches.append(list(texts))
         return super()._encode(model, texts)
 
@@ -85,7 +88,7 @@ def test_token_bounded_batches_give_the_models_own_vectors() -> None:
     assert embedder.embed([]) == []
 
 
-def test_truncated_and_hostile_texts_embed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_truncated_and_hostile_texts_embed(tmp_path: Path) -> None:
     embedder = Embedder(load_settings(embedding_batch_tokens=256))
     odd = ["", " ", "\x00\x01", "\ufffd" * 50, "x" * 20_000, "名前 = 1\n" * 500]
     lengths = embedder.token_lengths(odd)
@@ -95,7 +98,7 @@ def test_truncated_and_hostile_texts_embed(tmp_path) -> None:  # type: ignore[no
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
 
 
-def test_window_flushes_at_its_byte_bound(es) -> None:  # type: ignore[no-untyped-def]
+def test_window_flushes_at_its_byte_bound(es: Elasticsearch) -> None:
     settings = load_settings(search_embed_window_bytes=100_000, search_embed_window_chunks=1000)
     embedder = Recording(settings)
     manager = SearchIndex(es, settings)

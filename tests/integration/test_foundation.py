@@ -3,26 +3,32 @@ dense vectors + kNN + alias swap."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import neo4j
+import pytest
+from elasticsearch import Elasticsearch
+
+from semgraph.db import Graph
 from semgraph.dialect import ServerKind
 from semgraph.errors import GraphConstraintViolation, GraphQueryError
 from semgraph.graph.schema import SCHEMA
+from tests.optional import some
 
 pytestmark = pytest.mark.integration
 
 
-def test_bolt_round_trip_in_explicit_write_transaction(graph) -> None:  # type: ignore[no-untyped-def]
-    def write(tx, value):  # type: ignore[no-untyped-def]
-        return tx.run("CREATE (n:RoundTrip {v: $v}) RETURN n.v AS v", v=value).single()["v"]
+def test_bolt_round_trip_in_explicit_write_transaction(graph: Graph) -> None:
+    def write(tx: neo4j.ManagedTransaction, value: str) -> Any:
+        return some(tx.run("CREATE (n:RoundTrip {v: $v}) RETURN n.v AS v", v=value).single())["v"]
 
     assert graph.execute_write("round trip", write, "héllo") == "héllo"
     rows = graph.query("read back", "MATCH (n:RoundTrip) RETURN n.v AS v")
     assert rows == [{"v": "héllo"}]
 
 
-def test_failed_explicit_transaction_rolls_back(graph) -> None:  # type: ignore[no-untyped-def]
-    def write(tx):  # type: ignore[no-untyped-def]
+def test_failed_explicit_transaction_rolls_back(graph: Graph) -> None:
+    def write(tx: neo4j.ManagedTransaction) -> None:
         tx.run("CREATE (:RoundTrip {v: 1})").consume()
         tx.run("THIS IS NOT CYPHER").consume()
 
@@ -31,12 +37,12 @@ def test_failed_explicit_transaction_rolls_back(graph) -> None:  # type: ignore[
     assert graph.query("count", "MATCH (n:RoundTrip) RETURN count(n) AS c") == [{"c": 0}]
 
 
-def test_server_kind_detected(graph) -> None:  # type: ignore[no-untyped-def]
+def test_server_kind_detected(graph: Graph) -> None:
     assert graph.dialect.kind is ServerKind.NEO4J
     assert graph.server_info().agent.startswith("Neo4j/5.")
 
 
-def test_init_is_idempotent_and_creates_every_constraint(graph) -> None:  # type: ignore[no-untyped-def]
+def test_init_is_idempotent_and_creates_every_constraint(graph: Graph) -> None:
     graph.ensure_schema(SCHEMA)
     graph.ensure_schema(SCHEMA)
     names = {r["name"] for r in graph.query("constraints", "SHOW CONSTRAINTS YIELD name")}
@@ -44,13 +50,13 @@ def test_init_is_idempotent_and_creates_every_constraint(graph) -> None:  # type
     assert {spec.name for spec in SCHEMA if graph.dialect.create_ddl(spec)} <= names
 
 
-def test_uniqueness_constraint_is_enforced(graph) -> None:  # type: ignore[no-untyped-def]
+def test_uniqueness_constraint_is_enforced(graph: Graph) -> None:
     graph.query("first", "CREATE (:JobQueue {id: 'dup'})")
     with pytest.raises(GraphConstraintViolation, match="already exists"):
         graph.query("second", "CREATE (:JobQueue {id: 'dup'})")
 
 
-def test_the_transaction_helper_commits_rolls_back_and_types_a_lost_race(graph) -> None:  # type: ignore[no-untyped-def]
+def test_the_transaction_helper_commits_rolls_back_and_types_a_lost_race(graph: Graph) -> None:
     with graph.transaction("commit") as tx:
         tx.run("CREATE (:RoundTrip {v: 1})").consume()
     with pytest.raises(RuntimeError), graph.transaction("raise") as tx:
@@ -67,7 +73,7 @@ def test_the_transaction_helper_commits_rolls_back_and_types_a_lost_race(graph) 
     assert graph.query("jobs", "MATCH (j:JobQueue) RETURN count(j) AS c") == [{"c": 0}]
 
 
-def test_elasticsearch_dense_vector_knn_and_alias_swap(es) -> None:  # type: ignore[no-untyped-def]
+def test_elasticsearch_dense_vector_knn_and_alias_swap(es: Elasticsearch) -> None:
     mapping = {
         "properties": {
             "code": {"type": "text"},

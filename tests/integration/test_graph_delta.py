@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.graph import pubstate
 from semgraph.graph.pubstate import state_path
@@ -50,7 +52,7 @@ def calling_helper(defined: bool = True) -> list[FileFacts | SkippedFile]:
 with_util_helper = calling_helper
 
 
-def test_a_delta_writes_only_the_change(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_delta_writes_only_the_change(graph: Graph, settings: Settings, tmp_path: Path) -> None:
     first = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     assert first.mode == "first" and first.files_changed == 15
     same = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r2")
@@ -69,7 +71,9 @@ def test_a_delta_writes_only_the_change(graph, settings, tmp_path) -> None:  # t
     assert after == fresh_snapshot(graph, settings, tmp_path, shop_repo(True), "r3")
 
 
-def test_a_new_definition_changes_edges_of_an_unchanged_file(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_definition_changes_edges_of_an_unchanged_file(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     publish(graph, settings, tmp_path, SHOP, calling_helper(defined=False), "r1")
     stats = publish(graph, settings, tmp_path, SHOP, calling_helper(), "r2")
     # util.py (a new symbol) and service.py, whose facts did not change: its call resolves now
@@ -90,7 +94,9 @@ def test_a_new_definition_changes_edges_of_an_unchanged_file(graph, settings, tm
     assert snapshot(graph, "shop") == fresh_snapshot(graph, settings, tmp_path, shop_repo(), "r4")
 
 
-def test_a_failed_publish_leaves_the_state_of_the_last_commit(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_publish_leaves_the_state_of_the_last_commit(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     before = snapshot(graph, "shop")
 
@@ -112,7 +118,9 @@ def test_a_failed_publish_leaves_the_state_of_the_last_commit(graph, settings, t
     "damage",
     ["garbage", "empty", "truncated", "other_run", "other_version", "missing"],
 )
-def test_an_untrustworthy_state_means_a_full_publish(graph, settings, tmp_path, damage) -> None:  # type: ignore[no-untyped-def]
+def test_an_untrustworthy_state_means_a_full_publish(
+    graph: Graph, settings: Settings, tmp_path: Path, damage: str
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     path = state_path(settings, "shop")
     if damage == "garbage":
@@ -141,8 +149,8 @@ def test_an_untrustworthy_state_means_a_full_publish(graph, settings, tmp_path, 
     assert publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r4").mode == "delta"
 
 
-def test_a_state_not_saved_after_the_commit_means_a_full_publish_next(  # type: ignore[no-untyped-def]
-    graph, settings, tmp_path, monkeypatch
+def test_a_state_not_saved_after_the_commit_means_a_full_publish_next(
+    graph: Graph, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
 
@@ -161,8 +169,8 @@ def test_a_state_not_saved_after_the_commit_means_a_full_publish_next(  # type: 
 
 
 def test_a_graph_changed_behind_the_state_falls_back_to_a_full_publish(
-    graph, settings, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     graph.query(  # someone deletes a node the next delta must update
         "tamper", "MATCH (s:Symbol {qualified_name: 'shop.util.slugify'}) DETACH DELETE s"
@@ -173,7 +181,9 @@ def test_a_graph_changed_behind_the_state_falls_back_to_a_full_publish(
     assert snapshot(graph, "shop") == expected
 
 
-def test_the_model_row_count_is_what_a_first_publish_writes(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_model_row_count_is_what_a_first_publish_writes(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     from semgraph.graph.resolve import resolve
     from semgraph.graph.writer import GraphWriter
 

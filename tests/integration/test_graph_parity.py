@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.graph import parity
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.resolve import resolve
@@ -168,7 +170,13 @@ def _repo_props(graph: Any, key: str) -> dict[str, Any]:
     start=st.dictionaries(st.sampled_from(["a", "b", "c"]), mods, min_size=1),
     steps=st.lists(changes, min_size=1, max_size=5),
 )
-def test_delta_publish_equals_a_fresh_full_publish(graph, settings, tmp_path, start, steps) -> None:  # type: ignore[no-untyped-def]
+def test_delta_publish_equals_a_fresh_full_publish(
+    graph: Graph,
+    settings: Settings,
+    tmp_path: Path,
+    start: dict[str, Mod],
+    steps: list[tuple[str, str, Any]],
+) -> None:
     _wipe(graph, DELTA)
     state = {k: dataclasses.replace(v, defs=list(v.defs)) for k, v in start.items()}
     first = _publish(graph, settings, tmp_path, DELTA, render(state), "0")

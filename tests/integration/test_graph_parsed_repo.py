@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
@@ -39,7 +41,9 @@ SOURCES = {
 }
 
 
-def test_parsed_repository_resolves_and_publishes(graph, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_parsed_repository_resolves_and_publishes(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     for rel, text in SOURCES.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.errors import GraphInputError, GraphTooLarge
 from semgraph.faults import Faults
 from semgraph.graph.publish_stats import PublishStats
@@ -81,7 +83,9 @@ def count_edges(graph: Any, repo: str) -> dict[str, int]:
     return {r["t"]: r["n"] for r in rows}
 
 
-def test_publish_writes_the_schema_and_records_the_run(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_publish_writes_the_schema_and_records_the_run(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     stats = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=7)
     assert stats.nodes == {"File": 15, "Symbol": 40, "ExternalModule": 5}
     assert stats.dropped_rows == 0
@@ -122,14 +126,18 @@ def test_publish_writes_the_schema_and_records_the_run(graph, settings, tmp_path
     assert call == [{"tier": "receiver", "line": 20, "qn": "shop.models.Base.save"}]
 
 
-def test_batch_size_does_not_change_the_graph(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_batch_size_does_not_change_the_graph(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=1)
     small = snapshot(graph, "shop")
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1", batch_size=10_000)
     assert snapshot(graph, "shop") == small
 
 
-def test_reindex_replaces_exactly_one_repository(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_reindex_replaces_exactly_one_repository(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
     other_before = snapshot(graph, "other")
@@ -183,7 +191,9 @@ def broken_shop() -> list[FileFacts | SkippedFile]:
     ]
 
 
-def test_replacing_in_place_equals_a_fresh_publish(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_replacing_in_place_equals_a_fresh_publish(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     """Removed files, symbols and external modules are deleted, a changed kind changes the
     label, stale properties go: the graph equals the new model published into an empty
     database, property for property and edge for edge."""
@@ -214,7 +224,9 @@ def test_replacing_in_place_equals_a_fresh_publish(graph, settings, tmp_path) ->
     assert (fresh.nodes, fresh.edges) == (stats.nodes, stats.edges)
 
 
-def test_a_repository_without_nodes_is_published_with_creates(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_repository_without_nodes_is_published_with_creates(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     """The CREATE forms are taken exactly when the repository has no node in the graph, also
     when its :Repository node survives (every file removed, say); they build the same graph as
     the upserts, and the upserts (which would duplicate nothing) follow a publish."""
@@ -235,7 +247,9 @@ def test_a_repository_without_nodes_is_published_with_creates(graph, settings, t
 
 
 @pytest.mark.parametrize("where", ["midway", "before_commit"])
-def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) -> None:  # type: ignore[no-untyped-def]
+def test_failure_leaves_previous_graph_intact(
+    graph: Graph, settings: Settings, tmp_path: Path, where: str
+) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
     publish(graph, settings, tmp_path, OTHER, other_repo(), "o1")
     before = snapshot(graph, "shop"), snapshot(graph, "other")
@@ -274,7 +288,9 @@ def test_failure_leaves_previous_graph_intact(graph, settings, tmp_path, where) 
     assert [e["qualified_name"] for e in answer.edges] == ["shop.models.Order.total"]
 
 
-def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_readers_never_see_a_mix(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     """Reader loops assert the per-run invariant (run r1: 40 symbols, no ``refund``; run r2:
     41 symbols with ``refund``) while r2 is published in small batches and held open.
 
@@ -345,7 +361,9 @@ def test_concurrent_readers_never_see_a_mix(graph, settings, tmp_path) -> None: 
     assert (seen_after["n"], seen_after["refund"]) == expected["r2"]
 
 
-def test_server_memory_refusal_becomes_graph_too_large(graph, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_server_memory_refusal_becomes_graph_too_large(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     """A refusal in the middle of the stream (batch 3, injected as the driver error Neo4j
     sends) rolls back; the real server's refusal is met in test_graph_too_large.py."""
     import neo4j.exceptions
@@ -374,7 +392,9 @@ def shop_resolution(tmp_path: Path) -> Iterator[Resolution]:
         yield res
 
 
-def test_publish_rejects_a_bad_batch_size(graph, settings, shop_resolution) -> None:  # type: ignore[no-untyped-def]
+def test_publish_rejects_a_bad_batch_size(
+    graph: Graph, settings: Settings, shop_resolution: Resolution
+) -> None:
     with pytest.raises(GraphInputError, match="batch_size"):
         GraphWriter(graph, settings).publish(
             SHOP,

@@ -4,11 +4,14 @@ limits, imports, and the unresolved counts in scope."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.errors import GraphInputError
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.resolve import resolve
@@ -19,9 +22,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def reader(graph, settings, tmp_path: Path) -> GraphReader:  # type: ignore[no-untyped-def]
+def reader(graph: Graph, settings: Settings, tmp_path: Path) -> GraphReader:
     for repo, files in (("shop", shop_repo()), ("other", other_repo())):
-        with resolve(lambda f=files: iter(f), repo, tmp_path / repo) as res:
+        with resolve(functools.partial(iter, files), repo, tmp_path / repo) as res:
             GraphWriter(graph, settings).publish(
                 RepoInfo(repo, f"https://git.example/{repo}.git", "main", f"{repo}-c1"),
                 res,

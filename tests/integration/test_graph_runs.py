@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from semgraph.cli import app
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.errors import GraphInputError, RunStateError
 from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStore
@@ -19,7 +21,7 @@ from tests.graph_repos import shop_repo
 pytestmark = pytest.mark.integration
 
 
-def test_run_lifecycle_with_nested_fields(graph) -> None:  # type: ignore[no-untyped-def]
+def test_run_lifecycle_with_nested_fields(graph: Graph) -> None:
     store = RunStore(graph)
     store.start("run-1", "shop", "c1", job_id="job-9", worker_id="w1", now=100.0)
     store.update(
@@ -54,7 +56,7 @@ def test_run_lifecycle_with_nested_fields(graph) -> None:  # type: ignore[no-unt
     assert store.get("run-1")["status"] == "succeeded"  # type: ignore[index]
 
 
-def test_diverged_run_can_be_finished_after_repair(graph) -> None:  # type: ignore[no-untyped-def]
+def test_diverged_run_can_be_finished_after_repair(graph: Graph) -> None:
     store = RunStore(graph)
     store.start("run-d", "shop", "c1", None, None, now=1.0)
     store.finish("run-d", "diverged", now=2.0, error="alias flip failed")
@@ -71,14 +73,14 @@ def test_diverged_run_can_be_finished_after_repair(graph) -> None:  # type: igno
         ({"mixed": [1, {"a": 1}]}, "unsupported value"),
     ],
 )
-def test_bad_run_fields_are_refused(graph, fields: dict[str, Any], match: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_run_fields_are_refused(graph: Graph, fields: dict[str, Any], match: str) -> None:
     store = RunStore(graph)
     store.start("run-b", "shop", "c1", None, None, now=1.0)
     with pytest.raises(GraphInputError, match=match):
         store.update("run-b", **fields)
 
 
-def test_unknown_run_and_status(graph) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_run_and_status(graph: Graph) -> None:
     store = RunStore(graph)
     with pytest.raises(RunStateError):
         store.update("missing", files=1)
@@ -89,7 +91,7 @@ def test_unknown_run_and_status(graph) -> None:  # type: ignore[no-untyped-def]
     assert store.get("missing") is None
 
 
-def test_list_newest_first_by_repo_and_status(graph) -> None:  # type: ignore[no-untyped-def]
+def test_list_newest_first_by_repo_and_status(graph: Graph) -> None:
     store = RunStore(graph)
     for i, repo in enumerate(["a", "b", "a", "a"]):
         store.start(f"r{i}", repo, f"c{i}", None, None, now=float(i))
@@ -102,7 +104,7 @@ def test_list_newest_first_by_repo_and_status(graph) -> None:  # type: ignore[no
 
 
 @pytest.fixture
-def published(graph, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def published(graph: Graph, settings: Settings, tmp_path: Path) -> None:
     files = shop_repo()
     store = RunStore(graph)
     store.start("run-cli", "shop", "c1", "job-1", "w1", now=5.0)
@@ -121,7 +123,7 @@ def _cli(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), catch_exceptions=False)
 
 
-def test_cli_graph_queries(published) -> None:  # type: ignore[no-untyped-def]
+def test_cli_graph_queries(published: None) -> None:
     result = _cli("graph", "callers", "Base.save", "--repo", "shop", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -139,7 +141,7 @@ def test_cli_graph_queries(published) -> None:  # type: ignore[no-untyped-def]
     assert "-> requests  [external]" in imports
 
 
-def test_cli_runs_list_and_show(published) -> None:  # type: ignore[no-untyped-def]
+def test_cli_runs_list_and_show(published: None) -> None:
     listed = json.loads(_cli("runs", "list", "--repo", "shop", "--json").output)
     assert [r["id"] for r in listed] == ["run-cli"]
     shown = json.loads(_cli("runs", "show", "run-cli", "--json").output)
@@ -149,7 +151,7 @@ def test_cli_runs_list_and_show(published) -> None:  # type: ignore[no-untyped-d
     assert "succeeded" in _cli("runs", "list").output
 
 
-def test_cli_bad_input_exits_non_zero(published) -> None:  # type: ignore[no-untyped-def]
+def test_cli_bad_input_exits_non_zero(published: None) -> None:
     runner = CliRunner()
     for args in (
         ["graph", "callers", "x", "--depth", "0"],

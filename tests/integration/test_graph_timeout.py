@@ -41,7 +41,7 @@ def run_past_timeout(graph: Graph, what: str) -> None:
                 tx.rollback()
 
 
-def test_the_server_aborting_a_transaction_at_its_timeout_is_graph_timeout(graph) -> None:  # type: ignore[no-untyped-def]
+def test_the_server_aborting_a_transaction_at_its_timeout_is_graph_timeout(graph: Graph) -> None:
     started = time.monotonic()
     with pytest.raises(GraphTimeout) as caught:
         run_past_timeout(graph, "publish")
@@ -52,7 +52,7 @@ def test_the_server_aborting_a_transaction_at_its_timeout_is_graph_timeout(graph
     assert graph.query("still usable", "RETURN 1 AS one") == [{"one": 1}]
 
 
-def test_the_queue_does_not_retry_a_timeout(graph, settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_queue_does_not_retry_a_timeout(graph: Graph, settings: Settings) -> None:
     sleeps: list[float] = []
     store = JobStore(graph, settings, sleep=sleeps.append)
     calls: list[int] = []
@@ -84,8 +84,8 @@ def timing_out_kind() -> Iterator[str]:
     registry.unregister("wt_graph_timeout")
 
 
-def test_a_job_whose_transaction_times_out_fails_like_any_error(  # type: ignore[no-untyped-def]
-    graph, wsettings, timing_out_kind
+def test_a_job_whose_transaction_times_out_fails_like_any_error(
+    graph: Graph, wsettings: Settings, timing_out_kind: str
 ) -> None:
     """Each attempt is charged, the error names the setting, and after max_attempts the job
     is failed: no endless retry."""

@@ -5,16 +5,21 @@ exercised, and a failure after the clone leaves the live index serving."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
 from semgraph.indexer.pipeline import Reindex
-from semgraph.indexer.request import ReindexRequest
+from semgraph.indexer.request import ReindexRequest, ReindexResult
 from semgraph.jobs import shared_embedder
+from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
@@ -30,7 +35,7 @@ class Boom(RuntimeError):
 
 
 @pytest.fixture(scope="module")
-def embedder(settings):  # type: ignore[no-untyped-def]
+def embedder(settings: Settings) -> Embedder:
     return shared_embedder(settings)
 
 
@@ -40,8 +45,10 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
-    def run(source: Path, *, use_settings: Any = None, **kw: Any) -> Any:
+def run_index(
+    settings: Settings, graph: Graph, es: Elasticsearch, embedder: Embedder
+) -> Callable[..., ReindexResult]:
+    def run(source: Path, *, use_settings: Any = None, **kw: Any) -> ReindexResult:
         faults = kw.pop("faults", Faults())
         request = ReindexRequest(source=str(source), **kw)
         return Reindex(
@@ -51,11 +58,12 @@ def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
     return run
 
 
-def _docs(es, settings, repo_key: str) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+def _docs(es: Elasticsearch, settings: Settings, repo_key: str) -> list[tuple[Any, ...]]:
     index = SearchIndex(es, settings)
     live = index.live_index(repo_key)
     assert live is not None
-    resp = es.search(index=live, size=1000, source=DOC_FIELDS, query={"match_all": {}})
+    # the client is typed for _source as bool or dict; Elasticsearch takes a list of fields too
+    resp = es.search(index=live, size=1000, source=DOC_FIELDS, query={"match_all": {}})  # type: ignore[arg-type]
     assert resp["hits"]["total"]["value"] < 1000
     return sorted(tuple(h["_source"].get(f) for f in DOC_FIELDS) for h in resp["hits"]["hits"])
 
@@ -71,8 +79,12 @@ def _change(repo: Path) -> None:
     )
 
 
-def test_small_push_is_incremental_and_equals_a_full_reindex(  # type: ignore[no-untyped-def]
-    settings, es, embedder, repo, run_index
+def test_small_push_is_incremental_and_equals_a_full_reindex(
+    settings: Settings,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
 ) -> None:
     first = run_index(repo)
     assert "incremental" not in first.stats  # nothing live yet
@@ -98,7 +110,13 @@ def test_small_push_is_incremental_and_equals_a_full_reindex(  # type: ignore[no
     assert _docs(es, settings, full.repo_key) == incremental_docs
 
 
-def test_fallbacks_to_a_full_load(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+def test_fallbacks_to_a_full_load(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+) -> None:
     first = run_index(repo)
     # a document option changed: the live documents are not what this job would write
     other = settings.model_copy(update={"search_max_code_chars": 5000})
@@ -121,8 +139,12 @@ def test_fallbacks_to_a_full_load(settings, graph, es, repo, run_index) -> None:
     assert run_index(repo).stats["incremental"]["changed_files"] == 1
 
 
-def test_failure_after_the_clone_leaves_the_live_index_serving(  # type: ignore[no-untyped-def]
-    settings, es, embedder, repo, run_index
+def test_failure_after_the_clone_leaves_the_live_index_serving(
+    settings: Settings,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
 ) -> None:
     first = run_index(repo)
     index = SearchIndex(es, settings)
@@ -152,7 +174,9 @@ def test_failure_after_the_clone_leaves_the_live_index_serving(  # type: ignore[
     )
 
 
-def test_a_corrupt_parse_cache_is_a_miss_not_an_error(settings, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+def test_a_corrupt_parse_cache_is_a_miss_not_an_error(
+    settings: Settings, repo: Path, run_index: Callable[..., ReindexResult]
+) -> None:
     first = run_index(repo)
     cache = cache_dir(settings, first.repo_key) / CACHE_FILE
     assert cache.is_file()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.graph.runs import RunStore
 from semgraph.jobs import close_orphan_runs, gc_workdirs
 from semgraph.queue.store import JobStore
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.integration
 NOW = 1_900_000_000.0
 
 
-def _settings(settings, tmp_path: Path, min_age_s: float = 600.0):  # type: ignore[no-untyped-def]
+def _settings(settings: Settings, tmp_path: Path, min_age_s: float = 600.0) -> Settings:
     return settings.model_copy(update={"state_dir": tmp_path, "staging_gc_min_age_s": min_age_s})
 
 
@@ -30,7 +32,7 @@ def _workdir(root: Path, name: str, mtime: float) -> Path:
     return path
 
 
-def test_orphan_runs_closed_live_and_jobless_runs_kept(graph, settings) -> None:  # type: ignore[no-untyped-def]
+def test_orphan_runs_closed_live_and_jobless_runs_kept(graph: Graph, settings: Settings) -> None:
     store, runs = JobStore(graph, settings), RunStore(graph)
     live = store.enqueue("r/live", now=NOW, kind="k")
     ended = store.enqueue("r/ended", now=NOW, kind="k")
@@ -59,8 +61,8 @@ def test_orphan_runs_closed_live_and_jobless_runs_kept(graph, settings) -> None:
     assert close_orphan_runs(settings, graph, now=NOW + 2) == []  # idempotent
 
 
-def test_workdirs_of_running_runs_and_young_ones_are_kept(  # type: ignore[no-untyped-def]
-    graph, settings, tmp_path: Path
+def test_workdirs_of_running_runs_and_young_ones_are_kept(
+    graph: Graph, settings: Settings, tmp_path: Path
 ) -> None:
     s = _settings(settings, tmp_path)
     RunStore(graph).start("run-running", "r/a", "c1", None, None, NOW)
@@ -81,5 +83,7 @@ def test_workdirs_of_running_runs_and_young_ones_are_kept(  # type: ignore[no-un
     assert gc_workdirs(_settings(settings, tmp_path, 0), graph, now=NOW) == ["run-young"]
 
 
-def test_workdir_gc_without_a_jobs_folder_is_a_no_op(graph, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_workdir_gc_without_a_jobs_folder_is_a_no_op(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
     assert gc_workdirs(_settings(settings, tmp_path / "nothing"), graph, now=NOW) == []

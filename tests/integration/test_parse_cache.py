@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from semgraph.config import Settings, load_settings
-from semgraph.indexer.parse import parse_repository
+from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import CACHE_FILE, ParseCache, cache_dir
 from semgraph.indexer.spill import SpillReader
 from semgraph.model import FileFacts, SkippedFile
@@ -36,7 +36,9 @@ def records(spill: Path) -> list[FileFacts | SkippedFile]:
     return sorted(SpillReader(spill), key=lambda r: r.path)
 
 
-def parse(settings: Settings, repo: Path, spill: Path, fp: str = "fp1", commit_: bool = True):  # type: ignore[no-untyped-def]
+def parse(
+    settings: Settings, repo: Path, spill: Path, fp: str = "fp1", commit_: bool = True
+) -> ParseStats:
     with ParseCache.for_repo(settings, "demo", fp) as cache:
         stats = parse_repository(settings, repo, spill, cache=cache)
         if commit_:

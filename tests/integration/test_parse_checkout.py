@@ -242,7 +242,7 @@ def test_a_reused_work_tree_is_moved_to_each_commit_exactly(tmp_path: Path, cfg:
 
 
 @pytest.mark.parametrize("found", ["plain files", "another repository's work tree", "a file"])
-def test_a_reused_work_tree_that_is_not_one_is_replaced(  # type: ignore[no-untyped-def]
+def test_a_reused_work_tree_that_is_not_one_is_replaced(
     tmp_path: Path, cfg: Settings, found: str
 ) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})

@@ -11,17 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.check import check_repositories
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.errors import JobError, SearchRequestError
 from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import PublishDiverged, Reindex
-from semgraph.indexer.request import ReindexRequest
+from semgraph.indexer.request import ReindexRequest, ReindexResult
 from semgraph.jobs import shared_embedder
+from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
+from tests.optional import some
 from tests.repos import POLYGLOT, commit, make_repo
 
 pytestmark = pytest.mark.integration
@@ -43,7 +48,7 @@ def at(point: str, action: Callable[..., None]) -> Faults:
 
 
 @pytest.fixture(scope="module")
-def embedder(settings):  # type: ignore[no-untyped-def]
+def embedder(settings: Settings) -> Embedder:
     return shared_embedder(settings)
 
 
@@ -53,8 +58,10 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
-    def run(source: Path, **kw: Any) -> Any:
+def run_index(
+    settings: Settings, graph: Graph, es: Elasticsearch, embedder: Embedder
+) -> Callable[..., ReindexResult]:
+    def run(source: Path, **kw: Any) -> ReindexResult:
         faults = kw.pop("faults", Faults())
         use_embedder = kw.pop("embedder_override", embedder)
         request = ReindexRequest(source=str(source), **kw)
@@ -63,24 +70,31 @@ def run_index(settings, graph, es, embedder):  # type: ignore[no-untyped-def]
     return run
 
 
-def _live(settings, es, repo_key: str) -> tuple[str | None, str | None]:  # type: ignore[no-untyped-def]
+def _live(settings: Settings, es: Elasticsearch, repo_key: str) -> tuple[str | None, str | None]:
     index = SearchIndex(es, settings)
     live = index.live_index(repo_key)
     return live, index.index_run_id(live) if live else None
 
 
-def _graph_run(graph, repo_key: str) -> str | None:  # type: ignore[no-untyped-def]
+def _graph_run(graph: Graph, repo_key: str) -> str | None:
     repos = {r["key"]: r for r in GraphReader(graph).repositories()}
     return repos[repo_key]["run_id"] if repo_key in repos else None
 
 
-def _top(settings, es, embedder, query: str, repo_key: str, k: int = 3) -> list[Any]:  # type: ignore[no-untyped-def]
+def _top(
+    settings: Settings, es: Elasticsearch, embedder: Embedder, query: str, repo_key: str, k: int = 3
+) -> list[Any]:
     return search(es, settings, embedder, query, repo=repo_key, k=k)
 
 
 def test_index_then_search_and_query_the_graph(
-    settings, graph, es, embedder, repo, run_index
-) -> None:  # type: ignore[no-untyped-def]
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+) -> None:
     result = run_index(repo)
     assert result.status == "succeeded"
     key = result.repo_key
@@ -104,8 +118,13 @@ def test_index_then_search_and_query_the_graph(
     assert _graph_run(graph, key) == result.run_id == _live(settings, es, key)[1]
 
 
-def test_reindex_after_change_serves_new_content_and_drops_old_index(  # type: ignore[no-untyped-def]
-    settings, graph, es, embedder, repo, run_index
+def test_reindex_after_change_serves_new_content_and_drops_old_index(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
 ) -> None:
     first = run_index(repo)
     old_index, _ = _live(settings, es, first.repo_key)
@@ -121,7 +140,7 @@ def test_reindex_after_change_serves_new_content_and_drops_old_index(  # type: i
     assert second.status == "succeeded" and second.commit != first.commit
     new_index, new_run = _live(settings, es, first.repo_key)
     assert new_run == second.run_id and new_index != old_index
-    assert not es.indices.exists(index=old_index)
+    assert not es.indices.exists(index=some(old_index))
     hits = _top(settings, es, embedder, "rotate_credentials", second.repo_key)
     assert hits[0].symbol == "app.secrets.rotate_credentials"
     js = search(es, settings, embedder, "parseQuery", repo=second.repo_key, k=20)
@@ -131,7 +150,13 @@ def test_reindex_after_change_serves_new_content_and_drops_old_index(  # type: i
     assert not reader.definitions("handleRequest", repo=second.repo_key).matches
 
 
-def test_unchanged_reindex_embeds_nothing(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_reindex_embeds_nothing(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+) -> None:
     first = run_index(repo)
     noop = run_index(repo)
     assert noop.status == "noop"
@@ -143,7 +168,13 @@ def test_unchanged_reindex_embeds_nothing(settings, graph, es, repo, run_index) 
     assert forced.stats["publish"]["mode"] == "full"  # a forced job never trusts a delta
 
 
-def test_a_reindex_after_a_push_publishes_a_delta(settings, graph, es, repo, run_index) -> None:  # type: ignore[no-untyped-def]
+def test_a_reindex_after_a_push_publishes_a_delta(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+) -> None:
     first = run_index(repo)
     assert first.stats["publish"]["mode"] == "first"
     commit(repo, {"app/extra.py": "def extra_helper(x):\n    return x\n"})
@@ -176,8 +207,14 @@ def _refuse_bulk(**_: object) -> None:
 
 
 @pytest.mark.parametrize("where", ["embedding", "bulk", "graph_transaction"])
-def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignore[no-untyped-def]
-    settings, graph, es, embedder, repo, run_index, where: str
+def test_failure_before_graph_commit_leaves_live_state_untouched(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+    where: str,
 ) -> None:
     first = run_index(repo)
     before_live = _live(settings, es, first.repo_key)
@@ -202,8 +239,14 @@ def test_failure_before_graph_commit_leaves_live_state_untouched(  # type: ignor
     assert len(failed) == 1
 
 
-def test_alias_flip_failure_is_diverged_alerted_and_repaired(  # type: ignore[no-untyped-def]
-    settings, graph, es, embedder, repo, run_index, caplog
+def test_alias_flip_failure_is_diverged_alerted_and_repaired(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     first = run_index(repo)
     commit(repo, {"app/extra.py": "def brand_new_function():\n    return 1\n"})
@@ -226,8 +269,13 @@ def test_alias_flip_failure_is_diverged_alerted_and_repaired(  # type: ignore[no
     assert hits and hits[0].symbol == "app.extra.brand_new_function"
 
 
-def test_searches_during_a_reindex_never_fail_and_never_mix_runs(  # type: ignore[no-untyped-def]
-    settings, graph, es, embedder, repo, run_index
+def test_searches_during_a_reindex_never_fail_and_never_mix_runs(
+    settings: Settings,
+    graph: Graph,
+    es: Elasticsearch,
+    embedder: Embedder,
+    repo: Path,
+    run_index: Callable[..., ReindexResult],
 ) -> None:
     first = run_index(repo)
     commit(repo, {"app/models.py": POLYGLOT["app/models.py"] + "\n\ndef later(): pass\n"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings, load_settings
 from semgraph.errors import SearchRequestError
@@ -55,7 +56,7 @@ def facts(path: str, n_chunks: int, blob: str = "a" * 40) -> FileFacts:
 
 
 @pytest.fixture
-def manager(es, settings: Settings) -> SearchIndex:  # type: ignore[no-untyped-def]
+def manager(es: Elasticsearch, settings: Settings) -> SearchIndex:
     return SearchIndex(es, settings)
 
 
@@ -76,8 +77,8 @@ def _meta(run: str) -> dict[str, object]:
     return staging_meta("demo", run, DIMS, "m", NOW, "d")
 
 
-def test_clone_then_delete_a_files_documents_across_scroll_pages(  # type: ignore[no-untyped-def]
-    manager: SearchIndex, embedder: FakeVectors, es
+def test_clone_then_delete_a_files_documents_across_scroll_pages(
+    manager: SearchIndex, embedder: FakeVectors, es: Elasticsearch
 ) -> None:
     # 1,150 documents for one path: the stale-id scroll must page past SCROLL_PAGE
     hostile = 'src/we"ird path/ünï\\code.py'
@@ -106,8 +107,8 @@ def test_clone_refuses_an_index_that_is_not_ours(manager: SearchIndex) -> None:
         incremental.clone_live(manager, "demo", "r2", "code-*", _meta("r2"))
 
 
-def test_a_clone_without_its_own_meta_is_an_orphan(  # type: ignore[no-untyped-def]
-    manager: SearchIndex, embedder: FakeVectors, es
+def test_a_clone_without_its_own_meta_is_an_orphan(
+    manager: SearchIndex, embedder: FakeVectors, es: Elasticsearch
 ) -> None:
     live = _live(manager, embedder, [facts("a.py", 2)])
     es.indices.add_block(index=live, block="write")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings, load_settings
 from semgraph.errors import EmbeddingError, SearchBulkError, SearchRequestError
@@ -10,7 +11,7 @@ from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search.bodies import META_MARKER
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.loader import lookup_vectors
+from semgraph.search.loader import IndexStats, lookup_vectors
 
 pytestmark = pytest.mark.integration
 
@@ -65,18 +66,22 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture
-def manager(es, settings: Settings) -> SearchIndex:  # type: ignore[no-untyped-def]
+def manager(es: Elasticsearch, settings: Settings) -> SearchIndex:
     return SearchIndex(es, settings)
 
 
-def load(manager: SearchIndex, embedder: Embedder, repo: str, run: str, files: list[FileFacts]):  # type: ignore[no-untyped-def]
+def load(
+    manager: SearchIndex, embedder: Embedder, repo: str, run: str, files: list[FileFacts]
+) -> tuple[str, IndexStats]:
     staging = manager.create_staging(repo, run, embedder.dims, model_id=embedder.model_id, now=NOW)
     stats = manager.index_files(staging, repo, run, files, embedder)
     manager.refresh(staging)
     return staging, stats
 
 
-def test_staging_index_has_meta_mapping_and_legal_name(manager: SearchIndex, es) -> None:  # type: ignore[no-untyped-def]
+def test_staging_index_has_meta_mapping_and_legal_name(
+    manager: SearchIndex, es: Elasticsearch
+) -> None:
     name = manager.create_staging("GitHub.com/Org/Repo", "Run-01", 384, model_id="m", now=NOW)
     assert name == manager.staging_name("GitHub.com/Org/Repo", "Run-01")
     assert name.startswith(manager.alias_name("GitHub.com/Org/Repo") + "--")
@@ -117,8 +122,8 @@ def test_missing_things_read_as_none(manager: SearchIndex) -> None:
 
 
 def test_first_index_embeds_everything_then_flip_publishes(
-    manager: SearchIndex, embedder: Embedder, es
-) -> None:  # type: ignore[no-untyped-def]
+    manager: SearchIndex, embedder: Embedder, es: Elasticsearch
+) -> None:
     staging, stats = load(manager, embedder, "demo", "r1", corpus())
     assert (stats.files, stats.chunks, stats.docs) == (2, 3, 3)
     assert (stats.embedded, stats.reused, stats.hit_rate) == (3, 0, 0.0)
@@ -140,8 +145,8 @@ def test_first_index_embeds_everything_then_flip_publishes(
 
 
 def test_unchanged_reindex_embeds_nothing_and_flip_deletes_old(
-    manager: SearchIndex, embedder: Embedder, es
-) -> None:  # type: ignore[no-untyped-def]
+    manager: SearchIndex, embedder: Embedder, es: Elasticsearch
+) -> None:
     first, _ = load(manager, embedder, "demo", "r1", corpus())
     manager.flip_alias("demo", first)
 
@@ -189,7 +194,7 @@ def test_duplicate_chunks_in_one_window_are_embedded_once(
     assert (stats.chunks, stats.embedded, stats.deduplicated, stats.docs) == (3, 1, 2, 3)
 
 
-def test_bulk_is_bounded_by_docs_and_bytes(es, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
+def test_bulk_is_bounded_by_docs_and_bytes(es: Elasticsearch, embedder: Embedder) -> None:
     settings = load_settings(search_bulk_batch_docs=2, search_embed_window_chunks=3)
     manager = SearchIndex(es, settings)
     files = [facts(f"f{i}.py", chunk(f"value_{i} = {i}", 1)) for i in range(7)]
@@ -243,7 +248,7 @@ def test_flip_refuses_missing_or_foreign_index_and_changes_nothing(
     assert manager.live_index("demo") == first
 
 
-def test_flip_repairs_an_alias_with_two_targets(manager: SearchIndex, es) -> None:  # type: ignore[no-untyped-def]
+def test_flip_repairs_an_alias_with_two_targets(manager: SearchIndex, es: Elasticsearch) -> None:
     a = manager.create_staging("demo", "a", 4, now=NOW)
     b = manager.create_staging("demo", "b", 4, now=NOW)
     c = manager.create_staging("demo", "c", 4, now=NOW)
@@ -258,7 +263,9 @@ def test_flip_repairs_an_alias_with_two_targets(manager: SearchIndex, es) -> Non
     assert not es.indices.exists(index=a) and not es.indices.exists(index=b)
 
 
-def test_orphan_gc_keeps_live_running_young_and_foreign_indexes(manager: SearchIndex, es) -> None:  # type: ignore[no-untyped-def]
+def test_orphan_gc_keeps_live_running_young_and_foreign_indexes(
+    manager: SearchIndex, es: Elasticsearch
+) -> None:
     live = manager.create_staging("demo", "r1", 4, now=NOW)
     manager.flip_alias("demo", live)
     crashed = manager.create_staging("demo", "r2", 4, now=NOW)
@@ -274,7 +281,9 @@ def test_orphan_gc_keeps_live_running_young_and_foreign_indexes(manager: SearchI
     assert remaining == {live, running, diverged, young, "code-foreign"}
 
 
-def test_hostile_content_is_indexed_cleanly(manager: SearchIndex, embedder: Embedder, es) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_content_is_indexed_cleanly(
+    manager: SearchIndex, embedder: Embedder, es: Elasticsearch
+) -> None:
     settings = load_settings(search_max_code_chars=5000)
     small = SearchIndex(es, settings)
     weird = [

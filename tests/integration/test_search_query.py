@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from elasticsearch import Elasticsearch
 from typer.testing import CliRunner
 
 from semgraph.config import Settings, load_settings
@@ -17,7 +18,9 @@ from semgraph.faults import Faults
 from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.query import search
+from semgraph.search.query import SearchHit, search
+from semgraph.services import Stack
+from tests.optional import some
 
 pytestmark = pytest.mark.integration
 
@@ -139,7 +142,7 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture
-def indexed(es_session, settings: Settings, embedder: Embedder) -> SearchIndex:  # type: ignore[no-untyped-def]
+def indexed(es_session: Elasticsearch, settings: Settings, embedder: Embedder) -> SearchIndex:
     """Two repositories with the corpus, run r1. Built once and reused while intact (tests
     that change the index state use ``es``, which wipes it, and the next user rebuilds)."""
     manager = SearchIndex(es_session, settings)
@@ -160,8 +163,8 @@ def indexed(es_session, settings: Settings, embedder: Embedder) -> SearchIndex: 
     return manager
 
 
-def top(hits, n: int = 3) -> list[str]:  # type: ignore[no-untyped-def]
-    return [h.symbol.rsplit(".", 1)[-1] for h in hits[:n]]
+def top(hits: list[SearchHit], n: int = 3) -> list[str]:
+    return [some(h.symbol).rsplit(".", 1)[-1] for h in hits[:n]]
 
 
 @pytest.mark.parametrize(
@@ -174,8 +177,13 @@ def top(hits, n: int = 3) -> list[str]:  # type: ignore[no-untyped-def]
     ],
 )
 def test_exact_identifier_is_first(
-    indexed, es_session, settings, embedder, q: str, want: str
-) -> None:  # type: ignore[no-untyped-def]
+    indexed: SearchIndex,
+    es_session: Elasticsearch,
+    settings: Settings,
+    embedder: Embedder,
+    q: str,
+    want: str,
+) -> None:
     hits = search(es_session, settings, embedder, q, repo="demo", k=5)
     assert top(hits, 1) == [want]
     assert hits[0].repo == "demo" and hits[0].run_id == "r1" and hits[0].bm25_rank == 1
@@ -192,15 +200,22 @@ def test_exact_identifier_is_first(
     ],
 )
 def test_meaning_finds_the_chunk_in_top_3(
-    indexed, es_session, settings, embedder, q: str, want: str
-) -> None:  # type: ignore[no-untyped-def]
+    indexed: SearchIndex,
+    es_session: Elasticsearch,
+    settings: Settings,
+    embedder: Embedder,
+    q: str,
+    want: str,
+) -> None:
     hits = search(es_session, settings, embedder, q, repo="demo", k=5)
     assert want in top(hits, 3)
     knn = search(es_session, settings, embedder, q, repo="demo", k=3, mode="knn")
     assert want in top(knn, 3) and all(h.bm25_rank is None for h in knn)
 
 
-def test_hit_fields_and_snippet(indexed, es_session, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_hit_fields_and_snippet(
+    indexed: SearchIndex, es_session: Elasticsearch, settings: Settings, embedder: Embedder
+) -> None:
     hit = search(es_session, settings, embedder, "HashPassword", repo="demo", k=1)[0]
     assert (hit.path, hit.start_line, hit.end_line, hit.language, hit.kind) == (
         "server.go",
@@ -226,7 +241,9 @@ def test_hit_fields_and_snippet(indexed, es_session, settings, embedder) -> None
     }
 
 
-def test_filters_restrict_results(indexed, es_session, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_filters_restrict_results(
+    indexed: SearchIndex, es_session: Elasticsearch, settings: Settings, embedder: Embedder
+) -> None:
     both = search(es_session, settings, embedder, "function", k=50)
     assert {h.repo for h in both} == {"demo", "other"}
     go = search(es_session, settings, embedder, "function", lang="go", k=50)
@@ -238,7 +255,9 @@ def test_filters_restrict_results(indexed, es_session, settings, embedder) -> No
     assert top(bm25, 1) == ["debounce"] and bm25[0].knn_rank is None
 
 
-def test_hostile_queries(indexed, es_session, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_queries(
+    indexed: SearchIndex, es_session: Elasticsearch, settings: Settings, embedder: Embedder
+) -> None:
     for q in [
         'foo:bar AND (baz OR "',
         "*",
@@ -262,7 +281,9 @@ def test_hostile_queries(indexed, es_session, settings, embedder) -> None:  # ty
         search(es_session, settings, None, "x", mode="knn")
 
 
-def test_nothing_indexed_unknown_repo_and_empty_index(es, settings, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_indexed_unknown_repo_and_empty_index(
+    es: Elasticsearch, settings: Settings, embedder: Embedder
+) -> None:
     with pytest.raises(SearchNotIndexed, match="no repository is indexed yet"):
         search(es, settings, embedder, "anything")
     manager = SearchIndex(es, settings)
@@ -274,7 +295,7 @@ def test_nothing_indexed_unknown_repo_and_empty_index(es, settings, embedder) ->
         search(es, settings, embedder, "anything", repo="ghost")
 
 
-def test_unreachable_server_is_a_clear_error(stack, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_server_is_a_clear_error(stack: Stack, embedder: Embedder) -> None:
     settings = load_settings(es_url="http://127.0.0.1:9", es_request_timeout_s=2)
     es = connect_search(settings)
     with pytest.raises(SearchUnavailable, match="Elasticsearch unreachable"):
@@ -283,8 +304,8 @@ def test_unreachable_server_is_a_clear_error(stack, embedder) -> None:  # type: 
 
 
 def test_a_flip_between_resolve_and_search_is_retried_not_mixed(
-    indexed, es_session, settings, embedder
-) -> None:  # type: ignore[no-untyped-def]
+    indexed: SearchIndex, es_session: Elasticsearch, settings: Settings, embedder: Embedder
+) -> None:
     old = indexed.live_index("demo")
     new = indexed.create_staging("demo", "r2", embedder.dims, now=NOW)
     indexed.index_files(new, "demo", "r2", corpus(), embedder)
@@ -303,7 +324,7 @@ def test_a_flip_between_resolve_and_search_is_retried_not_mixed(
     assert hits and {h.run_id for h in hits} == {"r2"} and {h.index for h in hits} == {new}
 
 
-def test_cli_search_json_and_text(indexed, settings) -> None:  # type: ignore[no-untyped-def]
+def test_cli_search_json_and_text(indexed: SearchIndex, settings: Settings) -> None:
     from semgraph.cli import app
 
     runner = CliRunner()
@@ -318,7 +339,7 @@ def test_cli_search_json_and_text(indexed, settings) -> None:  # type: ignore[no
     assert result.exit_code == 2
 
 
-def test_cli_errors_are_one_clear_line(indexed) -> None:  # type: ignore[no-untyped-def]
+def test_cli_errors_are_one_clear_line(indexed: SearchIndex) -> None:
     env = {**os.environ}
     cmd = [sys.executable, "-m", "semgraph", "search", "x", "--mode", "bm25", "--repo", "ghost"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
