@@ -14,14 +14,17 @@ from collections.abc import Callable
 
 import httpx
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.queue.store import JobStore
 from semgraph.web.fixtures import push_payload, signed_delivery
 
 pytestmark = pytest.mark.e2e
 
 
-def test_serve_process_round_trip(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_serve_process_round_trip(graph: Graph, es: Elasticsearch, settings: Settings) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -103,7 +106,9 @@ def refused(port: int) -> bool:
     return False
 
 
-def test_sigterm_finishes_the_request_in_flight_then_exits_0(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_sigterm_finishes_the_request_in_flight_then_exits_0(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -7,8 +7,10 @@ from typing import Any
 
 import httpx
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.queue.store import JobStore
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import push_payload, serve_in_thread, signed_delivery
@@ -25,7 +27,7 @@ def serve(graph: Any, es: Any, settings: Settings, **extra: Any) -> Any:
 
 
 @pytest.fixture
-def base(graph, es, settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def base(graph: Graph, es: Elasticsearch, settings: Settings) -> Iterator[str]:
     with serve(graph, es, settings, api_token=TOKEN) as url:
         yield url
 
@@ -55,7 +57,7 @@ def test_health_ready_and_metrics(base: str) -> None:
     assert "semgraph_alerts_total" in text or "semgraph_queue_transitions_total" in text
 
 
-def test_post_jobs_needs_the_bearer_token(base: str, graph, settings) -> None:  # type: ignore[no-untyped-def]
+def test_post_jobs_needs_the_bearer_token(base: str, graph: Graph, settings: Settings) -> None:
     body = {"source": "https://git.example/o/manual.git", "ref": "refs/heads/main"}
     assert httpx.post(f"{base}/jobs", json=body).status_code == 401
     wrong = httpx.post(f"{base}/jobs", json=body, headers={"Authorization": "Bearer nope"})
@@ -83,14 +85,18 @@ def test_post_jobs_needs_the_bearer_token(base: str, graph, settings) -> None:  
     assert len(JobStore(graph, settings).list()) == 1
 
 
-def test_mutations_disabled_without_a_configured_token(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_mutations_disabled_without_a_configured_token(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     with serve(graph, es, settings) as url:
         resp = httpx.post(f"{url}/jobs", json={"source": "https://h/o/r.git"}, headers=AUTH)
         assert resp.status_code == 403
     assert JobStore(graph, settings).list() == []
 
 
-def test_closed_read_endpoints_need_the_token(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_closed_read_endpoints_need_the_token(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     with serve(graph, es, settings, api_token=TOKEN, api_read_open=False) as url:
         for path in ("/jobs", "/runs", "/graph/def?name=main", "/search?q=x&mode=bm25"):
             assert httpx.get(f"{url}{path}").status_code == 401, path

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
@@ -71,7 +72,9 @@ def count(graph: Graph, label: str) -> int:
     return int(graph.query("count", f"MATCH (n:{label}) RETURN count(n) AS n")[0]["n"])
 
 
-def test_one_batch_with_replays_and_several_repositories(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_one_batch_with_replays_and_several_repositories(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     store = JobStore(graph, settings)
     running = store.enqueue(repo_key_for("https://git.example/o/busy.git"), now=1.0)
     assert store.claim("w", ["reindex"], now=2.0) is not None
@@ -103,8 +106,8 @@ def test_one_batch_with_replays_and_several_repositories(graph, es, settings) ->
     assert count(graph, "JobDelivery") == 5 and count(graph, "JobQueue") == 4
 
 
-def test_a_failed_commit_answers_503_to_the_whole_batch_and_stores_nothing(  # type: ignore[no-untyped-def]
-    graph, es, settings
+def test_a_failed_commit_answers_503_to_the_whole_batch_and_stores_nothing(
+    graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
     armed = [True]
     reached: list[str] = []
@@ -137,7 +140,9 @@ def test_a_failed_commit_answers_503_to_the_whole_batch_and_stores_nothing(  # t
     assert count(graph, "JobQueue") == 2 and count(graph, "JobDelivery") == 4
 
 
-def test_refusals_in_a_burst_do_not_touch_the_batch(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_refusals_in_a_burst_do_not_touch_the_batch(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     good = [delivery("github", "o/g", i + 1, f"g-{i}") for i in range(3)]
     host, headers, body = delivery("github", "o/bad", 9)
     forged = (host, headers | {"X-Hub-Signature-256": "sha256=" + "0" * 64}, body)

@@ -9,8 +9,11 @@ from typing import Any
 import hypothesis
 import pytest
 import schemathesis
+from elasticsearch import Elasticsearch
 from schemathesis import GenerationMode
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import serve_in_thread
 
@@ -20,7 +23,7 @@ TOKEN = "schemathesis-token"
 
 
 @pytest.fixture
-def served_schema(graph, es, settings) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+def served_schema(graph: Graph, es: Elasticsearch, settings: Settings) -> Iterator[Any]:
     configured = settings.model_copy(
         update={"api_token": TOKEN, "webhook_secret": "schemathesis-secret"}
     )

@@ -9,7 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
+from elasticsearch import Elasticsearch
 
+from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
 from semgraph.queue.store import JobStore
@@ -43,7 +46,9 @@ def bm25(base: str, query: str, repo_key: str) -> list[dict[str, Any]]:
     return hits
 
 
-def test_signed_push_becomes_searchable(tmp_path: Path, graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_signed_push_becomes_searchable(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     repo = make_repo(
         tmp_path / "e2e",
         {

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 import hypothesis
 import pytest
+from elasticsearch import Elasticsearch
 from hypothesis import strategies as st
 
 from semgraph.config import Settings
+from semgraph.db import Graph
 from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
 from semgraph.web.app import create_app
@@ -39,12 +41,12 @@ def web_settings(settings: Settings, **extra: Any) -> Settings:
 
 
 @pytest.fixture
-def store(graph, settings) -> JobStore:  # type: ignore[no-untyped-def]
+def store(graph: Graph, settings: Settings) -> JobStore:
     return JobStore(graph, settings)
 
 
 @pytest.fixture
-def base_url(graph, es, settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def base_url(graph: Graph, es: Elasticsearch, settings: Settings) -> Iterator[str]:
     app = create_app(web_settings(settings), graph=graph, search=es)
     with serve_in_thread(app) as url:
         yield url
@@ -189,7 +191,9 @@ def test_push_during_a_run_yields_exactly_one_follow_up(base_url: str, store: Jo
     assert follow.status.value == "pending" and follow.commit == sha(11)
 
 
-def test_graph_unreachable_is_503_never_2xx(graph, es, settings) -> None:  # type: ignore[no-untyped-def]
+def test_graph_unreachable_is_503_never_2xx(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
     from semgraph.db import connect_graph
 
     down = web_settings(settings, bolt_uri="bolt://127.0.0.1:9", bolt_connect_timeout_s=1.0)
