@@ -55,8 +55,9 @@ from semgraph.web.metrics import (
     WEBHOOK_PHASE_SECONDS,
     WEBHOOKS_IN_FLIGHT,
 )
+from semgraph.web.policy import WebhookPolicy
 from semgraph.web.schemas import WEBHOOK_OPENAPI
-from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookPolicy, WebhookReceiver
+from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookReceiver
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +185,7 @@ _RETRYABLE = (GraphUnavailable, GraphConflict, SearchUnavailable)
 
 
 def _answer_for(exc: SemgraphError) -> ErrorAnswer | None:
-    for cls in type(exc).__mro__:
-        answer = ERROR_ANSWERS.get(cls)
-        if answer is not None:
-            return answer
-    return None
+    return next((ERROR_ANSWERS[c] for c in type(exc).__mro__ if c in ERROR_ANSWERS), None)
 
 
 def _store_error(request: Request, exc: StoreError) -> Response:
