@@ -9,6 +9,8 @@ calls) and Java (class imports, implicit-``this`` calls, a constructor, ``java.u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from semgraph.model import (
     CallSite,
     Chunk,
@@ -49,9 +51,9 @@ def facts(
     path: str,
     language: str,
     lines: int,
-    symbols: list[Symbol] = (),  # type: ignore[assignment]
-    imports: list[Import] = (),  # type: ignore[assignment]
-    calls: list[CallSite] = (),  # type: ignore[assignment]
+    symbols: Sequence[Symbol] = (),
+    imports: Sequence[Import] = (),
+    calls: Sequence[CallSite] = (),
     text: str = "",
     status: str = "ok",
 ) -> FileFacts:

@@ -49,11 +49,11 @@ def test_ten_worker_restarts_with_jobs_in_flight(chaos: Chaos, tmp_path: Path) -
     for i in range(RESTARTS):
         before = len(list(started.iterdir()))
         worker = chaos.start_worker(env=ENV, log=f"worker{i}")
-        wait_for(
-            f"a job in flight (restart {i})",
-            lambda n=before: len(list(started.iterdir())) > n,  # type: ignore[misc]
-            worker,
-        )
+
+        def in_flight(n: int = before) -> bool:
+            return len(list(started.iterdir())) > n
+
+        wait_for(f"a job in flight (restart {i})", in_flight, worker)
         push(rng.choice(REPOS))  # a push lands while the job runs
         sig = signal.SIGKILL if i % 2 == 0 else signal.SIGTERM
         worker.send_signal(sig)

@@ -17,6 +17,7 @@ from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from tests.graph_repos import shop_repo
+from tests.optional import some
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +54,7 @@ def test_run_lifecycle_with_nested_fields(graph: Graph) -> None:
     assert linked == [{"k": "shop"}]
     with pytest.raises(RunStateError, match="already succeeded"):
         store.finish("run-1", "failed", now=120.0)
-    assert store.get("run-1")["status"] == "succeeded"  # type: ignore[index]
+    assert some(store.get("run-1"))["status"] == "succeeded"
 
 
 def test_diverged_run_can_be_finished_after_repair(graph: Graph) -> None:

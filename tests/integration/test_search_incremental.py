@@ -5,6 +5,7 @@ of a clone that never got its own ``_meta``."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 from elasticsearch import Elasticsearch
@@ -130,7 +131,7 @@ def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVe
     graph_files = {f.path: f.blob_sha for f in files}
 
     def plan(**kw: object) -> incremental.Plan | None:
-        args: dict[str, object] = {
+        args: dict[str, Any] = {
             "docs_fp": "d",
             "model_id": "m",
             "dims": DIMS,
@@ -139,7 +140,7 @@ def test_plan_decides_incremental_or_full(manager: SearchIndex, embedder: FakeVe
             "files": blobs(files),
         }
         args.update(kw)
-        return incremental.plan(manager, "demo", **args)  # type: ignore[arg-type]
+        return incremental.plan(manager, "demo", **args)
 
     changed = [*files[:9], facts("new.py", 1), facts("m0.py", 1, blob="c" * 40)]
     p = plan(files=blobs(changed[1:]))  # m0 changed, m9 removed, new.py added

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from semgraph.cli import app
 from semgraph.config import Settings, load_settings
+from tests.optional import some
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = ROOT / "ops"
@@ -106,7 +107,7 @@ def memgraph_flags(args: list[str]) -> dict[str, str]:
 
 def mebibytes(quantity: str) -> float:
     """A memory quantity (compose ``8g``, Kubernetes ``8Gi``) in MiB."""
-    number, unit = re.fullmatch(r"(\d+)([a-zA-Z]*)", quantity).groups()  # type: ignore[union-attr]
+    number, unit = some(re.fullmatch(r"(\d+)([a-zA-Z]*)", quantity)).groups()
     scale = {"g": 1024, "gi": 1024, "m": 1, "mi": 1, "": 1 / 2**20}[unit.lower()]
     return int(number) * scale
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -112,7 +113,7 @@ def test_checkpoint_raises_once_cancelled_and_first_reason_sticks() -> None:
     assert ctx.cancel_requested is CancelReason.TIMEOUT
 
 
-def _running(worker: dict | None, lease: float | None = 100.0) -> RunningJob:  # type: ignore[type-arg]
+def _running(worker: dict[str, Any] | None, lease: float | None = 100.0) -> RunningJob:
     return RunningJob(id="j", claim_token="t", repo_key="r", lease_expires_at=lease, worker=worker)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ def _qn(key: str) -> str:
     return key.split("|")[2]
 
 
-def _resolve(tmp_path: Path, files: list[FileFacts | SkippedFile], **kw: int) -> Resolution:
+def _resolve(tmp_path: Path, files: Sequence[FileFacts | SkippedFile], **kw: int) -> Resolution:
     return resolve(lambda: iter(files), "shop", tmp_path / "work", **kw)
 
 
@@ -165,7 +165,7 @@ def test_never_guesses_between_same_named_classes_in_inheritance(tmp_path: Path)
 
 def test_hostile_and_malformed_facts_are_counted_not_fatal(tmp_path: Path) -> None:
     weird = "dir with spaces/ünï|cödé.py"
-    files: list[FileFacts | SkippedFile] = [
+    files = [
         facts(
             weird,
             "python",
@@ -193,7 +193,7 @@ def test_hostile_and_malformed_facts_are_counted_not_fatal(tmp_path: Path) -> No
         assert res.call_counts["python"]["ambiguous"] == 1  # f is defined twice
         assert res.call_counts["python"]["unresolved"] == 2
         assert res.import_counts["python"] == {"unresolved": 3}
-        keys = [row.key for row in symbol_rows("shop", files[0])]  # type: ignore[arg-type]
+        keys = [row.key for row in symbol_rows("shop", files[0])]
         assert len(keys) == len(set(keys)) == 3
         assert keys[2].endswith("|2")
 
