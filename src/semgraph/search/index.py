@@ -4,7 +4,8 @@ orphaned staging indexes. Names are in :mod:`semgraph.search.names`, request bod
 ``_meta`` every index carries in :mod:`semgraph.search.bodies`, bulk loading in
 :mod:`semgraph.search.loader`. The divergence check reads the run id from ``_meta``
 (:meth:`SearchIndex.index_run_id`); the orphan GC only touches indexes with its marker.
-Every request goes through :func:`semgraph.db.search_errors`.
+Every request goes through :func:`semgraph.db.search_errors`. The module is over 300 lines
+because each lifecycle step keeps its own error handling next to its request.
 """
 
 from __future__ import annotations
