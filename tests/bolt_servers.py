@@ -60,4 +60,6 @@ def bolt_server(state: Path, setting: str, what: str) -> Iterator[Settings]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:  # the watcher thread has read to EOF or never will
+            proc.stdout.close()
         log.close()

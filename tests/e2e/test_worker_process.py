@@ -121,7 +121,7 @@ def test_sigkill_mid_job_then_restart_returns_it_to_pending(
     proc = start_worker()
     wait_for("the job to start", marker.exists, proc)
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.communicate(timeout=30)  # reaped, its output pipe read to the end and closed
     assert some(store.get(jid.job_id)).status is JobStatus.RUNNING  # nobody recorded anything yet
     # restart without the test kinds: the startup sweep runs, nothing is claimable
     restart = start_worker("--once", env={"SEMGRAPH_JOB_MODULES": ""})
