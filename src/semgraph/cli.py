@@ -13,15 +13,15 @@ from typing import Any
 import typer
 
 from semgraph import logs
+from semgraph.commands import queue as queue_cli
+from semgraph.commands.console import err, is_verbose, set_verbose
+from semgraph.commands.graph import graph_app, runs_app
+from semgraph.commands.index import check_cmd, index_cmd
+from semgraph.commands.search import search_cmd
+from semgraph.commands.serve import serve
+from semgraph.commands.services import doctor_cmd, init_cmd, services_app
 from semgraph.config import load_settings
-from semgraph.console import err, is_verbose, set_verbose
 from semgraph.errors import SemgraphError, cause_chain
-from semgraph.graph.cli import graph_app, runs_app
-from semgraph.index_cli import check_cmd, index_cmd
-from semgraph.queue import cli as queue_cli
-from semgraph.search.cli import search_cmd
-from semgraph.services.cli import doctor_cmd, init_cmd, services_app
-from semgraph.web.cli import serve
 
 app = typer.Typer(
     name="semgraph",
@@ -131,10 +131,6 @@ def _run(application: typer.Typer, args: list[str] | None = None) -> None:
 
 def main() -> None:
     _run(app)
-
-
-def services_main() -> None:
-    _run(app, ["services", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from semgraph.index_cli import too_large_line
+from semgraph.commands.index import too_large_line
 
 
 def _writer_error(rows: int, limit: str, repo: str = "shop", total: int | None = None) -> str:

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from semgraph.commands.queue import parse_duration
 from semgraph.config import load_settings
 from semgraph.errors import CancelReason, ConfigError, JobCancelled, QueueInputError
 from semgraph.queue import registry
 from semgraph.queue.backoff import backoff_ceiling_s, backoff_s
-from semgraph.queue.cli import parse_duration
 from semgraph.queue.models import Job, JobStatus, RunningJob, claim_key
 from semgraph.queue.registry import JobContext, JobInfo
 from semgraph.queue.sweep import Identity, death_reason, process_start

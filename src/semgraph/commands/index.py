@@ -12,7 +12,7 @@ import typer
 
 from semgraph import jobs
 from semgraph.check import check_repositories, graph_parity
-from semgraph.console import emit_json, err, is_verbose, out, settings_from
+from semgraph.commands.console import emit_json, err, is_verbose, out, settings_from
 from semgraph.db import connect_graph, connect_search
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
 from semgraph.graph.runs import RunStore

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from semgraph.console import emit_json, json_option, out, settings_from
+from semgraph.commands.console import emit_json, json_option, out, settings_from
 from semgraph.db import connect_graph
 from semgraph.doctor import run_doctor
 from semgraph.graph.schema import SCHEMA

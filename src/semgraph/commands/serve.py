@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from semgraph.console import settings_from
+from semgraph.commands.console import settings_from
 from semgraph.logs import event
 from semgraph.web.app import create_app
 from semgraph.web.server import GracefulServer, server_config

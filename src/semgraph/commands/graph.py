@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from semgraph.console import emit_json, out, settings_from
+from semgraph.commands.console import emit_json, out, settings_from
 from semgraph.db import connect_graph
 from semgraph.errors import GraphInputError, RunStateError
 from semgraph.graph.reader import GraphReader

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from semgraph.console import emit_json, out, settings_from
+from semgraph.commands.console import emit_json, out, settings_from
 from semgraph.db import connect_search
 from semgraph.search.embed import Embedder
 from semgraph.search.query import search, validate

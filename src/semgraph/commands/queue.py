@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import typer
 from prometheus_client import start_http_server
 
-from semgraph.console import emit_json, out, settings_from
+from semgraph.commands.console import emit_json, out, settings_from
 from semgraph.db import Graph, connect_graph
 from semgraph.errors import ConfigError, JobNotFound, QueueInputError
 from semgraph.jobs import register_job_kinds
