@@ -9,6 +9,7 @@ directory.
 from __future__ import annotations
 
 import abc
+import atexit
 import logging
 import os
 import pwd
@@ -25,6 +26,24 @@ from semgraph.logs import event
 from semgraph.services import procs
 
 log = logging.getLogger(__name__)
+
+# Every server this process launched and has not stopped. A server outlives the object that
+# started it (``semgraph services up`` exits, a test session keeps its stack for the next):
+# its Popen stays referenced until the interpreter exits, so it is never collected while the
+# server runs (Popen warns then, ResourceWarning: "subprocess N is still running").
+_LAUNCHED: list[subprocess.Popen[bytes]] = []
+
+
+@atexit.register
+def _leave_servers_running() -> None:
+    """At exit the servers still in :data:`_LAUNCHED` keep running on purpose (in their own
+    sessions, with pid files for ``services down``). This process will not reap them, so
+    each Popen is marked as settled; otherwise its collection at shutdown warns "subprocess
+    N is still running" (an ignored exception under an ``error`` warnings filter)."""
+    for proc in _LAUNCHED:
+        if proc.poll() is None:
+            proc.returncode = 0  # not an exit status: "not ours to wait for any more"
+    _LAUNCHED.clear()
 
 
 @dataclass
@@ -158,6 +177,7 @@ class Service(abc.ABC):
         self.pid_file.write_text(f"{proc.pid}\n")
         event(log, logging.INFO, "service_start", service=self.name, pid=proc.pid)
         self.launched = proc
+        _LAUNCHED.append(proc)
         return proc
 
     def wait_healthy(self, proc: subprocess.Popen[bytes] | None, timeout_s: float) -> None:
@@ -187,6 +207,8 @@ class Service(abc.ABC):
         procs.stop_group(pid, self.marker, timeout_s)
         if self.launched is not None and self.launched.pid == pid:
             self.launched.wait(timeout=10.0)  # our child: reap it (it is gone or a zombie)
+            if self.launched in _LAUNCHED:
+                _LAUNCHED.remove(self.launched)
             self.launched = None
         self.pid_file.unlink(missing_ok=True)
         event(log, logging.INFO, "service_stop", service=self.name, pid=pid)
