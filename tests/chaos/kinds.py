@@ -22,8 +22,8 @@ from semgraph.indexer.pipeline import Reindex
 from semgraph.jobs import request_from_args, shared_embedder, shared_search
 from semgraph.queue.registry import JobContext, register
 
-# the points a job passes, in order; "after_claim" and "mid_parse" are hooked here, the rest
-# are the fault points of semgraph.indexer.pipeline.Reindex
+# the points a job passes, in order; "after_claim" is hooked here, the rest are fault points
+# of the pipeline (reindex.<point>), the parse (parse.window) and the publish
 POINTS = (
     "after_claim",
     "after_checkout",
@@ -38,7 +38,7 @@ POINTS = (
 )
 PAUSE_LIMIT_S = 180.0
 # the points that are the graph publish's, not the pipeline's own
-FAULT_POINTS = {"before_graph_commit": "publish.before_commit"}
+FAULT_POINTS = {"before_graph_commit": "publish.before_commit", "mid_parse": "parse.window"}
 
 
 def _pause(signal_dir: Path, point: str) -> Callable[..., None]:
@@ -65,13 +65,6 @@ def chaos_reindex(ctx: JobContext) -> None:
             fault = _pause(Path(str(args["signal_dir"])), point)
     if fault is not None and point == "after_claim":
         fault()
-    parse_fault = fault if point == "mid_parse" else None
-
-    def checkpoint(name: str) -> None:
-        ctx.checkpoint(name)
-        if name == "parse" and parse_fault is not None:
-            parse_fault()
-
     armed = faults.Faults()
     if fault is not None:
         armed.arm(FAULT_POINTS.get(point, f"reindex.{point}"), fault)
@@ -80,7 +73,7 @@ def chaos_reindex(ctx: JobContext) -> None:
         ctx.graph,
         shared_search(ctx.settings),
         request_from_args(ctx),
-        checkpoint=checkpoint,
+        checkpoint=ctx.checkpoint,
         embedder=shared_embedder(ctx.settings),
         faults=armed,
     ).run()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semgraph.config import Settings
+from semgraph.faults import PROCESS, Faults
 from semgraph.indexer.extract import blob_sha, failed_file
 from semgraph.indexer.parsecache import CachedResult, ParseCache
 from semgraph.indexer.pool import ParsePool, TaskResult
@@ -219,6 +220,7 @@ def parse_repository(
     checkpoint: Callable[[str], None] | None = None,
     progress: Callable[[ParseProgress], None] | None = None,
     cache: ParseCache | None = None,
+    faults: Faults = PROCESS,
 ) -> ParseStats:
     """Parse every indexable file of ``workspace`` into a new spill at ``spill_path``.
 
@@ -227,7 +229,8 @@ def parse_repository(
     partial spill removed before the exception propagates. ``progress`` gets a
     :class:`ParseProgress` at the same points. With a ``cache``, a file whose path and blob
     are in it is copied to the spill instead of parsed, and every parsed result is kept for
-    the next job (the caller commits or discards the cache).
+    the next job (the caller commits or discards the cache). Fault point ``parse.window``
+    after each window's checkpoint, mid-parse with the spill half written.
     """
     window = settings.parse_window_files
     with (
@@ -263,6 +266,7 @@ def parse_repository(
                 run.report()
                 if checkpoint is not None:
                     checkpoint("parse")
+                faults.point("parse.window", done=run.done)
         run.drain(until=0)
         run.report()
     stats = run.finish()

@@ -168,6 +168,7 @@ class Reindex:
                     self.spill,
                     checkpoint=self.checkpoint,
                     progress=self.progress,
+                    faults=self.faults,
                 )
             # a forced reindex parses everything again (and refreshes the cache)
             reuse = not self.request.force
@@ -179,6 +180,7 @@ class Reindex:
                     checkpoint=self.checkpoint,
                     progress=self.progress,
                     cache=cache,
+                    faults=self.faults,
                 )
                 cache.commit()
             return stats
