@@ -45,7 +45,7 @@ class RepoCheck:
     graph_run_id: str | None
     index_run_id: str | None
     live_index: str | None
-    status: str  # ok | in_flight | diverged | repaired | requeued
+    status: str  # ok | unpublished | in_flight | diverged | repaired | requeued
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +65,9 @@ def check_repositories(
     runs = RunStore(graph)
     for repo in GraphReader(graph).repositories():
         result = _check_one(index, repo)
+        if result.status == "diverged" and _never_published(runs, result):
+            # a first index that has not finished (or died): nothing to diverge from
+            result.status, result.detail = "unpublished", "never published yet"
         if result.status == "diverged" and _in_flight(settings, graph, runs, result.graph_run_id):
             # committed a moment ago by a live worker that is about to flip the alias
             result.status, result.detail = "in_flight", "alias flip pending in a live run"
@@ -99,6 +102,14 @@ def _in_flight(settings: Settings, graph: Graph, runs: Any, run_id: str | None) 
     return False
 
 
+def _never_published(runs: RunStore, result: RepoCheck) -> bool:
+    """No graph run, no live index and no succeeded run: the repository has a record (its
+    first job started) but was never published, so it cannot be diverged."""
+    if result.graph_run_id is not None or result.live_index is not None:
+        return False
+    return not runs.list(repo=result.repo, status="succeeded", limit=1)
+
+
 def _check_one(index: Any, repo: dict[str, Any]) -> RepoCheck:
     key = str(repo["key"])
     graph_run = repo.get("run_id")
@@ -118,8 +129,14 @@ def _repair(
         result.status, result.detail = "repaired", f"alias flipped to {staging}"
         INDEX_DIVERGED.labels(repo=key).set(0)
         _mark_run(graph, result.graph_run_id, "succeeded")
+    elif (active := _active_job(settings, graph, key)) is not None:
+        # a pending or running job will publish the repository: a repair enqueue would
+        # coalesce into it and could replace its arguments
+        result.status, result.detail = "in_flight", f"job {active} will publish it"
+    elif not repo.get("url"):
+        result.detail = "no recorded source to reindex from: run `semgraph index SOURCE`"
     else:
-        source = repo.get("url") or key
+        source = str(repo["url"])
         enq = JobStore(graph, settings).enqueue(
             key,
             now=time.time(),
@@ -136,6 +153,15 @@ def _repair(
         run_id=result.graph_run_id,
         outcome=result.status,
     )
+
+
+def _active_job(settings: Settings, graph: Graph, key: str) -> str | None:
+    store = JobStore(graph, settings)
+    for status in ("running", "pending"):
+        jobs = store.list(status=status, repo=key, limit=1)
+        if jobs:
+            return f"{jobs[0].id} ({status})"
+    return None
 
 
 def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
