@@ -15,6 +15,7 @@ import typer
 from semgraph import logs
 from semgraph.commands import queue as queue_cli
 from semgraph.commands.console import err, is_verbose, set_verbose
+from semgraph.commands.enqueue import enqueue_cmd
 from semgraph.commands.graph import graph_app, runs_app
 from semgraph.commands.index import check_cmd, index_cmd
 from semgraph.commands.search import search_cmd
@@ -102,7 +103,7 @@ app.add_typer(runs_app, name="runs")
 # -- job queue + worker (issue 3) -------------------------------------------------------------
 
 
-app.command("enqueue")(queue_cli.enqueue_cmd)
+app.command("enqueue")(enqueue_cmd)
 app.add_typer(queue_cli.jobs_app, name="jobs")
 app.command("worker")(queue_cli.worker_cmd)
 

@@ -14,8 +14,10 @@ import pytest
 
 from semgraph.config import load_settings
 from semgraph.db import Graph
+from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
 from tests.optional import some
+from tests.repos import make_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -67,12 +69,15 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def test_enqueue_list_show_stats_json(graph: Graph) -> None:
-    first = cli("enqueue", "org/a", "--ref", "main", "--commit", "abc", "--json")
+def test_enqueue_list_show_stats_json(graph: Graph, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "a", {"a.py": "def a():\n    return 1\n"})
+    key = repo_key_for(str(repo))
+    first = cli("enqueue", str(repo), "--ref", "main", "--commit", "abc", "--json")
     assert first.returncode == 0, first.stderr
     created = json.loads(first.stdout)
     assert created["outcome"] == "created"
-    again = cli("enqueue", "org/a", "--json", env={"SEMGRAPH_ENQUEUE_PRIORITY": "5"})
+    # the key is known now: queued again by key, from the source it was first queued with
+    again = cli("enqueue", key, "--json", env={"SEMGRAPH_ENQUEUE_PRIORITY": "5"})
     assert json.loads(again.stdout) == {"job_id": created["job_id"], "outcome": "coalesced"}
     listed = cli("jobs", "list", "--json", "--status", "pending")
     jobs = json.loads(listed.stdout)
@@ -83,8 +88,16 @@ def test_enqueue_list_show_stats_json(graph: Graph) -> None:
     assert shown == jobs[0]
     stats = json.loads(cli("jobs", "stats", "--json").stdout)
     assert stats["counts"]["pending"] == 1 and set(stats["counts"]) >= {"running", "failed"}
-    human = cli("jobs", "list", "--repo", "org/a")
+    assert jobs[0]["args"]["source"] == str(repo)
+    human = cli("jobs", "list", "--repo", key)
     assert created["job_id"] in human.stdout and "pending" in human.stdout
+
+
+def test_enqueue_of_an_unknown_key_is_refused_and_queues_nothing(graph: Graph) -> None:
+    proc = cli("enqueue", "org/never-seen")
+    assert proc.returncode == 2
+    assert "no repository 'org/never-seen' is known" in proc.stderr, proc.stderr
+    assert cli("jobs", "list", "--json").stdout.strip() == "[]"
 
 
 def test_show_prints_error_history_and_requeue_resets(graph: Graph) -> None:
@@ -102,8 +115,9 @@ def test_show_prints_error_history_and_requeue_resets(graph: Graph) -> None:
     assert "can be requeued" in one_line_error(cli("jobs", "requeue", jid))
 
 
-def test_abandon_purge_and_bad_input(graph: Graph) -> None:
-    jid = json.loads(cli("enqueue", "org/c", "--json").stdout)["job_id"]
+def test_abandon_purge_and_bad_input(graph: Graph, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "c", {"c.py": "x = 1\n"})
+    jid = json.loads(cli("enqueue", str(repo), "--json").stdout)["job_id"]
     assert "reason" in cli("jobs", "abandon", jid).stderr.lower()  # --reason is required
     done = cli("jobs", "abandon", jid, "--reason", "duplicate")
     assert done.returncode == 0 and f"abandoned {jid}" in done.stdout
@@ -116,7 +130,7 @@ def test_abandon_purge_and_bad_input(graph: Graph) -> None:
     assert cli("jobs", "purge", "--older-than", "0s").stdout.strip() == "purged 1 jobs"
     assert "invalid duration" in one_line_error(cli("jobs", "purge", "--older-than", "soon"))
     assert cli("jobs", "list", "--status", "bogus").returncode == 2
-    assert cli("enqueue", "org/c", "--priority", "high").returncode == 2
+    assert cli("enqueue", str(repo), "--priority", "high").returncode == 2
     assert cli("enqueue", "x" * 600).returncode == 2
     assert cli("enqueue", "a\x01b").returncode == 2
     assert cli("jobs", "list", "--json").stdout.strip() == "[]"

@@ -44,7 +44,7 @@ def parse_duration(text: str) -> float:
 
 
 @contextmanager
-def _store(ctx: typer.Context) -> Iterator[JobStore]:
+def job_store(ctx: typer.Context) -> Iterator[JobStore]:
     settings = settings_from(ctx)
     with connect_graph(settings) as graph:
         yield JobStore(graph, settings)
@@ -72,35 +72,11 @@ def _get(store: JobStore, job_id: str) -> Job:
     return job
 
 
-def _bad_input(exc: QueueInputError) -> typer.BadParameter:
+def bad_input(exc: QueueInputError) -> typer.BadParameter:
     return typer.BadParameter(str(exc))
 
 
 # -- enqueue ------------------------------------------------------------------------------------
-
-
-def enqueue_cmd(
-    ctx: typer.Context,
-    repo: str = typer.Argument(..., help="Repository key, e.g. org/name."),
-    ref: str | None = typer.Option(None, "--ref", envvar="SEMGRAPH_ENQUEUE_REF", help="Git ref."),
-    commit: str | None = typer.Option(
-        None, "--commit", envvar="SEMGRAPH_ENQUEUE_COMMIT", help="Exact commit."
-    ),
-    priority: int = typer.Option(
-        0, "--priority", envvar="SEMGRAPH_ENQUEUE_PRIORITY", help="Higher runs first."
-    ),
-    as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
-) -> None:
-    """Queue a reindex of REPO (merged into its pending job if there is one)."""
-    with _store(ctx) as store:
-        try:
-            result = store.enqueue(repo, now=time.time(), ref=ref, commit=commit, priority=priority)
-        except QueueInputError as exc:
-            raise _bad_input(exc) from exc
-    if as_json:
-        emit_json({"job_id": result.job_id, "outcome": result.outcome})
-    else:
-        out.print(f"{result.outcome} {result.job_id}", markup=False)
 
 
 # -- jobs ---------------------------------------------------------------------------------------
@@ -121,11 +97,11 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
 ) -> None:
     """List jobs, newest first."""
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         try:
             jobs = store.list(status=status, repo=repo, limit=limit)
         except QueueInputError as exc:
-            raise _bad_input(exc) from exc
+            raise bad_input(exc) from exc
     if as_json:
         emit_json([j.to_json() for j in jobs])
         return
@@ -142,7 +118,7 @@ def show_cmd(
     as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
 ) -> None:
     """Show one job with its error history."""
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         job = _get(store, job_id)
     if as_json:
         emit_json(job.to_json())
@@ -167,7 +143,7 @@ def show_cmd(
 @jobs_app.command("requeue")
 def requeue_cmd(ctx: typer.Context, job_id: str = typer.Argument(..., help="Job id.")) -> None:
     """Put a failed, quarantined or abandoned job back in the queue with fresh counters."""
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         job = store.requeue(job_id, now=time.time())
     out.print(f"requeued {job.id} ({job.repo_key}): {job.status.value}", markup=False)
 
@@ -184,11 +160,11 @@ def abandon_cmd(
     ),
 ) -> None:
     """Abandon a pending job now, or ask a running job's worker to stop it."""
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         try:
             job = store.abandon(job_id, now=time.time(), reason=reason)
         except QueueInputError as exc:
-            raise _bad_input(exc) from exc
+            raise bad_input(exc) from exc
     if job.status is JobStatus.RUNNING:
         out.print(
             f"abandon requested for {job.id}: its worker stops it at the next checkpoint",
@@ -210,7 +186,7 @@ def purge_cmd(
 ) -> None:
     """Delete terminal jobs (succeeded, failed, quarantined, abandoned) older than this."""
     seconds = parse_duration(older_than)
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         n = store.purge(older_than_s=seconds, now=time.time())
     out.print(f"purged {n} jobs", markup=False)
 
@@ -221,7 +197,7 @@ def stats_cmd(
     as_json: bool = typer.Option(False, "--json", envvar="SEMGRAPH_JSON", help="JSON output."),
 ) -> None:
     """Counts by status, the oldest pending job's age, live workers."""
-    with _store(ctx) as store:
+    with job_store(ctx) as store:
         stats = store.stats()
     if as_json:
         emit_json(stats.to_json())
