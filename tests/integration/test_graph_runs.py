@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,9 @@ def test_cli_runs_list_and_show(published: None) -> None:
     assert shown["calls"]["calls"]["total"] == 30
     assert shown["graph_edges_by_type"]["CALLS"] == 21
     assert shown["graph_tx_duration_s"] > 0
-    assert "succeeded" in _cli("runs", "list").output
+    text = _cli("runs", "list").output
+    assert "succeeded" in text
+    assert re.search(r"started=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  took=\d+\.\ds  ", text), text
 
 
 def test_cli_bad_input_exits_non_zero(published: None) -> None:

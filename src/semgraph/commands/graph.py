@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -165,6 +166,24 @@ def _run_store(ctx: typer.Context) -> Any:
     return graph, RunStore(graph)
 
 
+def iso_utc(ts: object) -> str:
+    """``2026-12-01T14:25:51Z`` for an epoch timestamp; ``-`` when there is none."""
+    if not isinstance(ts, int | float):
+        return "-"
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def duration(started: object, finished: object) -> str:
+    """``1m 4.2s`` from two epoch timestamps; ``-`` while the run has not finished."""
+    if not isinstance(started, int | float) or not isinstance(finished, int | float):
+        return "-"
+    seconds = max(finished - started, 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m {rest:.0f}s" if minutes < 60 else f"{minutes / 60:.1f}h"
+
+
 @runs_app.command("list")
 def runs_list(
     ctx: typer.Context,
@@ -190,7 +209,9 @@ def runs_list(
         rate = r.get("resolution_rate")
         out.print(
             f"{r['id']}  {r['repo']}  {r.get('status')}  commit={str(r.get('commit'))[:12]}  "
-            f"started={r.get('started_at')}  rate={rate if rate is not None else '-'}",
+            f"started={iso_utc(r.get('started_at'))}  "
+            f"took={duration(r.get('started_at'), r.get('finished_at'))}  "
+            f"rate={rate if rate is not None else '-'}",
             markup=False,
         )
     if not runs:
