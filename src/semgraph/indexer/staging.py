@@ -87,6 +87,7 @@ def stage(
             docs_fingerprint=docs_fp,
         )
         facts = spill_facts(spill)
+        total = sum(1 for _ in resolution.file_blobs())
     else:
         meta = staging_meta(
             req.repo_key, req.run_id, embedder.dims, embedder.model_id, time.time(), docs_fp
@@ -99,8 +100,9 @@ def stage(
             "deleted_docs": incremental.delete_paths(index, name, plan.stale),
         }
         facts = spill_facts(spill, only=plan.changed)
+        total = len(plan.changed)
     fault("during_staging")
-    stats = index.index_files(name, req.repo_key, req.run_id, facts, embedder)
+    stats = index.index_files(name, req.repo_key, req.run_id, facts, embedder, total_files=total)
     index.refresh(name)
     return Staged(name, stats, reused)
 

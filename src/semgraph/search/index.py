@@ -297,11 +297,21 @@ class SearchIndex:
         run_id: str,
         files: Iterable[FileFacts],
         embedder: Embedder,
+        total_files: int | None = None,
     ) -> IndexStats:
         """Embed (reusing vectors from the live index) and bulk-load every chunk of ``files``
         into ``staging`` (:func:`semgraph.search.loader.load_files`). Does not refresh."""
         self._check_ours(staging)
         live = self.live_index(repo_key)
         return load_files(
-            self.es, self.settings, staging, repo_key, run_id, files, embedder, live, self.faults
+            self.es,
+            self.settings,
+            staging,
+            repo_key,
+            run_id,
+            files,
+            embedder,
+            live,
+            self.faults,
+            total_files=total_files,
         )

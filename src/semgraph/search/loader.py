@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -37,6 +37,8 @@ from semgraph.search.documents import (
 from semgraph.search.embed import Embedder
 
 log = logging.getLogger(__name__)
+
+PROGRESS_EVERY_S = 10.0  # a progress log line at least this often while embedding
 
 BULK_ERRORS_SHOWN = 3
 
@@ -118,11 +120,13 @@ def load_files(
     embedder: Embedder,
     live: str | None,
     faults: Faults = PROCESS,
+    total_files: int | None = None,
 ) -> IndexStats:
     """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
     ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
     before each bulk request."""
     loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults)
+    loader.total_files = total_files
     for facts in files:
         loader.add_file(facts)
     loader.flush()
@@ -152,6 +156,7 @@ class Loader:
         embedder: Embedder,
         live: str | None,
         faults: Faults = PROCESS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.es = es
         self.faults = faults
@@ -164,6 +169,9 @@ class Loader:
         self.window: list[PendingChunk] = []
         self.window_bytes = 0
         self.stats = IndexStats()
+        self.total_files: int | None = None  # for the progress line's ETA, when known
+        self.clock = clock
+        self._started = self._reported = clock()
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1
@@ -192,6 +200,32 @@ class Loader:
         self._send(window, vectors)
         del window, vectors
         malloc_trim()  # hand the window's texts, vectors and bulk bodies back to the OS
+        self.report()
+
+    def report(self) -> None:
+        """Log progress (files done of the total, chunks, rate, ETA) when the last line is
+        :data:`PROGRESS_EVERY_S` old: a job without a terminal shows it is alive."""
+        now = self.clock()
+        if now - self._reported < PROGRESS_EVERY_S:
+            return
+        self._reported = now
+        elapsed = max(now - self._started, 1e-9)
+        files, chunks, total = self.stats.files, self.stats.chunks, self.total_files
+        eta = ""
+        if total and files:
+            eta = f", ETA {max(total - files, 0) / (files / elapsed):.0f}s"
+        of = f"/{total}" if total else ""
+        event(
+            log,
+            logging.INFO,
+            "search_progress",
+            f"embedding: {files}{of} files, {chunks} chunks, {chunks / elapsed:.1f} chunks/s{eta}",
+            repo=self.repo_key,
+            run_id=self.run_id,
+            files=files,
+            files_total=total,
+            chunks=chunks,
+        )
 
     def _vectors(self, window: list[PendingChunk]) -> dict[str, list[float]]:
         started = time.perf_counter()
