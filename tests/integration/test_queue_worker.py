@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -161,6 +162,34 @@ def test_job_error_retries_with_backoff_then_fails_and_alerts(
     assert after == before + 1
     retries = REGISTRY.get_sample_value("semgraph_queue_retries_total", {"reason": "error"})
     assert retries is not None and retries >= 2
+
+
+def test_an_idle_worker_with_only_jobs_in_backoff_says_when_the_next_may_run(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object], caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+
+    def broken(ctx: JobContext) -> None:
+        raise ValueError("transient")
+
+    registry.register("wt_backoff", broken)
+    kinds["wt_backoff"] = broken
+    backing_off = wsettings.model_copy(update={"backoff_base_s": 30.0, "backoff_cap_s": 60.0})
+    store = JobStore(graph, backing_off)
+    jid = store.enqueue("r/backoff", now=clock(), kind="wt_backoff").job_id
+    worker = Worker(backing_off, graph, clock=clock, hard_exit=lambda code: None, tick_s=0.01)
+    with caplog.at_level(logging.INFO, logger="semgraph"):
+        worker.run(max_jobs=1)  # attempt 1 fails: the job waits in backoff
+        job = some(store.get(jid))
+        assert job.status is JobStatus.PENDING and job.run_after > clock.t
+        worker.run(idle_exit_s=0)  # idle: nothing eligible
+    waiting = [r for r in caplog.records if getattr(r, "action", "") == "worker_waiting"]
+    assert len(waiting) == 1
+    assert waiting[0].next_eligible_at == job.run_after  # type: ignore[attr-defined]
+    stats = store.stats(now=clock.t)
+    assert stats.next_eligible_at == job.run_after
+    assert stats.next_eligible_in_s == pytest.approx(job.run_after - clock.t)
+    assert store.stats(now=job.run_after + 1).next_eligible_in_s == 0.0
 
 
 def test_maintenance_prunes_old_jobs_and_publishes_gauges(

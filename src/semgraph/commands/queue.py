@@ -206,6 +206,8 @@ def stats_cmd(
         out.print(f"{status:<12} {n}", markup=False)
     age = stats.oldest_pending_age_s
     out.print(f"oldest pending age: {'-' if age is None else f'{age:.1f}s'}", markup=False)
+    wait = stats.next_eligible_in_s
+    out.print(f"next eligible in: {'-' if wait is None else f'{wait:.1f}s'}", markup=False)
     out.print(f"workers alive: {stats.workers_alive}", markup=False)
 
 

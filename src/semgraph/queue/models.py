@@ -159,6 +159,10 @@ class QueueStats:
     oldest_pending_created_at: float | None
     oldest_pending_age_s: float | None
     workers_alive: int
+    # when the earliest pending job may run (a job in backoff waits for its run_after):
+    # "waiting" when in the future, ready when 0
+    next_eligible_at: float | None = None
+    next_eligible_in_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -205,7 +205,7 @@ RETURN j.status AS status, count(j) AS n
 
 STATS_OLDEST_PENDING = """
 MATCH (j:JobQueue {status: 'pending'})
-RETURN min(j.created_at) AS oldest
+RETURN min(j.created_at) AS oldest, min(j.run_after) AS next_run
 """
 
 # -- retention ----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ Correct on Neo4j 5 (read-committed) and Memgraph (snapshot isolation):
 
 What each change writes is in :mod:`semgraph.queue.transitions`, the worker records in
 :mod:`semgraph.queue.workers`. ``now`` always comes from Python. ``args`` and the error
-history are stored as JSON text.
+history are stored as JSON text. The module is over 300 lines because ``JobStore`` is the
+queue's one public face: each method is a short wrapper around a transition or a read.
 """
 
 from __future__ import annotations
@@ -287,11 +288,19 @@ class JobStore:
         counts = {s.value: 0 for s in JobStatus}
         for row in self.graph.query("stats", q.STATS_COUNTS):
             counts[str(row["status"])] = int(row["n"])
-        oldest_rows = self.graph.query("stats oldest", q.STATS_OLDEST_PENDING)
-        oldest = oldest_rows[0]["oldest"] if oldest_rows else None
+        oldest, next_run = self.pending_times()
         return QueueStats(
             counts=counts,
             oldest_pending_created_at=oldest,
             oldest_pending_age_s=None if oldest is None else max(0.0, now - oldest),
             workers_alive=workers.alive_count(self.graph, now=now),
+            next_eligible_at=next_run,
+            next_eligible_in_s=None if next_run is None else max(0.0, next_run - now),
         )
+
+    def pending_times(self) -> tuple[float | None, float | None]:
+        """(creation of the oldest pending job, earliest ``run_after`` of any pending job)."""
+        rows = self.graph.query("stats oldest", q.STATS_OLDEST_PENDING)
+        if not rows:
+            return None, None
+        return rows[0]["oldest"], rows[0]["next_run"]

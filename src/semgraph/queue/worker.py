@@ -12,7 +12,11 @@ process exits (status 3) so that nothing keeps running a job it no longer owns. 
 The worker outlives a graph-server outage: a claim, maintenance pass or outcome write that
 cannot reach the server is retried with a capped backoff (the driver reconnects), and a
 claim whose COMMIT was cut (outcome unknown) is handed back once the server answers again,
-since an idle worker owns no running job.
+since an idle worker owns no running job. An idle worker with pending jobs in backoff logs
+when the next may run (``worker_waiting``).
+
+The module is over 300 lines because the loop, its outage handling and the idle report
+share the worker's state; supervising a job and recording its outcome live elsewhere.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from semgraph.queue.supervise import Supervisor, maintain
 from semgraph.queue.sweep import Identity
 
 log = logging.getLogger(__name__)
+WAITING_CHECK_EVERY_S = 10.0
+WAITING_LOG_EVERY_S = 60.0
 
 EXIT_STUCK = 3  # a job ignored its cancellation past the grace period
 OUTAGE_WAIT_CAP_S = 5.0  # longest wait between tries while the graph server is unreachable
@@ -78,6 +84,8 @@ class Worker:
         self.alerter = alerter or Alerter(settings)
         self.tick_s = min(tick_s, settings.heartbeat_s)
         self.worker_id = uuid.uuid4().hex
+        self._waiting_for: float | None = None  # the next run_after last logged while idle
+        self._waiting_logged_at = self._waiting_checked_at = float("-inf")
         self.identity = Identity.current()
         self.jobs_done = 0
         self._uncertain_claim = False
@@ -168,6 +176,7 @@ class Worker:
                     continue
                 outages = 0
                 if job is None:
+                    self._report_waiting(now)
                     if once or (idle_exit_s is not None and now - idle_since >= idle_exit_s):
                         break
                     self._stop.wait(self.settings.poll_interval_s)
@@ -183,6 +192,33 @@ class Worker:
                 event(log, logging.WARNING, "worker_stop_unrecorded", str(exc))
             event(log, logging.INFO, "worker_stopped", worker_id=self.worker_id)
         return 0
+
+    def _report_waiting(self, now: float) -> None:
+        """While idle with pending jobs in backoff, log when the next one may run (looked up
+        every 10 s; logged when that time changes, else once a minute): an operator tells
+        "waiting" from "stuck"."""
+        if now - self._waiting_checked_at < WAITING_CHECK_EVERY_S:
+            return
+        self._waiting_checked_at = now
+        try:
+            _, next_run = self.store.pending_times()
+        except GraphError:
+            return  # the loop's next claim meets the outage
+        if next_run is None or next_run <= now:
+            self._waiting_for = None
+            return
+        if next_run == self._waiting_for and now - self._waiting_logged_at < WAITING_LOG_EVERY_S:
+            return
+        self._waiting_for, self._waiting_logged_at = next_run, now
+        event(
+            log,
+            logging.INFO,
+            "worker_waiting",
+            f"idle: the next pending job may run in {next_run - now:.0f}s (backoff)",
+            worker_id=self.worker_id,
+            next_eligible_at=next_run,
+            next_eligible_in_s=round(next_run - now, 1),
+        )
 
     # -- graph-server outages ---------------------------------------------------------------------
 
