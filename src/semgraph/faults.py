@@ -126,13 +126,6 @@ def marker(*, data: bytes = b"", **_: Any) -> None:
             return
 
 
-_MARKED: dict[bytes, Action] = {
-    b"segfault": segfault,
-    b"abort": abort,
-    b"hang": hang,
-    b"oom": oom,
-    b"raise": fail,
-}
 BUILTIN: dict[str, Action] = {
     "segfault": segfault,
     "abort": abort,
@@ -141,4 +134,8 @@ BUILTIN: dict[str, Action] = {
     "raise": fail,
     "sigkill": sigkill,
     "marker": marker,
+}
+# what a SEMGRAPH_FAULT:<action> marker in a file may name
+_MARKED: dict[bytes, Action] = {
+    name.encode(): BUILTIN[name] for name in ("segfault", "abort", "hang", "oom", "raise")
 }

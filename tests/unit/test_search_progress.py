@@ -26,11 +26,9 @@ class Clock:
         return self.now
 
 
-def test_a_progress_line_every_ten_seconds_with_rate_and_eta(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    clock = Clock()
-    loader = Loader(
+def loader_at(clock: Clock) -> Loader:
+    """A loader that only counts and reports (no server, no model: nothing is sent)."""
+    return Loader(
         cast(elasticsearch.Elasticsearch, None),
         load_settings(),
         "code-r--run",
@@ -40,6 +38,13 @@ def test_a_progress_line_every_ten_seconds_with_rate_and_eta(
         None,
         clock=clock,
     )
+
+
+def test_a_progress_line_every_ten_seconds_with_rate_and_eta(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    loader = loader_at(clock)
     loader.total_files = 40
     with caplog.at_level(logging.INFO, logger="semgraph"):
         loader.stats.files, loader.stats.chunks = 5, 50
@@ -58,16 +63,7 @@ def test_a_progress_line_every_ten_seconds_with_rate_and_eta(
 
 def test_without_a_known_total_the_line_has_no_eta(caplog: pytest.LogCaptureFixture) -> None:
     clock = Clock()
-    loader = Loader(
-        cast(elasticsearch.Elasticsearch, None),
-        load_settings(),
-        "code-r--run",
-        "r",
-        "run",
-        cast(Embedder, None),
-        None,
-        clock=clock,
-    )
+    loader = loader_at(clock)
     with caplog.at_level(logging.INFO, logger="semgraph"):
         loader.stats.files, loader.stats.chunks = 2, 4
         clock.now += PROGRESS_EVERY_S
