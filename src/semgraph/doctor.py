@@ -1,4 +1,5 @@
-"""``semgraph doctor``: what the servers are, whether they are healthy, and what is unsafe."""
+"""``semgraph doctor``: what the servers are, whether they are healthy, and what is unsafe
+(Memgraph settings; what ``semgraph serve`` exposes: :func:`check_exposure`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from semgraph.config import Settings
+from semgraph.config import Settings, is_loopback_host
 from semgraph.db import Graph, connect_graph, connect_search, search_errors
 from semgraph.dialect import ServerKind
 from semgraph.errors import GraphQueryError, StoreError
@@ -162,5 +163,54 @@ def check_search(settings: Settings) -> Check:
         client.close()
 
 
+def _tokens_configured(settings: Settings) -> bool:
+    return bool(settings.api_token) or settings.api_tokens_file is not None
+
+
+def exposure_refusal(settings: Settings) -> str | None:
+    """Why ``semgraph serve`` must not start with these settings (one line), or None: reads
+    with no token configured are served on a loopback address only (issue 18)."""
+    host = settings.web_host
+    if _tokens_configured(settings) or settings.api_read_open or is_loopback_host(host):
+        return None
+    return (
+        f"refusing to serve reads on {host}, which is not a loopback address, with no API "
+        "token: configure one (SEMGRAPH_API_TOKEN or SEMGRAPH_API_TOKENS_FILE) or open reads "
+        "explicitly (SEMGRAPH_API_READ_OPEN=true)"
+    )
+
+
+def check_exposure(settings: Settings) -> Check:
+    """What ``semgraph serve`` with these settings exposes, and to whom."""
+    main = f"{settings.web_host}:{settings.web_port}"
+    refusal = exposure_refusal(settings)
+    if refusal is not None:
+        return Check("web", False, refusal)
+    warnings: list[str] = []
+    if settings.api_read_open:
+        detail = f"reads on {main} are OPEN: anyone who reaches it reads indexed source code"
+        warnings.append(
+            "SEMGRAPH_API_READ_OPEN=true: search, graph, jobs and runs answer without a token"
+        )
+    elif _tokens_configured(settings):
+        detail = f"reads on {main} need a bearer token with the read scope"
+    else:
+        detail = f"reads on {main} (loopback only) need no token; mutations are disabled"
+    path = settings.api_tokens_file
+    if path is not None:
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            return Check("web", False, f"SEMGRAPH_API_TOKENS_FILE {path}: {exc.strerror}")
+        if mode & 0o077:
+            warnings.append(f"the tokens file {path} is readable by others (mode {mode & 0o777:o})")
+    if settings.webhook_port is not None:
+        hooks = f"{settings.webhook_host or settings.web_host}:{settings.webhook_port}"
+        detail += f"; webhook-only listener on {hooks}"
+    if settings.webhook_rate_per_s <= 0:
+        warnings.append("SEMGRAPH_WEBHOOK_RATE_PER_S=0: webhooks have no per-client rate limit")
+    return Check("web", True, detail, warnings)
+
+
 def run_doctor(settings: Settings) -> list[Check]:
-    return [check_graph(settings), check_search(settings)]
+    return [check_graph(settings), check_search(settings), check_exposure(settings)]

@@ -1,9 +1,10 @@
-"""The HTTP API: health, readiness, metrics, search, graph queries, jobs and runs.
+"""The HTTP API: health, readiness, metrics, jobs (search, graph and runs: ``read_api``).
 
-Read endpoints answer without a token when ``api_read_open`` (the default); mutating ones
-(``POST /jobs``) always need ``Authorization: Bearer <api_token>`` and are disabled (403)
-while no token is configured. Routes raise semgraph errors; the app maps each error type to
-its HTTP answer in one table (:mod:`semgraph.web.app`).
+Reads follow the read rule of :func:`semgraph.web.context.require_read` (a token with the
+``read`` scope once any token is configured, unless ``api_read_open``); ``POST /jobs`` needs
+the ``enqueue`` scope, requeue, abandon and purge the ``admin`` scope, and all of them are
+disabled (403) while no token is configured. Routes raise semgraph errors; the app maps each
+error type to its HTTP answer in one table (:mod:`semgraph.web.app`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,19 @@ from starlette.concurrency import run_in_threadpool
 from semgraph.db import graph_errors, search_errors
 from semgraph.errors import JobNotFound, PayloadError, StoreError
 from semgraph.indexer.request import ReindexArgs
+from semgraph.indexer.sources import normalize_source
 from semgraph.queue.models import JobStatus
-from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, WriteCtx, context, plain
+from semgraph.web.context import (
+    AUTH_RESPONSES,
+    AdminCtx,
+    EnqueueCtx,
+    ReadCaller,
+    ReadCtx,
+    WebContext,
+    context,
+    plain,
+)
+from semgraph.web.scope import union
 
 router = APIRouter()
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -138,7 +150,7 @@ def _check_source(source: str) -> None:
     status_code=202,
     responses={**AUTH_RESPONSES, 400: {"description": "invalid source"}},
 )
-def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
+def post_job(body: EnqueueRequest, ctx: EnqueueCtx) -> EnqueueResponse:
     """Enqueue a reindex by hand (answers after the job is committed)."""
     _check_source(body.source)
     if body.ref is not None and (_CONTROL.search(body.ref) or body.ref.startswith("-")):
@@ -154,6 +166,8 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
             ref=body.ref,
             commit=body.commit,
             priority=body.priority,
+            source=normalize_source(body.source),
+            host="api",
         )
     except ValueError as exc:  # not a semgraph error: a URL that urlsplit refuses
         raise PayloadError(str(exc)[:300]) from exc
@@ -163,12 +177,21 @@ def post_job(body: EnqueueRequest, ctx: WriteCtx) -> EnqueueResponse:
 @router.get("/jobs", tags=["jobs"], responses=AUTH_RESPONSES)
 def list_jobs(
     ctx: ReadCtx,
+    who: ReadCaller,
     status: Annotated[JobStatus | None, Query()] = None,
     repo: Annotated[str | None, Query(max_length=512)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[dict[str, Any]]:
     """Jobs, newest first, optionally filtered by status and repository key."""
-    jobs = ctx.store.list(status=None if status is None else status.value, repo=repo, limit=limit)
+    state = None if status is None else status.value
+    jobs = union(
+        ctx,
+        who,
+        repo,
+        lambda key: ctx.store.list(status=state, repo=key, limit=limit),
+        newest=lambda job: job.created_at,
+        limit=limit,
+    )
     return [plain(job) for job in jobs]
 
 
@@ -177,10 +200,54 @@ def list_jobs(
     tags=["jobs"],
     responses={**AUTH_RESPONSES, 404: {"description": "no such job"}},
 )
-def get_job(job_id: Annotated[str, Path(max_length=200)], ctx: ReadCtx) -> dict[str, Any]:
+def get_job(
+    job_id: Annotated[str, Path(max_length=200)], ctx: ReadCtx, who: ReadCaller
+) -> dict[str, Any]:
     """One job by id."""
     job = ctx.store.get(job_id)
-    if job is None:
+    if job is None or not who.allows(job.repo_key):
         raise JobNotFound("no such job")
     result: dict[str, Any] = plain(job)
     return result
+
+
+# -- operator (admin scope) ---------------------------------------------------------------------
+
+JobId = Annotated[str, Path(max_length=200)]
+_ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **AUTH_RESPONSES,
+    400: {"description": "the job is not in a state that allows this"},
+    404: {"description": "no such job"},
+}
+
+
+class AbandonRequest(BaseModel):
+    reason: str = Field(min_length=1, max_length=500, pattern=r"\S")
+
+
+class PurgeResponse(BaseModel):
+    purged: int
+
+
+@router.post("/jobs/{job_id}/requeue", tags=["jobs"], responses=_ADMIN_RESPONSES)
+def requeue_job(job_id: JobId, ctx: AdminCtx) -> dict[str, Any]:
+    """Put a failed, quarantined or abandoned job back in the queue with fresh counters."""
+    result: dict[str, Any] = plain(ctx.store.requeue(job_id, now=time.time()))
+    return result
+
+
+@router.post("/jobs/{job_id}/abandon", tags=["jobs"], responses=_ADMIN_RESPONSES)
+def abandon_job(job_id: JobId, body: AbandonRequest, ctx: AdminCtx) -> dict[str, Any]:
+    """Abandon a pending job now, or ask a running job's worker to stop it."""
+    result: dict[str, Any] = plain(ctx.store.abandon(job_id, now=time.time(), reason=body.reason))
+    return result
+
+
+@router.post("/jobs/purge", tags=["jobs"], responses=AUTH_RESPONSES)
+def purge_jobs(
+    ctx: AdminCtx,
+    older_than_s: Annotated[float, Query(ge=0, le=100 * 365 * 86400)],
+) -> PurgeResponse:
+    """Delete terminal jobs (succeeded, failed, quarantined, abandoned) finished more than
+    ``older_than_s`` seconds ago."""
+    return PurgeResponse(purged=ctx.store.purge(older_than_s=older_than_s, now=time.time()))

@@ -19,7 +19,6 @@ from typing import Any
 
 import elasticsearch
 from fastapi import FastAPI, Request
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -49,6 +48,8 @@ from semgraph.queue.store import JobStore
 from semgraph.web import api, read_api
 from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.context import WebContext
+from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
+from semgraph.web.limits import WebhookLimits
 from semgraph.web.metrics import (
     HTTP_REQUESTS,
     WEBHOOK_ACK_SECONDS,
@@ -57,6 +58,7 @@ from semgraph.web.metrics import (
 )
 from semgraph.web.policy import WebhookPolicy
 from semgraph.web.schemas import WEBHOOK_OPENAPI
+from semgraph.web.tokens import TokenTable
 from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookReceiver
 
 log = logging.getLogger(__name__)
@@ -214,28 +216,6 @@ def _install_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(error, semgraph_error)
 
 
-def _install_openapi(app: FastAPI, settings: Settings) -> None:
-    """The served document says what this configuration does: while read endpoints are
-    open, their bearer token is optional (an empty security requirement)."""
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = get_openapi(
-                title=app.title,
-                version=app.version,
-                summary=app.summary,
-                routes=app.routes,
-            )
-            for item in schema.get("paths", {}).values():
-                operation = item.get("get")
-                if operation and operation.get("security") and settings.api_read_open:
-                    operation["security"] = [{}, *operation["security"]]
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
 def _commit(store: JobStore, requests: Sequence[EnqueueRequest], now: float) -> list[EnqueueResult]:
     return store.enqueue_many(requests, now=now)
 
@@ -262,11 +242,13 @@ def create_app(
         max_requests=settings.webhook_batch_max_requests,
     )
     receiver = WebhookReceiver(policy, repo_key_for)
-    ctx = WebContext(settings, graph, search, store, receiver, batcher, owns)
+    tokens = TokenTable(settings)  # a bad tokens file is a ConfigError here, before serving
+    ctx = WebContext(settings, graph, search, store, receiver, batcher, owns, tokens)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         event(log, logging.INFO, "web_start", host=settings.web_host, port=settings.web_port)
+        announce_exposure(settings, tokens)
         yield
         await ctx.batcher.close()  # after uvicorn drained in-flight requests
         ctx.close()
@@ -291,7 +273,10 @@ def create_app(
         )
     _install_error_handlers(app)
     app.add_middleware(_CountRequests)
+    app.add_middleware(AuditLog)
+    app.add_middleware(WebhookLimits, settings=settings)
+    app.add_middleware(WebhookOnlyGate, webhook_port=settings.webhook_port)
     app.include_router(api.router)
     app.include_router(read_api.router)
-    _install_openapi(app, settings)
+    install_openapi(app, settings)
     return app

@@ -1,13 +1,14 @@
 """What every route shares: the per-application :class:`WebContext`, the bearer-token
-dependencies (``ReadCtx``, ``WriteCtx``) and :func:`plain`, the JSON-ready copy of a
+dependencies (``ReadCtx`` and ``ReadCaller`` for reads, ``EnqueueCtx`` (``WriteCtx``) and
+``AdminCtx`` for the ``enqueue`` and ``admin`` scopes), :func:`principal_of` (who the
+request is, with its repository allowlist) and :func:`plain`, the JSON-ready copy of a
 store's answer."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
-import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -16,12 +17,13 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
-from semgraph.config import Settings
+from semgraph.config import Settings, is_loopback_host
 from semgraph.db import Graph
 from semgraph.queue.metrics import publish_stats
 from semgraph.queue.store import JobStore
 from semgraph.web.batcher import EnqueueBatcher
-from semgraph.web.metrics import WORKERS_ALIVE
+from semgraph.web.metrics import AUTH_FAILURES, WORKERS_ALIVE
+from semgraph.web.tokens import ANONYMOUS, Principal, TokenTable
 from semgraph.web.webhooks import WebhookReceiver
 
 
@@ -36,6 +38,7 @@ class WebContext:
     receiver: WebhookReceiver
     batcher: EnqueueBatcher
     owns_connections: bool
+    tokens: TokenTable
 
     def refresh_gauges(self, now: float) -> None:
         """Bring the queue gauges up to date before a scrape (a global view, from the graph:
@@ -50,13 +53,19 @@ class WebContext:
             self.search.close()
 
 
-_bearer = HTTPBearer(auto_error=False, description="SEMGRAPH_API_TOKEN")
+_bearer = HTTPBearer(
+    auto_error=False, description="SEMGRAPH_API_TOKEN or a token of SEMGRAPH_API_TOKENS_FILE"
+)
 
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: {"description": "missing or wrong bearer token"},
-    403: {"description": "endpoint disabled: no SEMGRAPH_API_TOKEN configured"},
+    401: {"description": "missing, unknown or expired bearer token"},
+    403: {
+        "description": "the token lacks the scope (or the repository), or no token is configured"
+    },
     503: {"description": "a data store is unavailable; retry"},
 }
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 def context(request: Request) -> WebContext:
@@ -64,42 +73,107 @@ def context(request: Request) -> WebContext:
     return ctx
 
 
-def _token_ok(given: str, expected: str) -> bool:
-    return hmac.compare_digest(
-        hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest(),
-        hashlib.sha256(expected.encode("utf-8")).digest(),
-    )
+def _unauthorized() -> HTTPException:
+    AUTH_FAILURES.labels(reason="unauthorized").inc()
+    return HTTPException(401, "missing, unknown or expired bearer token", _CHALLENGE)
 
 
-def _check_token(ctx: WebContext, creds: HTTPAuthorizationCredentials | None) -> None:
-    expected = ctx.settings.api_token
-    if not expected:
-        raise HTTPException(403, "this endpoint is disabled: configure SEMGRAPH_API_TOKEN")
-    if creds is None or not _token_ok(creds.credentials, expected):
-        raise HTTPException(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+def _forbidden(detail: str) -> HTTPException:
+    AUTH_FAILURES.labels(reason="forbidden").inc()
+    return HTTPException(403, detail)
+
+
+def _caller(ctx: WebContext, creds: HTTPAuthorizationCredentials | None) -> Principal | None:
+    """The principal of the request's token; None without one; 401 for a wrong one."""
+    if creds is None:
+        return None
+    found = ctx.tokens.lookup(creds.credentials)
+    if found is None:
+        raise _unauthorized()
+    return found
+
+
+def _local_address(request: Request) -> str:
+    server = request.scope.get("server")
+    return str(server[0]) if server else ""
 
 
 def require_read(
     request: Request,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> WebContext:
+    """The read rule (issue 18). A token, when given, must be known and carry ``read``.
+    Without one a read is served only when reads are opened explicitly
+    (``api_read_open``), or when no token is configured at all and the request came in on
+    a loopback address. The caller is left in ``request.state.principal``
+    (:func:`principal_of`, with its repository allowlist)."""
     ctx = context(request)
-    if not ctx.settings.api_read_open:
-        _check_token(ctx, creds)
+    found = _caller(ctx, creds)
+    if found is None:
+        if ctx.settings.api_read_open:
+            found = ANONYMOUS
+        elif ctx.tokens.configured:
+            raise _unauthorized()
+        elif is_loopback_host(_local_address(request)):
+            found = ANONYMOUS
+        else:
+            raise _forbidden(
+                "reads without a token are served only on a loopback address: configure a "
+                "token (SEMGRAPH_API_TOKEN or SEMGRAPH_API_TOKENS_FILE)"
+            )
+    elif "read" not in found.scopes:
+        raise _forbidden("this token has no read scope")
+    request.state.principal = found
     return ctx
 
 
-def require_write(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> WebContext:
-    ctx = context(request)
-    _check_token(ctx, creds)
-    return ctx
+def _require_scope(scope: str) -> Callable[..., WebContext]:
+    def require(
+        request: Request,
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> WebContext:
+        ctx = context(request)
+        if not ctx.tokens.configured:
+            raise _forbidden(
+                "this endpoint is disabled: configure SEMGRAPH_API_TOKEN or "
+                "SEMGRAPH_API_TOKENS_FILE"
+            )
+        found = _caller(ctx, creds)
+        if found is None:
+            raise _unauthorized()
+        if scope not in found.scopes:
+            raise _forbidden(f"this token has no {scope} scope")
+        request.state.principal = found
+        return ctx
+
+    require.__name__ = f"require_{scope}"
+    return require
+
+
+require_enqueue = _require_scope("enqueue")
+require_admin = _require_scope("admin")
+require_write = require_enqueue  # the name before scopes: POST /jobs
+
+
+def principal_of(request: Request) -> Principal:
+    """Who the request is, after one of the dependencies above ran: ``.name``, ``.scopes``,
+    ``.repos`` (None: every repository), ``.allows(repo_key)``."""
+    found: Principal = getattr(request.state, "principal", ANONYMOUS)
+    return found
+
+
+def read_principal(
+    request: Request, ctx: Annotated[WebContext, Depends(require_read)]
+) -> Principal:
+    return principal_of(request)
 
 
 ReadCtx = Annotated[WebContext, Depends(require_read)]
-WriteCtx = Annotated[WebContext, Depends(require_write)]
+#: the reader's principal (runs the read rule; FastAPI runs it once per request)
+ReadCaller = Annotated[Principal, Depends(read_principal)]
+EnqueueCtx = Annotated[WebContext, Depends(require_enqueue)]
+AdminCtx = Annotated[WebContext, Depends(require_admin)]
+WriteCtx = EnqueueCtx
 
 
 def plain(value: Any) -> Any:

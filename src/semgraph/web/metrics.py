@@ -42,3 +42,18 @@ WEBHOOKS_IN_FLIGHT = Gauge(
     "semgraph_webhooks_in_flight",
     "Webhook requests received and not yet answered.",
 )
+API_READS_OPEN = Gauge(
+    "semgraph_api_reads_open",
+    "1 while read endpoints answer without a token because SEMGRAPH_API_READ_OPEN is set.",
+)
+AUTH_FAILURES = Counter(
+    "semgraph_api_auth_failures_total",
+    "API requests refused: unauthorized (no, unknown or expired token) or forbidden (scope).",
+    ["reason"],
+)
+WEBHOOK_LIMITED = Counter(
+    "semgraph_webhook_limited_total",
+    "Webhook deliveries refused before any check: rate (429, per-client token bucket) or "
+    "in_flight (503, too many deliveries at once).",
+    ["reason"],
+)

@@ -17,12 +17,14 @@ from fastapi import Path as PathParam
 from starlette.concurrency import run_in_threadpool
 
 from semgraph.config import Settings
-from semgraph.errors import RunNotFound
+from semgraph.errors import RunNotFound, SearchNotIndexed
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.search.embed import Embedder
 from semgraph.search.query import search, validate
-from semgraph.web.context import AUTH_RESPONSES, ReadCtx, WebContext, plain
+from semgraph.web.context import AUTH_RESPONSES, ReadCaller, ReadCtx, WebContext, plain
+from semgraph.web.scope import check_repo, only_repo, readable_repos, union
+from semgraph.web.tokens import Principal
 
 router = APIRouter()
 _embedder_lock = threading.Lock()
@@ -62,6 +64,7 @@ def _embedder(request: Request, ctx: WebContext) -> Embedder:
 def search_endpoint(
     request: Request,
     ctx: ReadCtx,
+    who: ReadCaller,
     q: Annotated[
         str,
         Query(
@@ -80,22 +83,37 @@ def search_endpoint(
     """Hybrid (BM25 + kNN, fused), BM25-only or kNN-only code search."""
 
     validate(q, k=k, mode=mode.value, settings=ctx.settings)
+    check_repo(who, repo)
     embedder = None if mode is SearchMode.BM25 else _embedder(request, ctx)
-    hits = search(
-        ctx.search,
-        ctx.settings,
-        embedder,
-        q,
-        repo=repo,
-        lang=lang,
-        path_prefix=path_prefix,
-        k=k,
-        mode=mode.value,
-    )
-    return [hit.to_dict() for hit in hits]
+    keys = None if repo is not None else readable_repos(ctx, who)
+    hits = []
+    for key in [repo] if keys is None else keys:
+        try:
+            hits += search(
+                ctx.search,
+                ctx.settings,
+                embedder,
+                q,
+                repo=key,
+                lang=lang,
+                path_prefix=path_prefix,
+                k=k,
+                mode=mode.value,
+            )
+        except SearchNotIndexed:
+            if keys is None:
+                raise
+    if keys is not None and not hits:
+        # a limited token: the same answer whether its repositories are unindexed or empty
+        raise SearchNotIndexed("nothing is indexed for the repositories this token reads")
+    hits.sort(key=lambda hit: hit.score, reverse=True)
+    return [hit.to_dict() for hit in hits[:k]]
 
 
-def _graph_answer(ctx: WebContext, kind: str, name: str, repo: str | None, **kw: Any) -> Any:
+def _graph_answer(
+    ctx: WebContext, who: Principal, kind: str, name: str, repo: str | None, **kw: Any
+) -> Any:
+    repo = only_repo(ctx, who, repo)
     answer = getattr(GraphReader(ctx.graph), kind)(name, repo, **kw)
     return answer.to_dict()
 
@@ -103,44 +121,52 @@ def _graph_answer(ctx: WebContext, kind: str, name: str, repo: str | None, **kw:
 @router.get("/graph/def", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_def(
     ctx: ReadCtx,
+    who: ReadCaller,
     name: Name,
     repo: Repo = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
 ) -> dict[str, Any]:
     """Where a symbol is defined (short or qualified name)."""
-    result: dict[str, Any] = _graph_answer(ctx, "definitions", name, repo, limit=limit)
+    result: dict[str, Any] = _graph_answer(ctx, who, "definitions", name, repo, limit=limit)
     return result
 
 
 @router.get("/graph/callers", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_callers(
     ctx: ReadCtx,
+    who: ReadCaller,
     name: Name,
     repo: Repo = None,
     depth: Annotated[int, Query(ge=1, le=5)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
     """Who calls a symbol, up to ``depth`` hops."""
-    result: dict[str, Any] = _graph_answer(ctx, "callers", name, repo, depth=depth, limit=limit)
+    result: dict[str, Any] = _graph_answer(
+        ctx, who, "callers", name, repo, depth=depth, limit=limit
+    )
     return result
 
 
 @router.get("/graph/callees", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
 def graph_callees(
     ctx: ReadCtx,
+    who: ReadCaller,
     name: Name,
     repo: Repo = None,
     depth: Annotated[int, Query(ge=1, le=5)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
     """What a symbol calls, up to ``depth`` hops."""
-    result: dict[str, Any] = _graph_answer(ctx, "callees", name, repo, depth=depth, limit=limit)
+    result: dict[str, Any] = _graph_answer(
+        ctx, who, "callees", name, repo, depth=depth, limit=limit
+    )
     return result
 
 
 @router.get("/runs", tags=["runs"], responses=AUTH_RESPONSES)
 def list_runs(
     ctx: ReadCtx,
+    who: ReadCaller,
     repo: Repo = None,
     status: RunStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
@@ -148,8 +174,14 @@ def list_runs(
     """Index runs, newest first."""
 
     status_text = None if status is None else status.value
-    runs: list[dict[str, Any]] = plain(
-        RunStore(ctx.graph).list(repo=repo, limit=limit, status=status_text)
+    store = RunStore(ctx.graph)
+    runs: list[dict[str, Any]] = union(
+        ctx,
+        who,
+        repo,
+        lambda key: plain(store.list(repo=key, limit=limit, status=status_text)),
+        newest=lambda run: run.get("started_at") or 0,
+        limit=limit,
     )
     return runs
 
@@ -160,21 +192,21 @@ def list_runs(
     responses={**AUTH_RESPONSES, 404: {"description": "no such run"}},
 )
 async def get_run(
-    ctx: ReadCtx, run_id: Annotated[str, PathParam(max_length=200)]
+    ctx: ReadCtx, who: ReadCaller, run_id: Annotated[str, PathParam(max_length=200)]
 ) -> dict[str, Any]:
     """Everything recorded about one index run."""
 
     run = await run_in_threadpool(RunStore(ctx.graph).get, run_id)
-    if run is None:
+    result: dict[str, Any] | None = None if run is None else plain(run)
+    if result is None or not who.allows(str(result.get("repo"))):
         raise RunNotFound("no such run")
-    result: dict[str, Any] = plain(run)
     return result
 
 
 @router.get("/repos", tags=["graph"], responses=AUTH_RESPONSES)
-def list_repos(ctx: ReadCtx) -> list[dict[str, Any]]:
+def list_repos(ctx: ReadCtx, who: ReadCaller) -> list[dict[str, Any]]:
     """Every indexed repository: key, clone URL, commit and run id (input for a full
     reindex: POST each ``url`` to /jobs)."""
 
     repos: list[dict[str, Any]] = plain(GraphReader(ctx.graph).repositories())
-    return repos
+    return [r for r in repos if who.allows(str(r.get("key")))]
