@@ -192,3 +192,46 @@ BUILTIN_RECEIVERS: dict[str, frozenset[str]] = {
     ),
     "c": frozenset(["std"]),
 }
+
+
+def _words(names: str) -> frozenset[str]:
+    return frozenset(names.split())
+
+
+# the languages added by issue 16 (the commonest builtins of each, not a full list)
+BUILTIN_CALLS |= {
+    "csharp": frozenset(["nameof", "typeof", "sizeof"]),
+    "kotlin": _words(
+        "println print listOf mutableListOf mapOf mutableMapOf setOf arrayOf require check "
+        "error lazy repeat run let apply also with TODO"
+    ),
+    "scala": _words("println print require assert Some None List Map Seq Set"),
+    "swift": _words("print fatalError precondition assert min max abs zip stride"),
+    "ruby": _words(
+        "puts print p pp raise require require_relative attr_accessor attr_reader "
+        "attr_writer include extend private protected public loop lambda proc format"
+    ),
+    "php": _words(
+        "count strlen array_map array_filter array_keys in_array implode explode sprintf "
+        "printf isset unset empty is_array json_encode json_decode var_dump die exit"
+    ),
+    "bash": _words(
+        "echo printf cd pwd test read exit return export local declare set unset shift "
+        "eval exec trap wait true false cat grep sed awk cut sort uniq tr head tail find "
+        "xargs mkdir rm cp mv ls ln chmod touch date sleep dirname basename command git"
+    ),
+    "lua": _words(
+        "print pairs ipairs type tostring tonumber error assert pcall xpcall select "
+        "setmetatable getmetatable rawget rawset next unpack"
+    ),
+}
+BUILTIN_RECEIVERS |= {
+    "csharp": frozenset(["Console", "Math", "String", "Task", "File", "Path", "Enumerable"]),
+    "kotlin": frozenset(["System", "Math"]),
+    "scala": frozenset(["System", "Math", "Console", "Future"]),
+    "swift": frozenset(["DispatchQueue", "FileManager", "NotificationCenter"]),
+    "ruby": frozenset(["File", "Dir", "JSON", "Time", "Kernel", "Math", "Process"]),
+    "php": frozenset(),
+    "bash": frozenset(),
+    "lua": frozenset(["string", "table", "math", "os", "io", "coroutine"]),
+}

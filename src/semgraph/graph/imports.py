@@ -14,6 +14,8 @@ Binding targets, as ``(kind, target)``:
 The module is over 300 lines because it is one resolver: the per-language rules (Python
 packages and relative imports, JS/TS paths and index files, Go modules, Java packages, Rust
 crates, C includes) share its lookups and its cache, and none is long enough to stand alone.
+The languages added later (C#, Ruby, PHP, Swift, Bash, Lua) are in
+:mod:`semgraph.graph.more_imports`, through the same lookups; Kotlin and Scala use Java's.
 """
 
 from __future__ import annotations
@@ -22,31 +24,16 @@ import json
 import posixpath
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from functools import partial
 
+from semgraph.graph import more_imports
+from semgraph.graph.import_types import MEMBER_SEP, ImportFile, ImportOutcome
 from semgraph.graph.symtab import SymbolTable
 
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 C_EXTENSIONS = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp")
 RUST_EXTERNAL_ROOTS = frozenset({"std", "core", "alloc"})
-MEMBER_SEP = "\x00"
-
-
-@dataclass(frozen=True, slots=True)
-class ImportOutcome:
-    status: str  # "internal" | "external" | "unresolved"
-    dst_kind: str | None  # "file" | "dir" | "external" | None
-    dst: str | None
-    bindings: tuple[tuple[str, str, str], ...]  # (local, kind, target)
-
-
-@dataclass(frozen=True, slots=True)
-class ImportFile:
-    path: str
-    module: str
-    language: str
-    family: str
-    dir: str
+__all__ = ["MEMBER_SEP", "ImportFile", "ImportOutcome", "ImportResolver", "iter_raw_imports"]
 
 
 class ImportResolver:
@@ -105,9 +92,13 @@ class ImportResolver:
             "js": self._js,
             "go": self._go,
             "java": self._dotted,
+            "kotlin": self._dotted,
+            "scala": self._dotted,
             "rust": self._rust,
             "c": self._c,
         }.get(f.family)
+        if handler is None and f.family in more_imports.HANDLERS:
+            handler = partial(more_imports.HANDLERS[f.family], self)
         if handler is None or not module.strip():
             return ImportOutcome("unresolved", None, None, ())
         return handler(f, module.strip(), names, alias)

@@ -24,9 +24,9 @@ from typing import ClassVar
 
 from semgraph.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
 
-CODE_LANGUAGES = frozenset(
-    {"python", "javascript", "typescript", "tsx", "go", "java", "rust", "c", "cpp"}
-)
+CODE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "java", "rust"}) | {
+    *("c", "cpp", "csharp", "kotlin", "ruby", "php", "swift", "scala", "bash", "lua")
+}
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js", "cpp": "c"}
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
 INSERT_BATCH = 2000

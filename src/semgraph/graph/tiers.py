@@ -13,8 +13,13 @@ from semgraph.graph.resolution import CallClass, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import CLASS_KINDS
 
-SELF_NAMES = frozenset({"self", "this", "cls", "super"})
-_MEMBER_SCOPE_FAMILIES = frozenset({"java", "c"})  # bare calls see the enclosing class
+# receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
+# Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
+# `parent::` name its bases
+SELF_NAMES = frozenset({"self", "this", "cls", "super", "$this", "static", "base", "parent"})
+SUPER_NAMES = frozenset({"super", "base", "parent"})
+# bare calls see the enclosing class (Ruby `save`, Kotlin `save()`: an implicit self/this)
+_MEMBER_SCOPE_FAMILIES = frozenset({"java", "c", "csharp", "kotlin", "scala", "swift", "ruby"})
 BARE_KINDS = ("function", "class", "struct")  # constructors call a class
 RECEIVER_KINDS = ("method", "function")
 RECEIVER_SPLIT = re.compile(r"\.|::|->")
@@ -75,10 +80,10 @@ class CallTiers:
     ) -> Outcome | None:
         parts = RECEIVER_SPLIT.split(receiver)
         root = parts[0].strip()
-        if root in SELF_NAMES and len(parts) == 1:
+        if root in SELF_NAMES and len(parts) == 1 and _is_self(root, f.family):
             cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
             if cls is not None:
-                if root == "super":
+                if root in SUPER_NAMES:
                     parents = [
                         r[0]
                         for r in self.names.db.execute(
@@ -130,6 +135,15 @@ class CallTiers:
         if total == 1:
             return CallClass.RESOLVED, Tier.UNIQUE.value, keys, 1
         return CallClass.AMBIGUOUS, None, keys, total
+
+
+def _is_self(root: str, fam: str) -> bool:
+    """``static`` / ``parent`` (PHP) and ``base`` (C#) are receivers only in their language."""
+    if root in ("static", "parent"):
+        return fam == "php"
+    if root == "base":
+        return fam == "csharp"
+    return True
 
 
 def _pick(keys: list[str], tier: Tier) -> Outcome:

@@ -100,7 +100,18 @@ def comment_docstring(node: Node) -> str | None:
 
 
 _BASE_FIELDS = ("superclasses", "superclass", "interfaces")
-_BASE_CONTAINERS = {"class_heritage", "base_class_clause", "extends_interfaces", "super_interfaces"}
+_BASE_CONTAINERS = {
+    "class_heritage",
+    "base_class_clause",
+    "extends_interfaces",
+    "super_interfaces",
+    "base_list",  # C#
+    "delegation_specifiers",  # Kotlin
+    "base_clause",  # PHP extends
+    "class_interface_clause",  # PHP implements
+    "inheritance_specifier",  # Swift
+    "extends_clause",  # Scala (JS/TS keep theirs inside class_heritage)
+}
 _BASE_NESTED = {
     "extends_clause",
     "implements_clause",
@@ -108,8 +119,17 @@ _BASE_NESTED = {
     "superclass",
     "super_interfaces",
     "extends_interfaces",
+    "delegation_specifier",
+    "constructor_invocation",
 }
-_BASE_SKIP = {"keyword_argument", "access_specifier", "comment", "type_arguments"}
+_BASE_SKIP = {
+    "keyword_argument",
+    "access_specifier",
+    "comment",
+    "type_arguments",
+    "value_arguments",
+    "arguments",
+}
 
 
 def base_texts(container: Node) -> list[str]:

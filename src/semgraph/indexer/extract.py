@@ -32,6 +32,7 @@ from semgraph.indexer.describe import (
     signature,
 )
 from semgraph.indexer.imports import IMPORTERS, text
+from semgraph.indexer.more_imports import MORE_IMPORTERS
 from semgraph.model import (
     CallSite,
     FileFacts,
@@ -94,6 +95,8 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
                     continue
                 node = nodes[0]
                 owner = caps.get("owner")
+                if kind == "class" and _keyword(node) == "interface":
+                    kind = "interface"  # Kotlin: `interface X` is a class_declaration
                 defs.setdefault(
                     node.id,
                     _Def(
@@ -108,6 +111,11 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
     imports = sorted(import_nodes.values(), key=lambda n: n.start_byte)
     call_list = sorted(calls.values(), key=lambda c: c[0].start_byte)
     return ordered, imports, call_list
+
+
+def _keyword(node: Node) -> str | None:
+    first = node.child(0)
+    return first.type if first is not None and not first.is_named else None
 
 
 def _enclosing(node: Node, by_id: dict[int, _Def], *, symbols_only: bool) -> _Def | None:
@@ -205,7 +213,7 @@ def extract_code(
     defs, import_nodes, call_nodes = _collect(language, root)
     _qualify(defs, module)
     symbols = _symbols(defs, language)
-    importer = IMPORTERS[language]
+    importer = (IMPORTERS | MORE_IMPORTERS)[language]
     imports = [imp for node in import_nodes for imp in importer(node)]
     calls = _calls(call_nodes, defs, module)
     error = f"syntax error near line {_first_error_line(root)}" if root.has_error else None
@@ -214,7 +222,7 @@ def extract_code(
 
 def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
     """The :class:`FileFacts` of one file's bytes (code: parsed; other text: chunked)."""
-    language = languages.detect_language(path)
+    language = languages.detect_language(path, data[: languages.SHEBANG_MAX_BYTES])
     source = data.decode("utf-8", "replace")
     facts = FileFacts(
         path=path,
@@ -242,7 +250,7 @@ def failed_file(path: str, data: bytes, reason: str, options: ExtractOptions) ->
     """A file whose parse failed twice: plain-text chunks, ``parse_failed`` and the reason."""
     facts = FileFacts(
         path=path,
-        language=languages.detect_language(path),
+        language=languages.detect_language(path, data[: languages.SHEBANG_MAX_BYTES]),
         blob_sha=blob_sha(data),
         size_bytes=len(data),
         line_count=line_count(data),

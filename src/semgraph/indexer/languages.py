@@ -1,9 +1,11 @@
 """Which language a file is, and the tree-sitter grammar for the code languages.
 
 Code languages (definitions, imports, call sites via ``queries/<language>.scm``): python,
-javascript, typescript, tsx, go, java, rust, c, cpp. Text kinds (markdown, yaml, json,
-toml, ...) are chunked for search only. Grammars are loaded lazily, in the process that
-parses (a pool child), never at import time.
+javascript, typescript, tsx, go, java, rust, c, cpp, csharp, kotlin, ruby, php, swift,
+scala, bash, lua. Text kinds (markdown, yaml, json, toml, ...) are chunked for search only.
+A file whose name says nothing (no known extension) is read by its shebang line
+(``#!/usr/bin/env ruby``). Grammars are loaded lazily, in the process that parses (a pool
+child), never at import time.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ CODE_LANGUAGES: dict[str, tuple[str, str]] = {
     "rust": ("tree_sitter_rust", "language"),
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "swift": ("tree_sitter_swift", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+    "lua": ("tree_sitter_lua", "language"),
 }
 
 # the query file each language uses (tsx shares typescript's, javascript has its own)
@@ -56,6 +66,20 @@ EXTENSIONS: dict[str, str] = {
     ".hpp": "cpp",
     ".hxx": "cpp",
     ".ipp": "cpp",
+    ".cs": "csharp",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".php": "php",
+    ".phtml": "php",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".lua": "lua",
     # text kinds: chunked for search only
     ".md": "markdown",
     ".markdown": "markdown",
@@ -74,8 +98,6 @@ EXTENSIONS: dict[str, str] = {
     ".css": "css",
     ".scss": "css",
     ".sql": "sql",
-    ".sh": "shell",
-    ".bash": "shell",
     ".zsh": "shell",
     ".proto": "proto",
     ".gradle": "gradle",
@@ -91,15 +113,63 @@ FILENAMES: dict[str, str] = {
     "README": "markdown",
     "LICENSE": "text",
     "COPYING": "text",
+    "Rakefile": "ruby",
+    "Gemfile": "ruby",
+    ".bashrc": "bash",
+    ".bash_profile": "bash",
 }
 
+# the interpreter a shebang names -> language (``#!/usr/bin/env ruby``, ``#!/bin/sh``)
+SHEBANGS: dict[str, str] = {
+    "sh": "bash",
+    "bash": "bash",
+    "dash": "bash",
+    "ksh": "bash",
+    "ruby": "ruby",
+    "php": "php",
+    "lua": "lua",
+    "luajit": "lua",
+    "swift": "swift",
+    "kotlin": "kotlin",
+    "kscript": "kotlin",
+    "scala": "scala",
+    "python": "python",
+    "python3": "python",
+    "node": "javascript",
+}
+SHEBANG_MAX_BYTES = 256  # of the first line read for a shebang
 
-def detect_language(path: str) -> str:
-    """Language of ``path`` by name: a code language, a text kind, or ``"text"``."""
+
+def detect_language(path: str, head: bytes = b"") -> str:
+    """Language of ``path`` by name: a code language, a text kind, or ``"text"``; a name
+    without a known extension is read by the shebang at the start of ``head``."""
     p = PurePosixPath(path)
     if p.name in FILENAMES:
         return FILENAMES[p.name]
-    return EXTENSIONS.get(p.suffix.lower(), "text")
+    by_name = EXTENSIONS.get(p.suffix.lower())
+    if by_name is not None:
+        return by_name
+    return shebang_language(head) or "text"
+
+
+def shebang_language(head: bytes) -> str | None:
+    """The language a ``#!`` line names (``/usr/bin/env -S ruby -w``, ``/bin/bash``,
+    ``python3.12``), or None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:SHEBANG_MAX_BYTES].split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = line.split()
+    if words and words[0].endswith("/env"):
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words:
+        return None
+    interpreter = words[0].rsplit("/", 1)[-1]
+    found = SHEBANGS.get(interpreter)
+    if found is None:  # python3.12, ruby3.3, lua5.4
+        found = SHEBANGS.get(interpreter.rstrip("0123456789.")) or SHEBANGS.get(
+            interpreter.split("-", 1)[0]
+        )
+    return found
 
 
 def is_code(language: str) -> bool:

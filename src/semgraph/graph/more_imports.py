@@ -1,0 +1,171 @@
+"""Import resolution for the languages added by issue 16 (C#, Ruby, PHP, Swift, Bash, Lua;
+Kotlin and Scala imports are Java's dotted rule in :mod:`semgraph.graph.imports`).
+
+* csharp ``using A.B;``: the one directory whose path ends with the namespace (``A/B``,
+  ``A.B``, or its tail ``B``), everything top-level in it visible; ``using X = A.B.C`` and
+  ``using static A.B.C``: the file ``.../A/B/C.cs``; ``System.*`` / ``Microsoft.*`` external.
+* ruby ``require_relative "x"``: ``<dir>/x.rb``; ``require "a/b"``: ``a/b.rb`` or ``lib/a/b.rb``
+  or the one file whose module ends with ``a.b``, else the gem ``a`` (external). Everything
+  top-level in a required file is visible (``*``).
+* php ``use A\\B\\C``: the file whose module ends with ``A.B.C`` (leading segments dropped one
+  by one, PSR-4 roots such as ``App\\`` -> ``src/``, down to two); ``require "x.php"``: the
+  path relative to the file, then to the repository root (``*``).
+* swift ``import M``: the directory named ``M`` (a SwiftPM target, ``Sources/M``), else external.
+* bash ``source x.sh``: relative to the script, then to the repository root (``*``).
+* lua ``require "a.b"``: ``a/b.lua`` or ``a/b/init.lua`` bound to the local it is assigned to.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from typing import Protocol
+
+from semgraph.graph.import_types import MEMBER_SEP, UNRESOLVED, ImportFile, ImportOutcome
+
+CSHARP_EXTERNAL_ROOTS = frozenset({"System", "Microsoft", "Windows", "Newtonsoft", "Xunit"})
+SWIFT_EXTERNAL = frozenset(
+    {"Foundation", "UIKit", "SwiftUI", "AppKit", "Combine", "XCTest", "Dispatch", "os"}
+)
+
+
+class Lookups(Protocol):
+    def file_exists(self, path: str) -> bool: ...
+
+    def module_path(self, dotted: str, fam: str, importer_dir: str) -> str | None: ...
+
+    def dir_by_suffix(self, dotted: str, fam: str) -> str | None: ...
+
+
+Handler = Callable[[Lookups, ImportFile, str, list[str], str | None], ImportOutcome]
+
+
+def _star_file(target: str) -> ImportOutcome:
+    return ImportOutcome("internal", "file", target, (("*", "file", target),))
+
+
+def _first_file(look: Lookups, candidates: list[str]) -> str | None:
+    return next((c for c in candidates if c and look.file_exists(c)), None)
+
+
+def _rel(directory: str, path: str) -> str:
+    joined = posixpath.normpath(posixpath.join(directory, path))
+    return "" if joined.startswith("..") else joined
+
+
+def csharp(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    parts = [p for p in module.split(".") if p]
+    if not parts:
+        return UNRESOLVED
+    if parts[0] in CSHARP_EXTERNAL_ROOTS:
+        binds = ((alias, "external", module),) if alias else ()
+        return ImportOutcome("external", "external", module, binds)
+    if names and names != ["*"]:  # using X = A.B.C
+        target = look.module_path(".".join([*parts, names[0]]), f.family, f.dir)
+        if target is not None:
+            local = alias or names[0]
+            return ImportOutcome(
+                "internal", "file", target, ((local, "member", f"{target}{MEMBER_SEP}{names[0]}"),)
+            )
+    else:
+        target = look.module_path(".".join(parts), f.family, f.dir)  # using static A.B.C
+        if target is not None and len(parts) > 1:
+            return _star_file(target)
+        for i in range(len(parts)):
+            directory = look.dir_by_suffix(".".join(parts[i:]), f.family)
+            if directory is not None:
+                return ImportOutcome("internal", "dir", directory, (("*", "dir", directory),))
+    return ImportOutcome("external", "external", module, ())
+
+
+def ruby(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    path = module if module.endswith(".rb") else f"{module}.rb"
+    if module.startswith(("./", "../")):
+        target = _first_file(look, [_rel(f.dir, path)])
+        return _star_file(target) if target else UNRESOLVED
+    target = _first_file(look, [path.lstrip("/"), f"lib/{path}"])
+    if target is None:
+        dotted = module.removesuffix(".rb").strip("/").replace("/", ".")
+        target = look.module_path(dotted, f.family, f.dir)
+    if target is not None:
+        return _star_file(target)
+    gem = module.split("/", 1)[0]
+    return ImportOutcome("external", "external", gem, ())
+
+
+def php(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    if "/" in module or module.endswith((".php", ".inc")):
+        candidates = [_rel(f.dir, module)] + ([] if module.startswith(".") else [module])
+        target = _first_file(look, candidates)
+        return _star_file(target) if target else UNRESOLVED
+    parts = [p for p in module.replace("\\", ".").split(".") if p]
+    members = names or parts[-1:]
+    pkg = parts if names else parts[:-1]
+    binds: list[tuple[str, str, str]] = []
+    first: str | None = None
+    for name in members:
+        full = [*pkg, name]
+        target = None
+        for i in range(max(1, len(full) - 1) if len(full) > 1 else 1):
+            target = look.module_path(".".join(full[i:]), f.family, f.dir)
+            if target is not None:
+                break
+        local = alias if alias and len(members) == 1 else name
+        if target is not None:
+            binds.append((local, "member", f"{target}{MEMBER_SEP}{name}"))
+            first = first or target
+        else:
+            binds.append((local, "external", "\\".join(pkg)))
+    if first is not None:
+        return ImportOutcome("internal", "file", first, tuple(binds))
+    return ImportOutcome("external", "external", "\\".join(pkg) or module, tuple(binds))
+
+
+def swift(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    if module not in SWIFT_EXTERNAL:
+        directory = look.dir_by_suffix(module, f.family)
+        if directory is not None:
+            return ImportOutcome("internal", "dir", directory, (("*", "dir", directory),))
+    return ImportOutcome("external", "external", module, ())
+
+
+def bash(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    if module.startswith(("/", "~")):
+        return ImportOutcome("external", "external", module, ())
+    target = _first_file(look, [_rel(f.dir, module), posixpath.normpath(module)])
+    return _star_file(target) if target else UNRESOLVED
+
+
+def lua(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    dotted = module.replace("/", ".")
+    target = look.module_path(dotted, f.family, f.dir) or look.module_path(
+        f"{dotted}.init", f.family, f.dir
+    )
+    if target is None:
+        root = dotted.split(".", 1)[0]
+        binds = ((alias, "external", root),) if alias else ()
+        return ImportOutcome("external", "external", root, binds)
+    binds = ((alias, "file", target),) if alias else (("*", "file", target),)
+    return ImportOutcome("internal", "file", target, binds)
+
+
+HANDLERS: dict[str, Handler] = {
+    "csharp": csharp,
+    "ruby": ruby,
+    "php": php,
+    "swift": swift,
+    "bash": bash,
+    "lua": lua,
+}
