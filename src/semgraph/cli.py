@@ -18,6 +18,7 @@ from semgraph.commands.console import err, is_verbose, set_verbose
 from semgraph.commands.enqueue import enqueue_cmd
 from semgraph.commands.graph import graph_app, runs_app
 from semgraph.commands.index import check_cmd, index_cmd
+from semgraph.commands.mcp import mcp_cmd
 from semgraph.commands.search import search_cmd
 from semgraph.commands.serve import serve
 from semgraph.commands.services import doctor_cmd, init_cmd, services_app
@@ -91,6 +92,7 @@ app.command("probe-worker")(queue_cli.probe_worker_cmd)
 
 
 app.command("search")(search_cmd)
+app.command("mcp")(mcp_cmd)  # the agent interface (issue 15)
 
 
 # -- code graph + index runs (issue 5) --------------------------------------------------------

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("indexer", ["semgraph.indexer"]),
     ("checks", ["semgraph.check", "semgraph.doctor"]),
     ("job kinds", ["semgraph.jobs"]),
+    ("agents", ["semgraph.mcp"]),
     ("web", ["semgraph.web"]),
     ("commands", ["semgraph.commands", "semgraph.cli", "semgraph.__main__"]),
 ]

@@ -43,11 +43,12 @@ from semgraph.errors import (
 )
 from semgraph.indexer.sources import repo_key_for as default_repo_key_for
 from semgraph.logs import event
+from semgraph.mcp.http import MCP_METHODS, McpHttp
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
 from semgraph.web import api, read_api
 from semgraph.web.batcher import EnqueueBatcher
-from semgraph.web.context import WebContext
+from semgraph.web.context import WebContext, require_read
 from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
 from semgraph.web.limits import WebhookLimits
 from semgraph.web.metrics import (
@@ -244,12 +245,14 @@ def create_app(
     receiver = WebhookReceiver(policy, repo_key_for)
     tokens = TokenTable(settings)  # a bad tokens file is a ConfigError here, before serving
     ctx = WebContext(settings, graph, search, store, receiver, batcher, owns, tokens)
+    mcp_http = McpHttp(settings, graph, search, store)  # the agent interface (issue 15)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         event(log, logging.INFO, "web_start", host=settings.web_host, port=settings.web_port)
         announce_exposure(settings, tokens)
-        yield
+        async with mcp_http.running():
+            yield
         await ctx.batcher.close()  # after uvicorn drained in-flight requests
         ctx.close()
         event(log, logging.INFO, "web_stop", "stopped: connections closed")
@@ -278,5 +281,7 @@ def create_app(
     app.add_middleware(WebhookOnlyGate, webhook_port=settings.webhook_port)
     app.include_router(api.router)
     app.include_router(read_api.router)
+    mcp_route = mcp_http.endpoint(require_read)
+    app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)
     install_openapi(app, settings)
     return app

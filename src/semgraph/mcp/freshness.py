@@ -1,0 +1,118 @@
+"""How fresh an answer is, per repository: the published run (graph), the newest commit the
+queue knows of (webhooks and enqueues), how far behind that is (counted in the bare mirror
+when it has both commits) and the job that will catch up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+from semgraph.config import Settings
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.runs import RunStore
+from semgraph.queue.models import Job, JobStatus
+from semgraph.queue.store import JobStore
+
+#: jobs read per repository to find the newest announced commit (newest first)
+RECENT_JOBS = 20
+GIT_TIMEOUT_S = 5.0
+
+
+@dataclass
+class RepoState:
+    """One repository as the stores know it now."""
+
+    key: str
+    record: dict[str, Any] | None  # the published :Repository, None before a first publish
+    jobs: list[Job] = field(default_factory=list)
+    run: dict[str, Any] | None = None  # the published run
+
+    @property
+    def run_id(self) -> str | None:
+        return None if self.record is None else self.record.get("run_id")
+
+    @property
+    def indexed(self) -> bool:
+        return self.record is not None and bool(self.record.get("commit"))
+
+    def stats(self) -> dict[str, Any]:
+        raw = (self.run or {}).get("stats")
+        if isinstance(raw, str):
+            try:
+                decoded = json.loads(raw)
+            except ValueError:
+                return {}
+            return decoded if isinstance(decoded, dict) else {}
+        return raw if isinstance(raw, dict) else {}
+
+    def parse_failed(self) -> int:
+        parse = self.stats().get("parse") or {}
+        return int((parse.get("files_by_status") or {}).get("parse_failed", 0) or 0)
+
+    def skipped(self) -> dict[str, int]:
+        parse = self.stats().get("parse") or {}
+        return {str(k): int(v) for k, v in (parse.get("skipped_by_reason") or {}).items()}
+
+
+def load_state(reader: GraphReader, store: JobStore, key: str) -> RepoState:
+    record = reader.repository(key)
+    state = RepoState(key, record, store.list(repo=key, limit=RECENT_JOBS))
+    if state.run_id:
+        state.run = RunStore(reader.graph).get(str(state.run_id))
+    return state
+
+
+def _job_brief(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "status": job.status.value,
+        "commit": job.commit,
+        "created_at": job.created_at,
+        "attempts": job.attempts,
+    }
+
+
+def _commits_behind(settings: Settings, key: str, old: str, new: str) -> int | None:
+    """``git rev-list --count old..new`` in the repository's bare mirror; None when the
+    mirror is absent or lacks either commit (not fetched yet)."""
+    mirror = settings.mirrors_path / f"{key}.git"
+    if not (mirror / "HEAD").is_file():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "--git-dir", str(mirror), "rev-list", "--count", f"{old}..{new}", "--"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = done.stdout.strip()
+    return int(text) if done.returncode == 0 and text.isdigit() else None
+
+
+def freshness(settings: Settings, state: RepoState) -> dict[str, Any]:
+    record = state.record or {}
+    indexed = record.get("commit")
+    announced = next((j for j in state.jobs if j.commit), None)  # newest first
+    latest = announced.commit if announced is not None else indexed
+    behind: int | None = None
+    if indexed and latest:
+        behind = 0 if latest == indexed else _commits_behind(settings, state.key, indexed, latest)
+    pending = next((j for j in state.jobs if j.status is JobStatus.PENDING), None)
+    running = next((j for j in state.jobs if j.status is JobStatus.RUNNING), None)
+    return {
+        "repo": state.key,
+        "indexed_commit": indexed,
+        "run_id": record.get("run_id"),
+        "indexed_at": record.get("indexed_at"),
+        "latest_known_commit": latest,
+        "latest_known_from": None if announced is None else "queue",
+        "commits_behind": behind,
+        "stale": bool(latest and indexed and latest != indexed),
+        "pending_job": None if pending is None else _job_brief(pending),
+        "running_job": None if running is None else _job_brief(running),
+    }

@@ -1,0 +1,81 @@
+"""Stateless streamable HTTP for the web app: ``/mcp`` is an ordinary FastAPI route, so the
+read API's bearer-token dependency guards it exactly like the other read routes; the route
+hands the request to the SDK's session manager (stateless: a fresh transport per request).
+
+The dependency may leave the caller in ``request.state.principal`` with ``repos``, its
+repository allowlist (None: every repository): the tools then answer only from those
+repositories, and one outside it is answered like an unknown one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import elasticsearch
+from fastapi import Depends, Request
+from fastapi.responses import Response
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Receive, Scope, Send
+
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.mcp.backend import Backend
+from semgraph.mcp.server import ALLOWED_REPOS, build_server
+from semgraph.mcp.tokens import TokenCounter
+from semgraph.mcp.tools import Tools
+from semgraph.queue.store import JobStore
+
+MCP_METHODS = ["GET", "POST", "DELETE"]
+
+
+def allowed_repos(principal: Any) -> frozenset[str] | None:
+    value = getattr(principal, "repos", None)
+    return None if value is None else frozenset(str(v) for v in value)
+
+
+class _Forward(Response):
+    """A response that is the MCP session manager answering the request itself."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, allowed: frozenset[str] | None):
+        super().__init__()
+        self.manager = manager
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = ALLOWED_REPOS.set(self.allowed)  # copied into the request's server task
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        finally:
+            ALLOWED_REPOS.reset(token)
+
+
+class McpHttp:
+    """The MCP server of one web application."""
+
+    def __init__(
+        self, settings: Settings, graph: Graph, search: elasticsearch.Elasticsearch, store: JobStore
+    ) -> None:
+        backend = Backend(settings, graph, search, store, TokenCounter(settings))
+        self.server = build_server(Tools(backend))
+        self.server.streamable_http_app(
+            stateless_http=True, json_response=True, host=settings.web_host
+        )
+        self.manager = self.server.session_manager
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield
+
+    def endpoint(self, auth: Callable[..., Any]) -> Callable[..., Any]:
+        """The ``/mcp`` route, guarded by the ``auth`` dependency."""
+
+        async def mcp_endpoint(
+            request: Request, principal: Annotated[Any, Depends(auth)]
+        ) -> Response:
+            del request
+            return _Forward(self.manager, allowed_repos(principal))
+
+        return mcp_endpoint

@@ -1,0 +1,34 @@
+"""The graph and search statements of the MCP tools that the graph reader and the search
+module do not have, as named constants (parameters always bound)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# get_snippet: the file at the published run (its blob and language)
+FILE_AT_RUN = """
+MATCH (f:File {repo: $repo, path: $path})
+RETURN f.path AS path, f.blob_sha AS blob_sha, f.language AS language
+LIMIT 1
+"""
+
+#: chunks read for one snippet (a 400-line window is a few dozen chunks)
+SNIPPET_MAX_CHUNKS = 2000
+
+
+def snippet_chunks_body(path: str, start: int, end: int) -> dict[str, Any]:
+    """The chunks of ``path`` that overlap lines ``start..end``, in line order."""
+    return {
+        "query": {
+            "bool": {
+                "filter": [
+                    {"term": {"path": path}},
+                    {"range": {"start_line": {"lte": end}}},
+                    {"range": {"end_line": {"gte": start}}},
+                ]
+            }
+        },
+        "_source": ["start_line", "end_line", "code"],
+        "sort": [{"start_line": "asc"}, {"end_line": "asc"}],
+        "size": SNIPPET_MAX_CHUNKS,
+    }

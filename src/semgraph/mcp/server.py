@@ -1,0 +1,189 @@
+"""The MCP server: seven read-only tools over :class:`semgraph.mcp.tools.Tools`, and the
+instructions that tell an agent which to use when (and when grep is the better choice).
+
+Every answer is one JSON text (the same bytes that were counted against the token bound).
+Bad arguments, unknown tools and store failures are error results holding an error object
+(``{"error": {"code", "message", ...}}``), never a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+from contextvars import ContextVar
+from typing import Annotated, Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from semgraph.mcp.tools import Tools
+
+#: the caller's repository allowlist, set by the HTTP transport per request (None: all)
+ALLOWED_REPOS: ContextVar[frozenset[str] | None] = ContextVar("allowed_repos", default=None)
+
+INSTRUCTIONS = """\
+semgraph answers questions about indexed git repositories from a code graph and a hybrid
+(keyword + semantic) search index, at the commit that was last indexed.
+
+- search_code: you do not know the name; describe behaviour or give words ("retry with
+  backoff", "parse webhook signature"). Ranked chunks with paths and lines.
+- find_definition: you know a name (short, qualified or a trailing part like Order.total).
+- callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
+  name is ambiguous you get candidates: ask again with a qualified name.
+- impact: what a change to X may break (transitive callers and files); summary=true
+  first for counts per depth.
+- get_snippet: read lines of a file at the indexed commit (at most 400 per call).
+- index_status: which repositories exist, how fresh they are, pending jobs.
+
+Every answer has rows with total/has_more/next_cursor (pass next_cursor back to page; a
+stale_cursor error means the repository was reindexed: start again), a freshness block
+(indexed_commit vs latest_known_commit, commits_behind) and completeness (exact or
+lower_bound with causes: unresolved or ambiguous calls, parse failures). If freshness says
+the index is behind, or you need the working tree's uncommitted state, or you look for an
+exact literal string, a regular expression, a comment or a config value, plain grep on the
+working tree is the better tool. Use semgraph for meaning, definitions and call structure.
+"""
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+Repo = Annotated[str | None, Field(description="repository key (index_status lists them)")]
+Limit = Annotated[int | None, Field(description="rows per page, 1..200 (default 50)")]
+Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
+Name = Annotated[str, Field(description="symbol name: short, qualified, or a trailing part")]
+Depth = Annotated[int | None, Field(description="hops to walk, 1..5")]
+
+
+def _result(answer: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(answer, ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in answer)
+
+
+def _error(code: str, message: str) -> CallToolResult:
+    return _result({"error": {"code": code, "message": message}})
+
+
+class SemgraphMCP(MCPServer):
+    """MCPServer whose argument and unknown-tool failures are error objects too."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            return _error("unknown_tool", f"no tool named {name[:100]!r}; see tools/list")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            return _error("internal_error", "the tool failed unexpectedly; the server logged it")
+        except ToolError as exc:
+            message = str(exc).split("\n", 1)[-1].strip() if "\n" in str(exc) else str(exc)
+            return _error("invalid_argument", message[:600])
+
+
+def build_server(tools: Tools) -> SemgraphMCP:
+    server = SemgraphMCP("semgraph", instructions=INSTRUCTIONS, version="0.1.0")
+
+    async def run(tool: str, **args: Any) -> CallToolResult:
+        allowed = ALLOWED_REPOS.get()
+        given = {k: v for k, v in args.items() if v is not None}
+        answer = await anyio.to_thread.run_sync(tools.call, tool, allowed, given)
+        return _result(answer)
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def search_code(
+        text: Annotated[str, Field(description="words or a description of the code")],
+        repo: Repo = None,
+        language: Annotated[str | None, Field(description="python, go, ...")] = None,
+        path_prefix: Annotated[str | None, Field(description="e.g. src/api/")] = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines."""
+        return await run(
+            "search_code",
+            text=text,
+            repo=repo,
+            language=language,
+            path_prefix=path_prefix,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def find_definition(
+        name: Name,
+        repo: Repo = None,
+        kind: Annotated[str | None, Field(description="function, method, class, ...")] = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Where a symbol is defined; several matches come back as a list."""
+        return await run(
+            "find_definition", name=name, repo=repo, kind=kind, limit=limit, cursor=cursor
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def callers(
+        name: Name,
+        repo: Repo = None,
+        depth: Depth = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Who calls a symbol (depth hops), each edge with its resolution tier."""
+        return await run("callers", name=name, repo=repo, depth=depth, limit=limit, cursor=cursor)
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def callees(
+        name: Name,
+        repo: Repo = None,
+        depth: Depth = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """What a symbol calls (depth hops), each edge with its resolution tier."""
+        return await run("callees", name=name, repo=repo, depth=depth, limit=limit, cursor=cursor)
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def impact(
+        name: Name,
+        repo: Repo = None,
+        depth: Annotated[int | None, Field(description="hops, 1..5 (default 3)")] = None,
+        summary: Annotated[bool, Field(description="counts per depth only")] = False,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """What a change to a symbol may affect: transitive callers and their files."""
+        return await run(
+            "impact",
+            name=name,
+            repo=repo,
+            depth=depth,
+            summary=summary or None,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def get_snippet(
+        repo: Annotated[str, Field(description="repository key")],
+        path: Annotated[str, Field(description="path relative to the repository root")],
+        start_line: Annotated[int | None, Field(description="first line (default 1)")] = None,
+        end_line: Annotated[int | None, Field(description="last line (at most 400 lines)")] = None,
+    ) -> CallToolResult:
+        """Lines of a file at the indexed commit (at most 400 per call)."""
+        return await run(
+            "get_snippet", repo=repo, path=path, start_line=start_line, end_line=end_line
+        )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def index_status(
+        repo: Repo = None, limit: Limit = None, cursor: Cursor = None
+    ) -> CallToolResult:
+        """Indexed commit, newest announced commit, jobs, resolution rates, skipped files."""
+        return await run("index_status", repo=repo, limit=limit, cursor=cursor)
+
+    return server

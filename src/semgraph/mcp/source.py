@@ -1,0 +1,136 @@
+"""get_snippet: source lines of one file at the indexed commit, rebuilt from the search
+index's chunks of the published run (never from a working tree, which may have moved on).
+
+Chunks cover every line that is not blank; a line no chunk covers is whitespace only and is
+returned empty (``blank_lines_filled`` counts them). A chunk whose code the index truncated
+(``search_max_code_chars``) makes the answer a lower bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semgraph.db import search_errors
+from semgraph.errors import SearchError
+from semgraph.mcp import queries as mq
+from semgraph.mcp.backend import Scope
+from semgraph.mcp.envelope import ToolFailure, completeness, fit
+from semgraph.search.index import SearchIndex
+
+MAX_LINES = 400
+MAX_LINE_CHARS = 2000
+MAX_PATH_CHARS = 4096
+
+
+def clean_path(path: str) -> str:
+    """A repository-relative path, or ``invalid_argument``: no NUL, not absolute, no ``..``."""
+    bad = ToolFailure(
+        "invalid_argument",
+        "path must be relative to the repository root, without '..', NUL or backslashes",
+        field="path",
+    )
+    text = path.strip()
+    if not text or len(text) > MAX_PATH_CHARS or any(c in text for c in "\x00\\\n\r"):
+        raise bad
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise bad
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        raise bad
+    return "/".join(parts)
+
+
+def _range(start_line: int | None, end_line: int | None) -> tuple[int, int]:
+    start = 1 if start_line is None else start_line
+    if start < 1:
+        raise ToolFailure("invalid_argument", "start_line must be >= 1", field="start_line")
+    end = start + MAX_LINES - 1 if end_line is None else end_line
+    if end < start:
+        raise ToolFailure("invalid_argument", "end_line must be >= start_line", field="end_line")
+    if end - start + 1 > MAX_LINES:
+        raise ToolFailure(
+            "invalid_argument",
+            f"at most {MAX_LINES} lines per call; page with start_line",
+            field="end_line",
+        )
+    return start, end
+
+
+def _chunks(scope: Scope, repo: str, path: str, start: int, end: int) -> list[dict[str, Any]]:
+    b = scope.backend
+    index = SearchIndex(b.search, b.settings).live_index(repo)
+    if index is None:
+        return []
+    with search_errors("read the chunks of a snippet"):
+        resp = b.search.search(index=index, **mq.snippet_chunks_body(path, start, end))
+    return [h["_source"] for h in resp["hits"]["hits"]]
+
+
+def _assemble(chunks: list[dict[str, Any]], start: int, end: int) -> tuple[dict[int, str], bool]:
+    lines: dict[int, str] = {}
+    short = False
+    for c in chunks:
+        first, last = int(c["start_line"]), int(c["end_line"])
+        texts = str(c.get("code", "")).split("\n")
+        if len(texts) < last - first + 1 and first != last:
+            short = True  # the index truncated this chunk's code
+        for i, text in enumerate(texts[: last - first + 1]):
+            n = first + i
+            if start <= n <= end:
+                lines[n] = lines.get(n, "") + text if first == last else text
+    return lines, short
+
+
+def get_snippet(
+    scope: Scope, path: str, start_line: int | None, end_line: int | None
+) -> dict[str, Any]:
+    repo = scope.repo
+    assert repo is not None  # a required argument of the tool
+    clean = clean_path(path)
+    start, end = _range(start_line, end_line)
+    state = scope.states[repo]
+    head: dict[str, Any] = {"tool": "get_snippet", "repo": repo, "path": clean}
+    head["freshness"] = scope.freshness()
+    if not state.indexed:
+        return {**head, "status": "empty", "empty_reason": "repository not indexed"}
+    rows = scope.backend.graph.query("mcp file at run", mq.FILE_AT_RUN, repo=repo, path=clean)
+    if not rows:
+        return {**head, "status": "empty", "empty_reason": "no such file in the indexed commit"}
+    try:
+        chunks = _chunks(scope, repo, clean, start, end)
+    except SearchError as exc:
+        raise ToolFailure("store_unavailable", f"the search index: {exc.message[:200]}") from None
+    lines, short = _assemble(chunks, start, end)
+    last_known = max((int(c["end_line"]) for c in chunks), default=0)
+    stop = min(end, max(lines, default=start - 1), last_known) if lines else start - 1
+    numbered = list(range(start, stop + 1))
+    filled = sum(1 for n in numbered if n not in lines)
+    long_lines = sum(1 for n in numbered if len(lines.get(n, "")) > MAX_LINE_CHARS)
+    causes = ["the search index truncated a chunk's code"] if short else []
+    if long_lines:
+        causes.append(f"{long_lines} lines longer than {MAX_LINE_CHARS} characters cut")
+    head.update(
+        status="ok" if numbered else "empty",
+        language=rows[0]["language"],
+        blob_sha=rows[0]["blob_sha"],
+        source="search_index",
+        blank_lines_filled=filled,
+        completeness=completeness(causes),
+    )
+    if not numbered:
+        head["empty_reason"] = f"the file has no line {start} in the indexed commit"
+
+    def build(n: int) -> dict[str, Any]:
+        shown = numbered[:n]
+        text = "\n".join(lines.get(i, "")[:MAX_LINE_CHARS] for i in shown)
+        more = bool(shown) and shown[-1] < stop
+        return {
+            **head,
+            "start_line": start,
+            "end_line": shown[-1] if shown else start - 1,
+            "text": text,
+            "has_more": more,
+            "next_start_line": shown[-1] + 1 if more else None,
+        }
+
+    return fit(build, len(numbered), scope.backend.tokens)

@@ -1,0 +1,183 @@
+"""The tools as plain, synchronous functions over a :class:`Backend`: each returns the
+answer (a JSON-ready dict) or raises :class:`ToolFailure`; store failures become
+``store_unavailable``, never a stack trace. :mod:`semgraph.mcp.server` registers them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from semgraph.errors import (
+    GraphInputError,
+    SearchNotIndexed,
+    SearchQueryError,
+    StoreError,
+)
+from semgraph.mcp import graph_tools, source
+from semgraph.mcp.backend import Backend, Scope
+from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
+from semgraph.search.embed import Embedder
+from semgraph.search.query import MAX_K, search
+
+_embedder_lock = threading.Lock()
+
+
+class Tools:
+    """One per server; ``allowed`` is set per call by the transport (HTTP tokens)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._embedder: Embedder | None = None
+
+    def embedder(self) -> Embedder:
+        with _embedder_lock:
+            if self._embedder is None:
+                self._embedder = Embedder(self.backend.settings)
+            return self._embedder
+
+    def call(
+        self, tool: str, allowed: frozenset[str] | None, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run ``tool``; the answer or an error object (``{"error": {...}}``)."""
+        handler: Callable[..., dict[str, Any]] = getattr(self, f"_{tool}")
+        try:
+            return handler(allowed, **args)
+        except ToolFailure as exc:
+            return exc.to_dict()
+        except (GraphInputError, SearchQueryError) as exc:
+            return ToolFailure("invalid_argument", exc.message[:300]).to_dict()
+        except StoreError as exc:
+            kind = type(exc).__name__
+            return ToolFailure(
+                "store_unavailable",
+                f"a data store failed ({kind}); retry later. {exc.message[:200]}",
+                retryable=True,
+            ).to_dict()
+
+    def _scope(self, allowed: frozenset[str] | None, repo: str | None) -> Scope:
+        return Scope(self.backend, allowed, repo).load()
+
+    def _paged(
+        self, tool: str, allowed: frozenset[str] | None, args: dict[str, Any]
+    ) -> tuple[Scope, int, int, dict[str, Any]]:
+        cursor = args.pop("cursor", None)
+        limit = check_limit(args.pop("limit", None))
+        scope = self._scope(allowed, args.get("repo"))
+        offset = decode_cursor(cursor, tool, {**args, "limit": limit}, scope.runs)
+        return scope, offset, limit, {**args, "limit": limit}
+
+    def _search_code(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        scope, offset, limit, key = self._paged("search_code", allowed, args)
+        text = str(args["text"])
+        head: dict[str, Any] = {"tool": "search_code", "text": text[:200]}
+        if not scope.indexed():
+            head.update(status="empty", empty_reason="repository not indexed")
+            head["freshness"] = scope.freshness()
+            return head
+        try:
+            hits = search(
+                self.backend.search,
+                self.backend.settings,
+                self.embedder(),
+                text,
+                repo=args.get("repo"),
+                lang=args.get("language"),
+                path_prefix=args.get("path_prefix"),
+                k=MAX_K,
+            )
+        except SearchNotIndexed:
+            head.update(status="empty", empty_reason="repository not indexed")
+            head["freshness"] = scope.freshness()
+            return head
+        rows = [h.to_dict() for h in hits if scope.visible(h.repo)]
+        for row in rows:
+            row.pop("index", None)
+        causes = (
+            [f"ranked_search: only the best {MAX_K} chunks are ranked"]
+            if len(hits) >= MAX_K
+            else []
+        )
+        mismatched = sorted({r["repo"] for r in rows if r["run_id"] != scope.runs.get(r["repo"])})
+        causes += [f"{k}: the search index serves another run than the graph" for k in mismatched]
+        head["status"] = "ok" if rows else "empty"
+        if not rows:
+            head["empty_reason"] = "no chunk matches"
+        head["completeness"] = completeness(causes)
+        head["freshness"] = scope.freshness({r["repo"] for r in rows} or None)
+        page = Page("search_code", key, scope.runs, rows, offset, limit, len(hits) < MAX_K)
+        return page.render(head, self.backend.tokens)
+
+    def _find_definition(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        scope, offset, limit, key = self._paged("find_definition", allowed, args)
+        return graph_tools.find_definition(
+            scope, args["name"], args.get("kind"), offset, limit, key
+        )
+
+    def _callers(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        return self._walk("callers", allowed, args)
+
+    def _callees(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        return self._walk("callees", allowed, args)
+
+    def _walk(
+        self, kind: str, allowed: frozenset[str] | None, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        scope, offset, limit, key = self._paged(kind, allowed, args)
+        return graph_tools.callers_or_callees(
+            scope, kind, args["name"], args.get("depth"), offset, limit, key
+        )
+
+    def _impact(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        scope, offset, limit, key = self._paged("impact", allowed, args)
+        summary = bool(args.get("summary", False))
+        return graph_tools.impact(
+            scope, args["name"], args.get("depth"), summary, offset, limit, key
+        )
+
+    def _get_snippet(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        scope = self._scope(allowed, args["repo"])
+        return source.get_snippet(scope, args["path"], args.get("start_line"), args.get("end_line"))
+
+    def _index_status(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+        scope, offset, limit, key = self._paged("index_status", allowed, args)
+        rows = []
+        for state in scope.states.values():
+            run = state.run or {}
+            stats = state.stats()
+            rows.append(
+                {
+                    **scope.freshness([state.key])[0],
+                    "jobs": _job_counts(state.jobs),
+                    "last_failed_job": next(
+                        (
+                            {"id": j.id, "commit": j.commit, "error": (j.last_error or "")[:300]}
+                            for j in state.jobs
+                            if j.status.value in ("failed", "quarantined")
+                        ),
+                        None,
+                    ),
+                    "run_status": run.get("status"),
+                    "resolution_rate": stats.get("resolution_rate", run.get("resolution_rate")),
+                    "resolution": stats.get("resolution"),
+                    "files_by_status": (stats.get("parse") or {}).get("files_by_status"),
+                    "skipped_by_reason": state.skipped(),
+                }
+            )
+        head: dict[str, Any] = {"tool": "index_status", "status": "ok" if rows else "empty"}
+        if not rows:
+            head["empty_reason"] = "repository not indexed"
+        head["completeness"] = completeness([])
+        page = Page("index_status", key, scope.runs, rows, offset, limit)
+        return page.render(head, self.backend.tokens)
+
+
+def _job_counts(jobs: list[Any]) -> dict[str, int]:
+    counts = {"pending": 0, "running": 0, "failed": 0}
+    for job in jobs:
+        status = job.status.value
+        if status in ("failed", "quarantined"):
+            counts["failed"] += 1
+        elif status in counts:
+            counts[status] += 1
+    return counts
