@@ -1,5 +1,6 @@
-"""The job kinds the worker runs: ``reindex`` and the maintenance hooks (divergence check and
-repair, staging-index GC, leftover workdirs and runs). :func:`register_job_kinds` registers
+"""The job kinds the worker runs: ``reindex``, ``remove`` (:mod:`semgraph.indexer.removal`)
+and the maintenance hooks (divergence check and repair, staging-index GC, leftover workdirs
+and runs). :func:`register_job_kinds` registers
 them; the worker command and ``semgraph index`` call it where the worker starts.
 
 Job args are :class:`semgraph.indexer.request.ReindexArgs`. The embedding model and the
@@ -22,6 +23,7 @@ from semgraph.config import Settings
 from semgraph.db import connect_search
 from semgraph.errors import RunStateError
 from semgraph.graph.runs import RunStore
+from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest, ReindexResult
 from semgraph.logs import event
@@ -82,6 +84,22 @@ def reindex_job(ctx: JobContext) -> None:
         embedder=shared_embedder(ctx.settings),
     )
     last_result = run.run()
+
+
+def remove_job(ctx: JobContext) -> None:
+    """Remove the job's repository from the graph, the index and this host's disk
+    (:mod:`semgraph.indexer.removal`); a retry resumes where an attempt stopped."""
+    requested_at = ctx.job.args.get("requested_at")
+    removal.Removal(
+        ctx.settings,
+        ctx.graph,
+        shared_search(ctx.settings),
+        ctx.job.repo_key,
+        job_id=ctx.job.id,
+        requested_at=float(requested_at) if isinstance(requested_at, int | float) else 0.0,
+        faults=removal.faults_from_env(),
+        checkpoint=ctx.checkpoint,
+    ).run()
 
 
 def _maintain(settings: Settings, graph: Any) -> None:
@@ -153,5 +171,6 @@ def _gc_leftovers(settings: Settings, graph: Any) -> None:
 def register_job_kinds() -> None:
     """Register ``reindex`` and the maintenance hooks with the worker's registry (idempotent)."""
     register(KIND, reindex_job)
+    register(removal.KIND, remove_job)
     on_maintenance(_maintain)
     on_maintenance(_gc_leftovers)

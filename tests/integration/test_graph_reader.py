@@ -188,6 +188,7 @@ def test_repositories_for_the_divergence_check(reader: GraphReader) -> None:
             "run_id": "other-r1",
             "fingerprint": "fp",
             "indexed_at": 50.0,
+            "state": None,
         },
         {
             "key": "shop",
@@ -197,6 +198,7 @@ def test_repositories_for_the_divergence_check(reader: GraphReader) -> None:
             "run_id": "shop-r1",
             "fingerprint": "fp",
             "indexed_at": 50.0,
+            "state": None,
         },
     ]
 

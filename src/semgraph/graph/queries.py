@@ -92,7 +92,8 @@ LIMIT $limit
 
 _REPOSITORY_FIELDS = """
 RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit AS commit,
-       r.run_id AS run_id, r.fingerprint AS fingerprint, r.indexed_at AS indexed_at
+       r.run_id AS run_id, r.fingerprint AS fingerprint, r.indexed_at AS indexed_at,
+       r.state AS state
 """
 REPOSITORIES = "MATCH (r:Repository)" + _REPOSITORY_FIELDS + "ORDER BY r.key\n"
 REPOSITORY = "MATCH (r:Repository {key: $repo})" + _REPOSITORY_FIELDS

@@ -169,8 +169,11 @@ class GraphReader:
         answer.unresolved_in_scope = {"imports_unresolved": int(files[0]["unresolved"])}
         return answer
 
-    def repositories(self) -> list[dict[str, Any]]:
-        return self.graph.query("repositories", q.REPOSITORIES)
+    def repositories(self, *, include_removing: bool = False) -> list[dict[str, Any]]:
+        """The published repositories; one whose removal started (``state: 'removing'``,
+        :mod:`semgraph.graph.removal`) only with ``include_removing``."""
+        rows = self.graph.query("repositories", q.REPOSITORIES)
+        return [r for r in rows if include_removing or r.get("state") != "removing"]
 
     def repository(self, key: str) -> dict[str, Any] | None:
         """The published record of one repository (an index lookup), None before its first

@@ -29,6 +29,7 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("Worker", "status"),
     # claims lock one node per repository so that at most one job per repository runs
     IndexSpec("RepoLock", "key", unique=True),
+    IndexSpec("RepoRecord", "key", unique=True),
     IndexSpec("JobDelivery", "job_id"),
     IndexSpec("JobQueue", "claim_key"),  # set only while pending; sorts in claim order
     IndexSpec("IndexRun", "job_id"),
@@ -51,4 +52,5 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("Worker"),
     IndexSpec("IndexRun"),
     IndexSpec("Repository"),
+    IndexSpec("RepoRecord"),
 )

@@ -80,6 +80,7 @@ def to_pending(
         if other is not None and other.status is JobStatus.PENDING:
             props.update(
                 commit=other.commit,
+                kind=other.kind,  # the newest request wins, as when a pending job coalesces
                 ref=other.ref if other.ref is not None else job.ref,
                 args=json.dumps(other.args, sort_keys=True, separators=(",", ":")),
                 priority=max(job.priority, other.priority, int(props.get("priority", 0))),

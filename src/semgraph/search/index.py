@@ -115,6 +115,33 @@ class SearchIndex:
             event(log, logging.INFO, "search_index_deleted", index=name)
         return existed
 
+    # -- removing a repository (semgraph.indexer.removal) ----------------------------------------
+
+    def remove_alias(self, repo_key: str) -> bool:
+        """Take the repository's alias off whatever index carries it (searches stop finding
+        the repository); False when it had none."""
+        alias = self.alias_name(repo_key)
+        with search_errors(f"remove alias {alias}"):
+            resp = self.es.options(ignore_status=404).indices.delete_alias(
+                index=f"{self.prefix}-*", name=alias
+            )
+        existed = resp.meta.status != 404
+        if existed:
+            event(log, logging.INFO, "search_alias_removed", alias=alias, repo=repo_key)
+        return existed
+
+    def repository_indexes(self, repo_key: str) -> list[str]:
+        """Every index of the repository: those named after it (``<alias>--<run>``), those
+        whose ``_meta`` names it, and any its alias points at."""
+        alias = self.alias_name(repo_key)
+        return sorted(
+            info.name
+            for info in self.list_indexes()
+            if info.name.startswith(f"{alias}--")
+            or (META_MARKER in info.meta and info.meta.get("repo") == repo_key)
+            or alias in info.aliases
+        )
+
     # -- reading the live state ------------------------------------------------------------------
 
     def _alias_targets(self, alias: str) -> list[str]:

@@ -1,0 +1,211 @@
+"""The graph side of removing a repository (:mod:`semgraph.indexer.removal` runs it), and
+the reads that list repositories with their state.
+
+A removal first marks the ``:Repository`` node ``state: 'removing'`` (readers skip or label
+it from then on), then deletes the repository's subgraph in bounded slices, one auto-commit
+transaction per slice of at most ``limit`` edges or nodes (each slice's working set stays
+small on the server, as the publish's edge deletes do), its ``:IndexRun`` history, and only
+then the ``:Repository`` node and, last of all, its ``:RepoRecord``. Every statement is
+idempotent: run again after a crash it finds what is left and deletes that.
+
+Every statement is keyed by the repository (``$repo``); parameters are always bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from semgraph.db import Graph
+
+#: the ``state`` of a ``:Repository`` node whose removal has started
+REMOVING = "removing"
+
+MARK_REMOVING = """
+MATCH (r:Repository {key: $repo})
+SET r.state = 'removing', r.removing_job_id = $job_id,
+    r.removing_since = coalesce(r.removing_since, $now)
+RETURN count(r) AS marked
+"""
+
+# edges first (outgoing from the repository's nodes), in slices; then the nodes, whose
+# remaining edges (incoming ones) go with them
+DELETE_SLICES: tuple[tuple[str, str], ...] = (
+    (
+        "repository edges",
+        """
+MATCH (:Repository {key: $repo})-[e:CONTAINS]->()
+WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "file edges",
+        """
+MATCH (:File {repo: $repo})-[e]->()
+WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "symbol edges",
+        """
+MATCH (:Symbol {repo: $repo})-[e]->()
+WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "symbols",
+        """
+MATCH (n:Symbol {repo: $repo})
+WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "files",
+        """
+MATCH (n:File {repo: $repo})
+WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "external modules",
+        """
+MATCH (n:ExternalModule {repo: $repo})
+WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+""",
+    ),
+    (
+        "index runs",
+        """
+MATCH (n:IndexRun {repo: $repo})
+WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted
+""",
+    ),
+)
+
+DELETE_REPOSITORY = """
+MATCH (r:Repository {key: $repo})
+DETACH DELETE r
+RETURN count(*) AS deleted
+"""
+
+DELETE_RECORD = """
+MATCH (r:RepoRecord {key: $repo})
+DETACH DELETE r
+RETURN count(*) AS deleted
+"""
+
+# what is left of a repository in the graph (``repos show``, and the tests' proof)
+COUNTS = """
+OPTIONAL MATCH (f:File {repo: $repo}) WITH count(f) AS files
+OPTIONAL MATCH (s:Symbol {repo: $repo}) WITH files, count(s) AS symbols
+OPTIONAL MATCH (e:ExternalModule {repo: $repo}) WITH files, symbols, count(e) AS externals
+OPTIONAL MATCH (i:IndexRun {repo: $repo})
+WITH files, symbols, externals, count(i) AS runs
+OPTIONAL MATCH (r:Repository {key: $repo}) WITH files, symbols, externals, runs, count(r) AS repo
+OPTIONAL MATCH (c:RepoRecord {key: $repo})
+RETURN files, symbols, externals, runs, repo AS repository, count(c) AS record
+"""
+
+LIST_REPOSITORIES = """
+MATCH (r:Repository)
+RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit AS commit,
+       r.run_id AS run_id, r.indexed_at AS indexed_at, coalesce(r.state, 'live') AS state,
+       r.removing_since AS removing_since
+ORDER BY key
+"""
+
+LIST_RECORDS = """
+MATCH (c:RepoRecord)
+RETURN c.key AS key, c.source AS source, c.host AS host, c.default_branch AS default_branch,
+       c.created_at AS created_at
+ORDER BY key
+"""
+
+GET_REPOSITORY = """
+MATCH (r:Repository {key: $repo})
+RETURN properties(r) AS props
+"""
+
+GET_RECORD = """
+MATCH (c:RepoRecord {key: $repo})
+RETURN properties(c) AS props
+"""
+
+
+@dataclass(frozen=True)
+class SliceReport:
+    """What one delete step removed, in how many transactions."""
+
+    what: str
+    deleted: int
+    transactions: int
+
+
+class GraphRemoval:
+    """The graph statements of a removal, for one repository."""
+
+    def __init__(self, graph: Graph, repo_key: str, *, limit: int = 5000) -> None:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        self.graph = graph
+        self.repo = repo_key
+        self.limit = limit
+
+    def mark_removing(self, job_id: str, now: float) -> bool:
+        """Mark the ``:Repository`` node ``removing``; False when there is none."""
+        rows = self.graph.query(
+            "mark repository removing", MARK_REMOVING, repo=self.repo, job_id=job_id, now=now
+        )
+        return bool(rows and rows[0]["marked"])
+
+    def delete_slices(self, after_slice: Any = None) -> list[SliceReport]:
+        """Delete the subgraph and the runs, slice by slice (one transaction each);
+        ``after_slice(what, deleted)`` runs after every committed slice."""
+        reports = []
+        for what, cypher in DELETE_SLICES:
+            total = transactions = 0
+            while True:
+                rows = self.graph.query(f"remove {what}", cypher, repo=self.repo, limit=self.limit)
+                deleted = int(rows[0]["deleted"]) if rows else 0
+                transactions += 1
+                total += deleted
+                if after_slice is not None and deleted:
+                    after_slice(what, deleted)
+                if deleted < self.limit:
+                    break
+            reports.append(SliceReport(what, total, transactions))
+        return reports
+
+    def delete_repository(self) -> int:
+        rows = self.graph.query("remove repository node", DELETE_REPOSITORY, repo=self.repo)
+        return int(rows[0]["deleted"]) if rows else 0
+
+    def delete_record(self) -> int:
+        rows = self.graph.query("remove repository record", DELETE_RECORD, repo=self.repo)
+        return int(rows[0]["deleted"]) if rows else 0
+
+    def counts(self) -> dict[str, int]:
+        """How many files, symbols, external modules, runs, repository and record nodes the
+        repository still has."""
+        rows = self.graph.query("repository counts", COUNTS, repo=self.repo)
+        return {k: int(v) for k, v in rows[0].items()}
+
+
+def list_repositories(graph: Graph) -> list[dict[str, Any]]:
+    """Every ``:Repository`` node with its ``state`` (``live`` or ``removing``)."""
+    return graph.query("list repositories", LIST_REPOSITORIES)
+
+
+def list_records(graph: Graph) -> list[dict[str, Any]]:
+    """Every ``:RepoRecord`` (repositories known from their first enqueue on)."""
+    return graph.query("list repository records", LIST_RECORDS)
+
+
+def repository_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
+    rows = graph.query("repository props", GET_REPOSITORY, repo=repo_key)
+    return dict(rows[0]["props"]) if rows else None
+
+
+def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
+    rows = graph.query("repository record props", GET_RECORD, repo=repo_key)
+    return dict(rows[0]["props"]) if rows else None
