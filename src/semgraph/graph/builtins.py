@@ -213,7 +213,8 @@ BUILTIN_CALLS |= {
     ),
     "php": _words(
         "count strlen array_map array_filter array_keys in_array implode explode sprintf "
-        "printf isset unset empty is_array json_encode json_decode var_dump die exit"
+        "printf isset unset empty is_array json_encode json_decode var_dump die exit "
+        "strtolower strtoupper trim str_replace array_merge"
     ),
     "bash": _words(
         "echo printf cd pwd test read exit return export local declare set unset shift "

@@ -14,8 +14,8 @@ Binding targets, as ``(kind, target)``:
 The module is over 300 lines because it is one resolver: the per-language rules (Python
 packages and relative imports, JS/TS paths and index files, Go modules, Java packages, Rust
 crates, C includes) share its lookups and its cache, and none is long enough to stand alone.
-The languages added later (C#, Ruby, PHP, Swift, Bash, Lua) are in
-:mod:`semgraph.graph.more_imports`, through the same lookups; Kotlin and Scala use Java's.
+The languages added later (C#, Kotlin, Scala, Ruby, PHP, Swift, Bash, Lua) are in
+:mod:`semgraph.graph.more_imports`, through the same lookups.
 """
 
 from __future__ import annotations
@@ -92,8 +92,6 @@ class ImportResolver:
             "js": self._js,
             "go": self._go,
             "java": self._dotted,
-            "kotlin": self._dotted,
-            "scala": self._dotted,
             "rust": self._rust,
             "c": self._c,
         }.get(f.family)

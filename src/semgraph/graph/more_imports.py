@@ -1,5 +1,10 @@
-"""Import resolution for the languages added by issue 16 (C#, Ruby, PHP, Swift, Bash, Lua;
-Kotlin and Scala imports are Java's dotted rule in :mod:`semgraph.graph.imports`).
+"""Import resolution for the languages added by issue 16.
+
+* kotlin / scala ``import a.b.C``: the file whose module ends with ``a.b.C`` (the class or
+  object ``C`` in it), else the file ``a/b.kt`` / ``a/b.scala`` (a member of an object or
+  package file), else the one directory ending with ``a/b`` (a top-level function of that
+  package: everything top-level in it visible), else external; ``import a.b.*`` / ``a.b._``:
+  that directory, or the object file ``a/b``.
 
 * csharp ``using A.B;``: the one directory whose path ends with the namespace (``A/B``,
   ``A.B``, or its tail ``B``), everything top-level in it visible; ``using X = A.B.C`` and
@@ -51,6 +56,41 @@ def _first_file(look: Lookups, candidates: list[str]) -> str | None:
 def _rel(directory: str, path: str) -> str:
     joined = posixpath.normpath(posixpath.join(directory, path))
     return "" if joined.startswith("..") else joined
+
+
+def jvm(
+    look: Lookups, f: ImportFile, module: str, names: list[str], alias: str | None
+) -> ImportOutcome:
+    """Kotlin and Scala (``module`` is the package part, ``names`` the imported members)."""
+    if not names:
+        module, _, last = module.rpartition(".")
+        names = [last] if module else []
+        module = module or last
+    if names == ["*"]:
+        directory = look.dir_by_suffix(module, f.family)
+        if directory is not None:
+            return ImportOutcome("internal", "dir", directory, (("*", "dir", directory),))
+        target = look.module_path(module, f.family, f.dir)
+        return _star_file(target) if target else ImportOutcome("external", "external", module, ())
+    binds: list[tuple[str, str, str]] = []
+    first: tuple[str, str] | None = None
+    for name in names:
+        local = alias if alias and len(names) == 1 else name
+        own = look.module_path(f"{module}.{name}", f.family, f.dir)
+        holder = own or look.module_path(module, f.family, f.dir)
+        if holder is not None:
+            binds.append((local, "member", f"{holder}{MEMBER_SEP}{name}"))
+            first = first or ("file", holder)
+            continue
+        directory = look.dir_by_suffix(module, f.family)
+        if directory is not None:
+            binds.append(("*", "dir", directory))
+            first = first or ("dir", directory)
+        else:
+            binds.append((local, "external", module))
+    if first is not None:
+        return ImportOutcome("internal", first[0], first[1], tuple(dict.fromkeys(binds)))
+    return ImportOutcome("external", "external", module, tuple(binds))
 
 
 def csharp(
@@ -162,6 +202,8 @@ def lua(
 
 
 HANDLERS: dict[str, Handler] = {
+    "kotlin": jvm,
+    "scala": jvm,
     "csharp": csharp,
     "ruby": ruby,
     "php": php,

@@ -95,6 +95,10 @@ class CallTiers:
                     keys = self.names.members(cls.key, callee)
                 if keys:
                     return _pick(keys, Tier.RECEIVER)
+            elif f.family == "lua" and "." in src.qn:  # `self` in `function T:m()` is T
+                siblings = scope.by_qn.get(f"{src.qn.rsplit('.', 1)[0]}.{callee}")
+                if siblings:
+                    return _pick([s.key for s in siblings], Tier.RECEIVER)
             return None
         via_import = self._receiver_import(scope, f, callee, receiver, root)
         if via_import is not None:
