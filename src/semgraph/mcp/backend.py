@@ -3,7 +3,7 @@ and the scope of one call (the repositories it may answer from, and their runs).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,8 @@ from semgraph.mcp.tokens import TokenCounter
 from semgraph.queue.store import JobStore
 
 MAX_REPO_CHARS = 512
+#: the caller's repository allowlist as a predicate over repository keys (None: every one)
+Allow = Callable[[str], bool] | None
 
 
 @dataclass
@@ -39,12 +41,12 @@ class Scope:
     every repository); a repository outside it is answered exactly like an unknown one."""
 
     backend: Backend
-    allowed: frozenset[str] | None
+    allowed: Allow
     repo: str | None
     states: dict[str, RepoState] = field(default_factory=dict)
 
     def visible(self, key: str) -> bool:
-        return self.allowed is None or key in self.allowed
+        return self.allowed is None or self.allowed(key)
 
     def load(self) -> Scope:
         """Reads the repository (or every visible one) with its published run and jobs.

@@ -2,9 +2,9 @@
 read API's bearer-token dependency guards it exactly like the other read routes; the route
 hands the request to the SDK's session manager (stateless: a fresh transport per request).
 
-The dependency may leave the caller in ``request.state.principal`` with ``repos``, its
-repository allowlist (None: every repository): the tools then answer only from those
-repositories, and one outside it is answered like an unknown one.
+The dependency leaves the caller in ``request.state.principal`` (issue 18's ``Principal``):
+when its ``repos`` allowlist is set, the tools answer only from repositories its
+``allows(key)`` accepts, and one outside it is answered like an unknown one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.mcp.backend import Backend
+from semgraph.mcp.backend import Allow, Backend
 from semgraph.mcp.server import ALLOWED_REPOS, build_server
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools
@@ -30,15 +30,19 @@ from semgraph.queue.store import JobStore
 MCP_METHODS = ["GET", "POST", "DELETE"]
 
 
-def allowed_repos(principal: Any) -> frozenset[str] | None:
-    value = getattr(principal, "repos", None)
-    return None if value is None else frozenset(str(v) for v in value)
+def allowed_repos(principal: Any) -> Allow:
+    """The caller's allowlist: None when it may read every repository (``repos is None``),
+    else its ``allows(repo_key)`` (keys or globs)."""
+    if principal is None or getattr(principal, "repos", None) is None:
+        return None
+    allows: Callable[[str], bool] = principal.allows
+    return allows
 
 
 class _Forward(Response):
     """A response that is the MCP session manager answering the request itself."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, allowed: frozenset[str] | None):
+    def __init__(self, manager: StreamableHTTPSessionManager, allowed: Allow):
         super().__init__()
         self.manager = manager
         self.allowed = allowed
@@ -72,10 +76,11 @@ class McpHttp:
     def endpoint(self, auth: Callable[..., Any]) -> Callable[..., Any]:
         """The ``/mcp`` route, guarded by the ``auth`` dependency."""
 
-        async def mcp_endpoint(
-            request: Request, principal: Annotated[Any, Depends(auth)]
-        ) -> Response:
-            del request
+        async def mcp_endpoint(request: Request, ctx: Any) -> Response:
+            del ctx  # the dependency ran the read rule and left the caller on the request
+            principal = getattr(request.state, "principal", None)
             return _Forward(self.manager, allowed_repos(principal))
 
+        # a real object, not a string: FastAPI cannot resolve a closure's name from globals
+        mcp_endpoint.__annotations__["ctx"] = Annotated[Any, Depends(auth)]
         return mcp_endpoint

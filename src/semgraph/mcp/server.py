@@ -18,10 +18,11 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from semgraph.mcp.backend import Allow
 from semgraph.mcp.tools import Tools
 
 #: the caller's repository allowlist, set by the HTTP transport per request (None: all)
-ALLOWED_REPOS: ContextVar[frozenset[str] | None] = ContextVar("allowed_repos", default=None)
+ALLOWED_REPOS: ContextVar[Allow] = ContextVar("allowed_repos", default=None)
 
 INSTRUCTIONS = """\
 semgraph answers questions about indexed git repositories from a code graph and a hybrid

@@ -15,7 +15,7 @@ from semgraph.errors import (
     StoreError,
 )
 from semgraph.mcp import graph_tools, source
-from semgraph.mcp.backend import Backend, Scope
+from semgraph.mcp.backend import Allow, Backend, Scope
 from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
 from semgraph.search.embed import Embedder
 from semgraph.search.query import MAX_K, search
@@ -36,9 +36,7 @@ class Tools:
                 self._embedder = Embedder(self.backend.settings)
             return self._embedder
 
-    def call(
-        self, tool: str, allowed: frozenset[str] | None, args: dict[str, Any]
-    ) -> dict[str, Any]:
+    def call(self, tool: str, allowed: Allow, args: dict[str, Any]) -> dict[str, Any]:
         """Run ``tool``; the answer or an error object (``{"error": {...}}``)."""
         handler: Callable[..., dict[str, Any]] = getattr(self, f"_{tool}")
         try:
@@ -55,11 +53,11 @@ class Tools:
                 retryable=True,
             ).to_dict()
 
-    def _scope(self, allowed: frozenset[str] | None, repo: str | None) -> Scope:
+    def _scope(self, allowed: Allow, repo: str | None) -> Scope:
         return Scope(self.backend, allowed, repo).load()
 
     def _paged(
-        self, tool: str, allowed: frozenset[str] | None, args: dict[str, Any]
+        self, tool: str, allowed: Allow, args: dict[str, Any]
     ) -> tuple[Scope, int, int, dict[str, Any]]:
         cursor = args.pop("cursor", None)
         limit = check_limit(args.pop("limit", None))
@@ -67,7 +65,7 @@ class Tools:
         offset = decode_cursor(cursor, tool, {**args, "limit": limit}, scope.runs)
         return scope, offset, limit, {**args, "limit": limit}
 
-    def _search_code(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _search_code(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         scope, offset, limit, key = self._paged("search_code", allowed, args)
         text = str(args["text"])
         head: dict[str, Any] = {"tool": "search_code", "text": text[:200]}
@@ -108,38 +106,36 @@ class Tools:
         page = Page("search_code", key, scope.runs, rows, offset, limit, len(hits) < MAX_K)
         return page.render(head, self.backend.tokens)
 
-    def _find_definition(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _find_definition(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         scope, offset, limit, key = self._paged("find_definition", allowed, args)
         return graph_tools.find_definition(
             scope, args["name"], args.get("kind"), offset, limit, key
         )
 
-    def _callers(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _callers(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         return self._walk("callers", allowed, args)
 
-    def _callees(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _callees(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         return self._walk("callees", allowed, args)
 
-    def _walk(
-        self, kind: str, allowed: frozenset[str] | None, args: dict[str, Any]
-    ) -> dict[str, Any]:
+    def _walk(self, kind: str, allowed: Allow, args: dict[str, Any]) -> dict[str, Any]:
         scope, offset, limit, key = self._paged(kind, allowed, args)
         return graph_tools.callers_or_callees(
             scope, kind, args["name"], args.get("depth"), offset, limit, key
         )
 
-    def _impact(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _impact(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         scope, offset, limit, key = self._paged("impact", allowed, args)
         summary = bool(args.get("summary", False))
         return graph_tools.impact(
             scope, args["name"], args.get("depth"), summary, offset, limit, key
         )
 
-    def _get_snippet(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _get_snippet(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         scope = self._scope(allowed, args["repo"])
         return source.get_snippet(scope, args["path"], args.get("start_line"), args.get("end_line"))
 
-    def _index_status(self, allowed: frozenset[str] | None, **args: Any) -> dict[str, Any]:
+    def _index_status(self, allowed: Allow, **args: Any) -> dict[str, Any]:
         scope, offset, limit, key = self._paged("index_status", allowed, args)
         rows = []
         for state in scope.states.values():
