@@ -19,6 +19,7 @@ from semgraph.commands.enqueue import enqueue_cmd
 from semgraph.commands.graph import graph_app, runs_app
 from semgraph.commands.index import check_cmd, index_cmd
 from semgraph.commands.mcp import mcp_cmd
+from semgraph.commands.repos import repos_app
 from semgraph.commands.search import search_cmd
 from semgraph.commands.serve import serve
 from semgraph.commands.services import doctor_cmd, init_cmd, services_app
@@ -100,6 +101,7 @@ app.command("mcp")(mcp_cmd)  # the agent interface (issue 15)
 
 app.add_typer(graph_app, name="graph")
 app.add_typer(runs_app, name="runs")
+app.add_typer(repos_app, name="repos")  # repository lifecycle (issue 19)
 
 
 # -- job queue + worker (issue 3) -------------------------------------------------------------

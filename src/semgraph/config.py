@@ -100,6 +100,7 @@ class Settings(BaseSettings):
     # repository's default branch
     webhook_branches: Annotated[list[str], NoDecode] = Field(default_factory=list)
     webhook_tag_pushes: bool = False
+    webhook_remove_on_delete: bool = False  # a host's repository-deleted event queues removal
     # accept clone URLs that are local paths or file:// (tests, single-host setups)
     webhook_allow_local_sources: bool = False
     webhook_max_body_bytes: int = Field(default=5_000_000, ge=1024, le=100_000_000)

@@ -41,12 +41,13 @@ from semgraph.errors import (
     ShuttingDown,
     StoreError,
 )
+from semgraph.indexer.repos import keys_named
 from semgraph.indexer.sources import repo_key_for as default_repo_key_for
 from semgraph.logs import event
 from semgraph.mcp.http import MCP_METHODS, McpHttp
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
-from semgraph.web import api, read_api
+from semgraph.web import api, read_api, repos_api
 from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.context import WebContext, require_read
 from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
@@ -242,7 +243,7 @@ def create_app(
         window_s=settings.webhook_batch_window_s,
         max_requests=settings.webhook_batch_max_requests,
     )
-    receiver = WebhookReceiver(policy, repo_key_for)
+    receiver = WebhookReceiver(policy, repo_key_for, partial(keys_named, graph))
     tokens = TokenTable(settings)  # a bad tokens file is a ConfigError here, before serving
     ctx = WebContext(settings, graph, search, store, receiver, batcher, owns, tokens)
     mcp_http = McpHttp(settings, graph, search, store)  # the agent interface (issue 15)
@@ -281,6 +282,7 @@ def create_app(
     app.add_middleware(WebhookOnlyGate, webhook_port=settings.webhook_port)
     app.include_router(api.router)
     app.include_router(read_api.router)
+    app.include_router(repos_api.router)
     mcp_route = mcp_http.endpoint(require_read)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)
     install_openapi(app, settings)

@@ -1,4 +1,6 @@
-"""Push events of GitHub, GitLab and Gitea, parsed into one :class:`PushEvent`.
+"""Push events of GitHub, GitLab and Gitea, parsed into one :class:`PushEvent`, and their
+repository-deleted events (GitHub and Gitea ``repository`` with action ``deleted``,
+GitLab's system hook ``project_destroy``) into :class:`RepoDeleted`.
 
 Parsing is strict: a field we act on that is missing or of the wrong type is a
 :class:`~semgraph.errors.PayloadError` (the web layer answers 400), never a guess.
@@ -57,6 +59,18 @@ class PushEvent:
 
 
 @dataclass(frozen=True)
+class RepoDeleted:
+    """The host deleted a repository. ``clone_url`` is None when the event names none
+    (GitLab's ``project_destroy`` carries only ``path_with_namespace``)."""
+
+    host: str
+    full_name: str
+    clone_url: str | None
+    urls: tuple[str, ...] = field(default=())
+    commit: None = None  # what an answer about a push reports; a deletion names no commit
+
+
+@dataclass(frozen=True)
 class Ping:
     host: str
 
@@ -66,7 +80,7 @@ class Ignored:
     reason: str
 
 
-Hook = PushEvent | Ping | Ignored
+Hook = PushEvent | RepoDeleted | Ping | Ignored
 
 
 def decode_json(body: bytes) -> dict[str, Any]:
@@ -140,6 +154,8 @@ def repo_identity(host: str, data: dict[str, Any]) -> RepoIdentity:
     """The repository a delivery names (for any event type; empty when it names none)."""
     container, name_key, url_keys = _REPO_KEYS[host]
     repo = data.get(container)
+    if host == "gitlab" and repo is None and data.get("event_name") == "project_destroy":
+        repo = data  # a system hook names the project at the top level
     if not isinstance(repo, dict):
         return RepoIdentity(None)
     name = repo.get(name_key)
@@ -167,6 +183,15 @@ def _push(host: str, data: dict[str, Any], deleted: bool) -> PushEvent:
     )
 
 
+def _deleted(host: str, data: dict[str, Any]) -> RepoDeleted:
+    container, name_key, url_keys = _REPO_KEYS[host]
+    repo = data if host == "gitlab" else _obj(data, container)
+    where = "" if host == "gitlab" else f"{container}."
+    full_name = _text(repo, name_key, where, MAX_NAME_CHARS)
+    clone_url = None if host == "gitlab" else _text(repo, url_keys[0], where, MAX_URL_CHARS)
+    return RepoDeleted(host, full_name, clone_url, _optional_urls(repo, url_keys))
+
+
 def _after_is_zero(data: dict[str, Any]) -> bool:
     after = data.get("after")
     return isinstance(after, str) and bool(ZERO_SHA.match(after))
@@ -175,6 +200,8 @@ def _after_is_zero(data: dict[str, Any]) -> bool:
 def parse_github(event: str | None, data: dict[str, Any]) -> Hook:
     if event == "ping":
         return Ping("github")
+    if event == "repository" and data.get("action") == "deleted":
+        return _deleted("github", data)
     if event != "push":
         return Ignored(f"GitHub event {str(event)[:64]!r} is not acted on")
     deleted = data.get("deleted") is True or _after_is_zero(data)
@@ -182,6 +209,8 @@ def parse_github(event: str | None, data: dict[str, Any]) -> Hook:
 
 
 def parse_gitea(event: str | None, data: dict[str, Any]) -> Hook:
+    if event == "repository" and data.get("action") == "deleted":
+        return _deleted("gitea", data)
     if event != "push":
         return Ignored(f"Gitea event {str(event)[:64]!r} is not acted on")
     return _push("gitea", data, _after_is_zero(data))
@@ -191,6 +220,8 @@ def parse_gitlab(event: str | None, data: dict[str, Any]) -> Hook:
     if event not in {"Push Hook", "Tag Push Hook", "System Hook"}:
         return Ignored(f"GitLab event {str(event)[:64]!r} is not acted on")
     kind = data.get("object_kind", data.get("event_name"))
+    if event == "System Hook" and kind == "project_destroy":
+        return _deleted("gitlab", data)
     if kind not in {"push", "tag_push"}:
         return Ignored(f"GitLab object_kind {str(kind)[:64]!r} is not acted on")
     return _push("gitlab", data, _after_is_zero(data))

@@ -25,6 +25,7 @@ class WebhookPolicy:
     branches: tuple[str, ...]
     tag_pushes: bool
     allow_local_sources: bool
+    remove_on_delete: bool = False  # a host's repository-deleted event queues its removal
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WebhookPolicy:
@@ -40,6 +41,7 @@ class WebhookPolicy:
             branches=tuple(settings.webhook_branches),
             tag_pushes=settings.webhook_tag_pushes,
             allow_local_sources=settings.webhook_allow_local_sources,
+            remove_on_delete=settings.webhook_remove_on_delete,
         )
 
     def secret_for(self, identity: RepoIdentity) -> str | None:
@@ -75,7 +77,10 @@ class WebhookPolicy:
 
     def source_for(self, push: PushEvent) -> str:
         """The clone source for the job, refusing option-like or local ones unless allowed."""
-        url = push.clone_url
+        return self.source_for_url(push.clone_url)
+
+    def source_for_url(self, url: str) -> str:
+        """:meth:`source_for` of a clone URL (a push's, or a deleted repository's)."""
         if url.startswith("-"):
             raise PayloadError("clone URL must not start with '-'")
         lowered = url.lower()

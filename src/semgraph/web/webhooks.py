@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from semgraph.errors import JobError, PayloadError, QueueInputError
+from semgraph.indexer.removal import removal_request
 from semgraph.indexer.request import ReindexArgs
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
@@ -26,6 +27,7 @@ from semgraph.web.payloads import (
     Ignored,
     Ping,
     PushEvent,
+    RepoDeleted,
     decode_json,
     parse_event,
     repo_identity,
@@ -105,7 +107,7 @@ def _is_json(content_type: str | None) -> bool:
 class Accepted:
     """A delivery that passed every check: the validated enqueue, and what to answer with."""
 
-    push: PushEvent
+    push: PushEvent | RepoDeleted
     source: str
     repo_key: str
     request: EnqueueRequest
@@ -119,9 +121,15 @@ class WebhookReceiver:
     :meth:`unavailable`; every answer is counted once with :meth:`count`.
     """
 
-    def __init__(self, policy: WebhookPolicy, repo_key_for: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        policy: WebhookPolicy,
+        repo_key_for: Callable[[str], str],
+        locate: Callable[[str], list[str]] | None = None,
+    ) -> None:
         self.policy = policy
         self.repo_key_for = repo_key_for
+        self.locate = locate  # full name -> known keys (a GitLab project_destroy has no URL)
 
     @staticmethod
     def count(host: str, reply: Reply) -> Reply:
@@ -167,6 +175,8 @@ class WebhookReceiver:
                 return Reply(200, {"status": "pong"})
             if isinstance(hook, Ignored):
                 return self._ignored(host, identity.full_name, hook.reason)
+            if isinstance(hook, RepoDeleted):
+                return self._removal(hook, delivery)
             reason = self.policy.ignore_reason(hook)
             if reason is not None:
                 return self._ignored(host, hook.full_name, reason)
@@ -189,6 +199,31 @@ class WebhookReceiver:
         except (JobError, QueueInputError, ValueError) as exc:  # a bad source or a refused field
             return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
         return Accepted(push, source, repo_key, request)
+
+    def _removal(self, deleted: RepoDeleted, delivery: str | None) -> Reply | Accepted:
+        """A repository-deleted event: the ``remove`` job when the policy allows it."""
+        if not self.policy.remove_on_delete:
+            reason = "repository deletions are not acted on (SEMGRAPH_WEBHOOK_REMOVE_ON_DELETE)"
+            return self._ignored(deleted.host, deleted.full_name, reason)
+        try:
+            if deleted.clone_url is not None:
+                source = self.policy.source_for_url(deleted.clone_url)
+                keys = [self.repo_key_for(source)]
+            else:
+                source = deleted.full_name
+                keys = self.locate(deleted.full_name) if self.locate else []
+            if len(keys) != 1:
+                many = f"{len(keys)} known repositories are" if keys else "no known repository is"
+                reason = f"{many} named {deleted.full_name[:200]!r}"
+                return self._ignored(deleted.host, deleted.full_name, reason)
+            request = removal_request(
+                keys[0],
+                requested_by=f"webhook:{deleted.host}",
+                delivery_key=f"{deleted.host}:{delivery}" if delivery else None,
+            )
+        except (JobError, QueueInputError, ValueError) as exc:
+            return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
+        return Accepted(deleted, source, keys[0], request)
 
     def unavailable(self, accepted: Accepted, exc: Exception) -> Reply:
         """The 503 for a push that was not stored (the host retries)."""

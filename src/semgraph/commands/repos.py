@@ -1,0 +1,128 @@
+"""``semgraph repos list|show|remove``: the repositories the graph knows, and their removal.
+
+``remove`` only queues the ``remove`` job (:mod:`semgraph.indexer.removal`): a worker runs
+it, fenced like any job. An unknown key is a one-line error with exit code 2 and nothing is
+queued.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import time
+from typing import Any
+
+import typer
+
+from semgraph.commands.console import emit_json, json_option, out, settings_from
+from semgraph.db import connect_graph, connect_search
+from semgraph.errors import QueueInputError
+from semgraph.indexer import removal
+from semgraph.indexer.repos import check_key, list_repositories, show_repository
+from semgraph.queue.store import JobStore
+
+repos_app = typer.Typer(
+    help="The repositories the graph knows: list, show, remove.", no_args_is_help=True
+)
+
+KEY_HELP = "The repository key (as `semgraph repos list` prints it)."
+
+
+def _key(key: str) -> str:
+    why = check_key(key)
+    if why is not None:
+        raise typer.BadParameter(why, param_hint="KEY")
+    return key
+
+
+def _unknown(key: str) -> typer.BadParameter:
+    return typer.BadParameter(
+        f"no repository {key[:200]!r} is known (see `semgraph repos list`)", param_hint="KEY"
+    )
+
+
+def _when(ts: Any) -> str:
+    if not isinstance(ts, int | float):
+        return "-"
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@repos_app.command("list")
+def list_cmd(ctx: typer.Context, as_json: bool = json_option()) -> None:
+    """Every known repository with its state: live, removing (a removal started: not live)
+    or unpublished (queued, never published)."""
+    with connect_graph(settings_from(ctx)) as graph:
+        repos = list_repositories(graph)
+    if as_json:
+        emit_json(repos)
+        return
+    if not repos:
+        out.print("no repositories", markup=False)
+    for repo in repos:
+        commit = str(repo.get("commit") or "-")[:12]
+        source = repo.get("source") or repo.get("url") or "-"
+        out.print(
+            f"{repo['key']}  {repo['state']:<11} commit={commit} "
+            f"indexed={_when(repo.get('indexed_at'))} source={source}",
+            markup=False,
+        )
+
+
+@repos_app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help=KEY_HELP),
+    as_json: bool = json_option(),
+) -> None:
+    """Everything about one repository: its record, state, graph counts, indexes, jobs."""
+    key = _key(key)
+    settings = settings_from(ctx)
+    with connect_graph(settings) as graph, contextlib.closing(connect_search(settings)) as es:
+        shown = show_repository(settings, graph, es, key)
+    if shown is None:
+        raise _unknown(key)
+    if as_json:
+        emit_json(shown)
+        return
+    repo = shown["repository"] or {}
+    record = shown["record"] or {}
+    counts = shown["counts"]
+    lines = [
+        f"key:         {key}",
+        f"state:       {shown['state']}",
+        f"source:      {record.get('source') or repo.get('url') or '-'}",
+        f"commit:      {repo.get('commit') or '-'}",
+        f"run:         {repo.get('run_id') or '-'}  indexed {_when(repo.get('indexed_at'))}",
+        f"graph:       {counts['files']} files, {counts['symbols']} symbols, "
+        f"{counts['externals']} external modules, {counts['runs']} runs",
+        f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
+        f"indexes:     {', '.join(shown['indexes']) or '-'}",
+    ]
+    lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]
+    for line in lines:
+        out.print(line, markup=False)
+
+
+@repos_app.command("remove")
+def remove_cmd(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help=KEY_HELP),
+    as_json: bool = json_option(),
+) -> None:
+    """Queue the removal of KEY from the graph, the search index and the worker's disk (a
+    worker runs it; `semgraph jobs show JOB` follows it). Unknown keys exit 2."""
+    key = _key(key)
+    settings = settings_from(ctx)
+    with connect_graph(settings) as graph:
+        if not removal.is_known(graph, key):
+            raise _unknown(key)
+        try:
+            result = removal.request_removal(
+                JobStore(graph, settings), key, now=time.time(), requested_by="cli"
+            )
+        except QueueInputError as exc:
+            raise typer.BadParameter(str(exc), param_hint="KEY") from exc
+    if as_json:
+        emit_json({"job_id": result.job_id, "outcome": result.outcome, "repo": key})
+    else:
+        out.print(f"removal {result.outcome} {result.job_id}", markup=False)
