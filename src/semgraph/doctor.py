@@ -202,8 +202,10 @@ def check_exposure(settings: Settings) -> Check:
             mode = path.stat().st_mode
         except OSError as exc:
             return Check("web", False, f"SEMGRAPH_API_TOKENS_FILE {path}: {exc.strerror}")
-        if mode & 0o077:
-            warnings.append(f"the tokens file {path} is readable by others (mode {mode & 0o777:o})")
+        if mode & 0o007:
+            warnings.append(
+                f"the tokens file {path} is readable by every user (mode {mode & 0o777:o})"
+            )
     if settings.webhook_port is not None:
         hooks = f"{settings.webhook_host or settings.web_host}:{settings.webhook_port}"
         detail += f"; webhook-only listener on {hooks}"

@@ -35,6 +35,11 @@ def base(graph: Graph, es: Elasticsearch, settings: Settings) -> Iterator[str]:
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
+def get(url: str, **kw: Any) -> httpx.Response:
+    """A read with the token: reads are closed once a token is configured (issue 18)."""
+    return httpx.get(url, headers=AUTH, **kw)
+
+
 def test_health_ready_and_metrics(base: str) -> None:
     assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{base}/readyz")
@@ -94,43 +99,48 @@ def test_mutations_disabled_without_a_configured_token(
     assert JobStore(graph, settings).list() == []
 
 
-def test_closed_read_endpoints_need_the_token(
+def test_read_endpoints_need_the_token_unless_opened_explicitly(
     graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    with serve(graph, es, settings, api_token=TOKEN, api_read_open=False) as url:
-        for path in ("/jobs", "/runs", "/graph/def?name=main", "/search?q=x&mode=bm25"):
+    reads = ("/jobs", "/runs", "/repos", "/graph/def?name=main", "/search?q=x&mode=bm25")
+    with serve(graph, es, settings, api_token=TOKEN) as url:  # the default: closed
+        for path in reads:
             assert httpx.get(f"{url}{path}").status_code == 401, path
         assert httpx.get(f"{url}/jobs", headers=AUTH).status_code == 200
         assert httpx.get(f"{url}/healthz").status_code == 200
+    with serve(graph, es, settings, api_token=TOKEN, api_read_open=True) as url:
+        assert httpx.get(f"{url}/jobs").status_code == 200
+        assert httpx.get(f"{url}/jobs", headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert httpx.post(f"{url}/jobs", json={"source": "https://h/o/r.git"}).status_code == 401
 
 
 def test_jobs_list_filter_and_get(base: str) -> None:
     for n in range(3):
         body = {"source": f"https://git.example/o/r{n}.git"}
         assert httpx.post(f"{base}/jobs", json=body, headers=AUTH).status_code == 202
-    jobs = httpx.get(f"{base}/jobs", params={"status": "pending", "limit": 2}).json()
+    jobs = get(f"{base}/jobs", params={"status": "pending", "limit": 2}).json()
     assert len(jobs) == 2 and {j["status"] for j in jobs} == {"pending"}
-    assert httpx.get(f"{base}/jobs", params={"status": "running"}).json() == []
-    assert httpx.get(f"{base}/jobs", params={"status": "bogus"}).status_code == 422
-    one = httpx.get(f"{base}/jobs/{jobs[0]['id']}").json()
+    assert get(f"{base}/jobs", params={"status": "running"}).json() == []
+    assert get(f"{base}/jobs", params={"status": "bogus"}).status_code == 422
+    one = get(f"{base}/jobs/{jobs[0]['id']}").json()
     assert one["id"] == jobs[0]["id"] and one["args"]["source"].startswith("https://")
-    assert httpx.get(f"{base}/jobs/does-not-exist").status_code == 404
+    assert get(f"{base}/jobs/does-not-exist").status_code == 404
 
 
 def test_graph_runs_and_search_on_an_empty_store(base: str) -> None:
-    answer = httpx.get(f"{base}/graph/def", params={"name": "main"}).json()
+    answer = get(f"{base}/graph/def", params={"name": "main"}).json()
     assert answer["matches"] == [] and answer["query"] == "definitions"
-    callers = httpx.get(f"{base}/graph/callers", params={"name": "a.b", "depth": 2})
+    callers = get(f"{base}/graph/callers", params={"name": "a.b", "depth": 2})
     assert callers.status_code == 200 and callers.json()["edges"] == []
     for blank in ("   ", "::", "a\nb"):
-        resp = httpx.get(f"{base}/graph/callees", params={"name": blank})
+        resp = get(f"{base}/graph/callees", params={"name": blank})
         assert resp.status_code == 422, blank
-    assert httpx.get(f"{base}/graph/callers", params={"name": "x", "depth": 99}).status_code == 422
-    assert httpx.get(f"{base}/runs").json() == []
-    assert httpx.get(f"{base}/repos").json() == []
-    assert httpx.get(f"{base}/runs/nope").status_code == 404
-    nothing = httpx.get(f"{base}/search", params={"q": "parse config", "mode": "bm25"})
+    assert get(f"{base}/graph/callers", params={"name": "x", "depth": 99}).status_code == 422
+    assert get(f"{base}/runs").json() == []
+    assert get(f"{base}/repos").json() == []
+    assert get(f"{base}/runs/nope").status_code == 404
+    nothing = get(f"{base}/search", params={"q": "parse config", "mode": "bm25"})
     assert nothing.status_code == 404 and "indexed" in nothing.json()["detail"]
-    assert httpx.get(f"{base}/search", params={"q": "   ", "mode": "bm25"}).status_code == 422
-    too_long = httpx.get(f"{base}/search", params={"q": "x" * 5000, "mode": "bm25"})
+    assert get(f"{base}/search", params={"q": "   ", "mode": "bm25"}).status_code == 422
+    too_long = get(f"{base}/search", params={"q": "x" * 5000, "mode": "bm25"})
     assert too_long.status_code == 422

@@ -187,7 +187,10 @@ def test_compose_semgraph_services_match_settings_and_cli(compose: dict[str, Any
             assert_cli_accepts(check[2:])
     web = services["web"]
     port = int(web["command"][web["command"].index("--port") + 1])
-    assert f"{port}:{port}" in web["ports"]
+    hooks = int(web["command"][web["command"].index("--webhook-port") + 1])
+    # the API is published on the host's loopback only; the webhook-only port publicly
+    assert web["ports"] == [f"127.0.0.1:{port}:{port}", f"{hooks}:{hooks}"]
+    assert "SEMGRAPH_API_READ_OPEN" not in example_env
     assert f":{port}/healthz" in " ".join(web["healthcheck"]["test"])
     worker_env = semgraph_env_keys(services["worker"]["environment"])
     assert worker_env["SEMGRAPH_WORKER_METRICS_PORT"] == "9108"
@@ -215,6 +218,9 @@ def test_k8s_objects_and_settings(k8s: dict[tuple[str, str], dict[str, Any]]) ->
         ("Deployment", "semgraph-worker"),
         ("Deployment", "semgraph-web"),
         ("Service", "semgraph-web"),
+        ("Service", "semgraph-webhooks"),
+        ("NetworkPolicy", "semgraph-web"),
+        ("Secret", "semgraph-api-tokens"),
         ("StatefulSet", "memgraph"),
         ("Service", "memgraph"),
     }
@@ -304,7 +310,43 @@ def test_k8s_web_probes_and_service(k8s: dict[tuple[str, str], Any]) -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz" in paths
     service = k8s[("Service", "semgraph-web")]
     assert service["spec"]["selector"] == web["spec"]["selector"]["matchLabels"]
-    assert service["spec"]["ports"][0]["targetPort"] in named
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+
+
+def test_k8s_reads_are_closed_and_only_the_webhook_port_is_public(
+    k8s: dict[tuple[str, str], Any],
+) -> None:
+    """Issue 18: no open reads; the public Service reaches only the webhook-only port; the
+    NetworkPolicy admits anyone there and only labelled clients on the API port; the tokens
+    file is the mounted Secret and parses as a tokens file once its placeholders are set."""
+    from semgraph.web.tokens import parse_tokens
+
+    config = k8s[("ConfigMap", "semgraph-config")]["data"]
+    assert config.get("SEMGRAPH_API_READ_OPEN", "false") == "false"
+    web = k8s[("Deployment", "semgraph-web")]
+    pod = web["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = container["args"]
+    hooks_port = int(args[args.index("--webhook-port") + 1])
+    assert hooks_port == int(config["SEMGRAPH_WEBHOOK_PORT"])
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert named["webhooks"] == hooks_port != named["http"]
+    public = k8s[("Service", "semgraph-webhooks")]
+    assert [p["targetPort"] for p in public["spec"]["ports"]] == ["webhooks"]
+    assert public["spec"]["selector"] == web["spec"]["selector"]["matchLabels"]
+    policy = k8s[("NetworkPolicy", "semgraph-web")]["spec"]
+    assert policy["podSelector"]["matchLabels"] == web["spec"]["selector"]["matchLabels"]
+    rules = {rule["ports"][0]["port"]: rule.get("from") for rule in policy["ingress"]}
+    assert rules[hooks_port] is None  # from anywhere
+    assert rules[named["http"]]  # from listed peers only
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "api-tokens")
+    assert config["SEMGRAPH_API_TOKENS_FILE"].startswith(mount["mountPath"] + "/")
+    volume = next(v for v in pod["volumes"] if v["name"] == "api-tokens")
+    secret = k8s[("Secret", volume["secret"]["secretName"])]["stringData"]
+    text = secret[config["SEMGRAPH_API_TOKENS_FILE"].rsplit("/", 1)[1]]
+    digits = iter("0123456789abcdef")
+    filled = re.sub(r"REPLACE-[a-z0-9-]+", lambda _: next(digits) * 64, text)
+    assert {e.principal.name for e in parse_tokens(filled)} == {"agents", "ops"}
 
 
 # -- Prometheus rules --------------------------------------------------------------------------

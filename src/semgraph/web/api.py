@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from semgraph.db import graph_errors, search_errors
@@ -219,7 +219,12 @@ _ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 class AbandonRequest(BaseModel):
-    reason: str = Field(min_length=1, max_length=500, pattern=r"\S")
+    model_config = ConfigDict(extra="forbid")
+
+    # what the queue records: no control characters, not blank
+    reason: str = Field(
+        min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$"
+    )
 
 
 class PurgeResponse(BaseModel):
