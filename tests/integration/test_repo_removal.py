@@ -46,6 +46,10 @@ class Boom(RuntimeError):
     pass
 
 
+def _stop(**_: Any) -> None:
+    raise Boom("stopped")
+
+
 def _index(settings: Settings, graph: Graph, es: Elasticsearch, repo: Path) -> ReindexResult:
     return Reindex(
         settings, graph, es, ReindexRequest(source=str(repo)), embedder=shared_embedder(settings)
@@ -263,3 +267,24 @@ def test_abandons_pending_jobs_queued_before_the_request_only(
         settings, graph, es, "r-new", job_id="other", requested_at=400.0, faults=Faults()
     ).run(now=600.0)
     assert report.abandoned == [] and some(store.get(newer)).status is JobStatus.PENDING
+
+
+def test_a_push_after_a_removal_that_stopped_part_way_makes_it_live_again(
+    settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "back", FILES)
+    first = _index(settings, graph, es, repo)
+    complete = gr.GraphRemoval(graph, first.repo_key).counts()
+    faults = Faults()
+    faults.arm("remove.after_graph", _stop)
+    with pytest.raises(Boom):
+        _removal(settings, graph, es, first.repo_key, faults=faults).run()
+    assert gr.GraphRemoval(graph, first.repo_key).counts()["files"] == 0
+    # the same commit again (the removal failed for good, then a push came): not a no-op
+    again = _index(settings, graph, es, repo)
+    assert again.status.value == "succeeded" and again.run_id != first.run_id
+    assert gr.GraphRemoval(graph, first.repo_key).counts() == {**complete, "runs": 1}
+    assert [r["key"] for r in GraphReader(graph).repositories()] == [first.repo_key]
+    assert list_repositories(graph)[0]["state"] == "live"
+    hits = search(es, settings, shared_embedder(settings), "helper", repo=first.repo_key, k=3)
+    assert hits

@@ -39,13 +39,15 @@ GENERIC_SYMBOL_LABEL = ""
 # pulled whole, which one row always is. Keep it so.
 
 # returns the run id the repository's graph carried before: the published state on disk is
-# compared against only when it describes that run
+# compared against only when it describes that run. A publish after a removal that stopped
+# part-way (semgraph.graph.removal) makes the repository live again.
 PUBLISH_REPOSITORY = """
 MERGE (r:Repository {key: $key})
 WITH r, r.run_id AS previous
 SET r.url = $url, r.default_branch = $default_branch, r.commit = $commit,
     r.run_id = $run_id, r.fingerprint = $fingerprint, r.indexed_at = $now
 SET r += $props
+REMOVE r.state, r.removing_job_id, r.removing_since
 RETURN previous
 """
 

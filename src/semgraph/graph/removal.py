@@ -2,7 +2,9 @@
 the reads that list repositories with their state.
 
 A removal first marks the ``:Repository`` node ``state: 'removing'`` (readers skip or label
-it from then on), then deletes the repository's subgraph in bounded slices, one auto-commit
+it from then on) and clears its run id (a reindex that runs after a removal stopped part-way
+cannot take the half-deleted graph for its published state: it publishes in full, and the
+publish clears the mark), then deletes the repository's subgraph in bounded slices, one auto-commit
 transaction per slice of at most ``limit`` edges or nodes (each slice's working set stays
 small on the server, as the publish's edge deletes do), its ``:IndexRun`` history, and only
 then the ``:Repository`` node and, last of all, its ``:RepoRecord``. Every statement is
@@ -24,7 +26,7 @@ REMOVING = "removing"
 MARK_REMOVING = """
 MATCH (r:Repository {key: $repo})
 SET r.state = 'removing', r.removing_job_id = $job_id,
-    r.removing_since = coalesce(r.removing_since, $now)
+    r.removing_since = coalesce(r.removing_since, $now), r.run_id = null
 RETURN count(r) AS marked
 """
 
