@@ -129,19 +129,30 @@ def _repair(
         result.status, result.detail = "repaired", f"alias flipped to {staging}"
         INDEX_DIVERGED.labels(repo=key).set(0)
         _mark_run(graph, result.graph_run_id, "succeeded")
+        RunStore(graph).note_repair(
+            str(result.graph_run_id),
+            f"check --repair: the alias pointed at run {result.index_run_id}; flipped it to"
+            f" {staging}, the staging index of the graph's run",
+            time.time(),
+        )
     elif (active := _active_job(settings, graph, key)) is not None:
         # a pending or running job will publish the repository: a repair enqueue would
         # coalesce into it and could replace its arguments
         result.status, result.detail = "in_flight", f"job {active} will publish it"
-    elif not repo.get("url"):
+    elif (source := _recorded_source(settings, graph, repo)) is None:
         result.detail = "no recorded source to reindex from: run `semgraph index SOURCE`"
     else:
-        source = str(repo["url"])
+        note = (
+            f"check --repair: graph run {result.graph_run_id} but index run "
+            f"{result.index_run_id}, and no staging index of the graph's run to flip to;"
+            " queued a forced reindex"
+        )
         enq = JobStore(graph, settings).enqueue(
             key,
             now=time.time(),
             args=ReindexArgs(source=source, force=True).to_json(),
             priority=10,
+            note=note,
         )
         result.status, result.detail = "requeued", f"reindex job {enq.job_id} ({enq.outcome})"
     event(
@@ -153,6 +164,15 @@ def _repair(
         run_id=result.graph_run_id,
         outcome=result.status,
     )
+
+
+def _recorded_source(settings: Settings, graph: Graph, repo: dict[str, Any]) -> str | None:
+    """The repository's recorded source (its first enqueue's), else the URL its last
+    publish wrote (repositories indexed before records existed); never the key."""
+    record = JobStore(graph, settings).record(str(repo["key"]))
+    if record is not None and record.source:
+        return record.source
+    return str(repo["url"]) if repo.get("url") else None
 
 
 def _active_job(settings: Settings, graph: Graph, key: str) -> str | None:

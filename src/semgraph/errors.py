@@ -87,6 +87,10 @@ class QueueInputError(QueueError):
     """A job field or queue parameter is invalid."""
 
 
+class SourceConflict(QueueInputError):
+    """An enqueue names another source than the one the repository is recorded with."""
+
+
 class CancelReason(enum.StrEnum):
     """Why the worker asked a running job to stop at its next checkpoint."""
 

@@ -15,12 +15,17 @@ from semgraph.db import Graph
 from semgraph.errors import CheckoutError, QueueInputError
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.request import ReindexArgs
-from semgraph.indexer.sources import repo_key_for
+from semgraph.indexer.sources import normalize_source, repo_key_for
+from semgraph.queue.models import EnqueueResult
 from semgraph.queue.store import JobStore
 
 
 def _known_source(graph: Graph, store: JobStore, key: str) -> str | None:
-    """The source a known repository was indexed (or last queued) from."""
+    """The source a known repository is recorded with (at its first enqueue), else the one
+    it was published or last queued from (repositories indexed before records existed)."""
+    record = store.record(key)
+    if record is not None and record.source:
+        return record.source
     published = GraphReader(graph).repository(key)
     if published is not None and published.get("url"):
         return str(published["url"])
@@ -59,6 +64,31 @@ def _target(graph: Graph, store: JobStore, repo: str) -> tuple[str, str]:
     )
 
 
+def enqueue_repository(
+    store: JobStore,
+    repo: str,
+    *,
+    ref: str | None = None,
+    commit: str | None = None,
+    priority: int = 0,
+    now: float,
+) -> EnqueueResult:
+    """Queue a reindex of REPO (a known key, or a path or URL) from its recorded source;
+    :class:`typer.BadParameter` for an unknown key, :class:`SourceConflict` when a path or URL
+    names a key recorded with another source."""
+    key, source = _target(store.graph, store, repo)
+    return store.enqueue(
+        key,
+        now=now,
+        args=ReindexArgs(source, ref=ref, commit=commit).to_json(),
+        ref=ref,
+        commit=commit,
+        priority=priority,
+        source=normalize_source(source),
+        host="cli",
+    )
+
+
 def enqueue_cmd(
     ctx: typer.Context,
     repo: str = typer.Argument(
@@ -76,13 +106,11 @@ def enqueue_cmd(
     """Queue a reindex of REPO (merged into its pending job if there is one). An unknown key
     is refused (exit 2) and nothing is queued: a job without a source could never run."""
     with job_store(ctx) as store:
-        key, source = _target(store.graph, store, repo)
-        args = ReindexArgs(source, ref=ref, commit=commit).to_json()
         try:
-            result = store.enqueue(
-                key, now=time.time(), args=args, ref=ref, commit=commit, priority=priority
+            result = enqueue_repository(
+                store, repo, ref=ref, commit=commit, priority=priority, now=time.time()
             )
-        except QueueInputError as exc:
+        except (QueueInputError, CheckoutError) as exc:
             raise bad_input(exc) from exc
     if as_json:
         emit_json({"job_id": result.job_id, "outcome": result.outcome})

@@ -96,6 +96,8 @@ def index_cmd(
             now=time.time(),
             args=ReindexArgs(source=source, ref=ref, force=force).to_json(),
             ref=ref,
+            source=url,
+            host="cli",
         )
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
         jobs.register_job_kinds()

@@ -18,7 +18,7 @@ from prometheus_client import start_http_server
 
 from semgraph.commands.console import emit_json, out, settings_from
 from semgraph.db import Graph, connect_graph
-from semgraph.errors import ConfigError, JobNotFound, QueueInputError
+from semgraph.errors import ConfigError, JobNotFound, QueueInputError, SemgraphError
 from semgraph.jobs import register_job_kinds
 from semgraph.queue import registry
 from semgraph.queue.models import Job, JobStatus
@@ -72,7 +72,7 @@ def _get(store: JobStore, job_id: str) -> Job:
     return job
 
 
-def bad_input(exc: QueueInputError) -> typer.BadParameter:
+def bad_input(exc: SemgraphError) -> typer.BadParameter:
     return typer.BadParameter(str(exc))
 
 

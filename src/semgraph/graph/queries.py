@@ -149,6 +149,13 @@ FOREACH (_ IN CASE WHEN before IN $from_statuses THEN [1] ELSE [] END |
 RETURN before, x.status AS status
 """
 
+# what a repair did to a run, newest last (``repairs``: one line each, with its time)
+RUN_NOTE_REPAIR = """
+MATCH (x:IndexRun {id: $id})
+SET x.repairs = coalesce(x.repairs, []) + [$line]
+RETURN count(x) AS noted
+"""
+
 RUN_GET = """
 MATCH (x:IndexRun {id: $id})
 RETURN properties(x) AS run

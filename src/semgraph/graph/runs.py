@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+import time
 from typing import Any
 
 import neo4j
@@ -128,6 +129,14 @@ class RunStore:
         run = self.get(run_id)
         assert run is not None
         return run
+
+    def note_repair(self, run_id: str, what: str, now: float) -> bool:
+        """Append what a repair did to the run's ``repairs`` history; False when there is
+        no such run."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        line = f"{stamp} {what}"[:MAX_STRING_CHARS]
+        rows = self.graph.query("note index run repair", q.RUN_NOTE_REPAIR, id=run_id, line=line)
+        return bool(rows and rows[0]["noted"])
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         rows = self.graph.query("get index run", q.RUN_GET, id=run_id)

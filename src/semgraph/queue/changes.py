@@ -59,11 +59,40 @@ def abandon_props(job: Job, now: float, reason: str, keep: int) -> dict[str, Any
     }
 
 
+_KEPT_ARGS = ("source", "commit", "ref")
+
+
+def merged_args(old: str, new: str) -> str:
+    """A coalesced job's args: the newest request's, but never losing the source, pushed
+    commit or ref the job had to a request that names none (``semgraph enqueue KEY``, a
+    repair's ``{"source": ..., "force": true}``): a push is never dropped by a coalesce."""
+    if new == "{}":
+        return old
+    old_args, new_args = json.loads(old), json.loads(new)
+    for name in _KEPT_ARGS:
+        if new_args.get(name) is None and old_args.get(name) is not None:
+            new_args[name] = old_args[name]
+    return json.dumps(new_args, sort_keys=True, separators=(",", ":"))
+
+
+def _args_json(job: Job) -> str:
+    return json.dumps(job.args, sort_keys=True, separators=(",", ":"))
+
+
+def pushed_later(a: Job, b: Job) -> bool:
+    """Whether ``a`` holds a later push than ``b``: a job that names no commit holds none; a
+    job from before ``pushed_at`` was recorded counts from its last update."""
+    if a.commit is None or b.commit is None:
+        return b.commit is None
+    return (a.pushed_at or a.updated_at) >= (b.pushed_at or b.updated_at)
+
+
 def to_pending(
     tx: neo4j.Transaction, job: Job, props: dict[str, Any], now: float
 ) -> dict[str, Any]:
     """Props that return ``job`` to pending; a follow-up already pending for the
-    repository is merged into it (latest commit wins, highest priority kept)."""
+    repository is merged into it (latest commit wins, highest priority kept; a follow-up
+    naming no commit or source keeps the job's: see :func:`merged_args`)."""
     props = {
         **props,
         "status": JobStatus.PENDING.value,
@@ -78,11 +107,15 @@ def to_pending(
     if record is not None and record["id"] != job.id:
         other = lock(tx, record["id"])
         if other is not None and other.status is JobStatus.PENDING:
+            # the later push wins: a requeued old job can find a newer push pending, and a
+            # follow-up can name no commit at all (an operator enqueue, a repair)
+            newer, older = (other, job) if pushed_later(other, job) else (job, other)
             props.update(
-                commit=other.commit,
+                commit=newer.commit if newer.commit is not None else older.commit,
+                pushed_at=newer.pushed_at if newer.commit is not None else older.pushed_at,
                 kind=other.kind,  # the newest request wins, as when a pending job coalesces
-                ref=other.ref if other.ref is not None else job.ref,
-                args=json.dumps(other.args, sort_keys=True, separators=(",", ":")),
+                ref=newer.ref if newer.ref is not None else older.ref,
+                args=merged_args(_args_json(older), _args_json(newer)),
                 priority=max(job.priority, other.priority, int(props.get("priority", 0))),
                 coalesced_count=job.coalesced_count + other.coalesced_count + 1,
             )

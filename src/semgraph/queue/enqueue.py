@@ -9,6 +9,9 @@ repository), exactly as the requests would have been decided one after the other
 and writes the plan with a few ``UNWIND`` statements. The batch decides on an unlocked read
 and is optimistic: its write locks each pending job it merges into and changes it only if it
 is still the version read, else the whole batch runs again.
+
+It is over 300 lines because the fields a request may carry, their validation and the plan
+that merges them are one contract: a field added in one place is handled in the others.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ import neo4j
 from semgraph.config import Settings
 from semgraph.errors import QueueInputError
 from semgraph.queue import queries as q
+from semgraph.queue import records
+from semgraph.queue.changes import merged_args
 from semgraph.queue.models import (
     EnqueueOutcome,
     EnqueueRequest,
     EnqueueResult,
     Job,
     JobStatus,
+    RepoRecord,
     claim_key,
 )
 from semgraph.queue.transaction import Retry
@@ -40,6 +46,10 @@ MAX_REF = 1024
 MAX_COMMIT = 128
 MAX_ARGS_BYTES = 64 * 1024
 MAX_DELIVERY_KEY = 512
+MAX_SOURCE = 4096
+MAX_HOST = 64
+MAX_NOTE = 1000
+HISTORY_KEEP = 20  # entries kept on a job's history
 
 
 def json_args(args: dict[str, Any] | None) -> str:
@@ -75,14 +85,24 @@ def enqueue_request(
     commit: str | None = None,
     priority: int = 0,
     delivery_key: str | None = None,
+    source: str | None = None,
+    host: str | None = None,
+    default_branch: str | None = None,
+    note: str | None = None,
 ) -> EnqueueRequest:
     """A validated :class:`EnqueueRequest`; :class:`QueueInputError` names the field it
-    refuses."""
+    refuses. ``source`` is the repository's canonical source, compared as a string with the
+    one recorded for ``repo_key``: callers pass it canonical
+    (:func:`semgraph.indexer.sources.normalize_source`)."""
     check_text("repo_key", repo_key, MAX_REPO_KEY, required=True)
     check_text("kind", kind, MAX_KIND, required=True)
     check_text("ref", ref, MAX_REF)
     check_text("commit", commit, MAX_COMMIT)
     check_text("delivery_key", delivery_key, MAX_DELIVERY_KEY)
+    check_text("source", source, MAX_SOURCE)
+    check_text("host", host, MAX_HOST)
+    check_text("default_branch", default_branch, MAX_REF)
+    check_text("note", note, MAX_NOTE)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise QueueInputError("priority must be an integer")
     if not -1_000_000 <= priority <= 1_000_000:
@@ -95,7 +115,19 @@ def enqueue_request(
         commit=commit,
         priority=priority,
         delivery_key=delivery_key,
+        source=source or None,
+        host=host or None,
+        default_branch=default_branch or None,
+        note=note,
     )
+
+
+def _history(previous: str | None, note: str | None, now: float) -> str | None:
+    """The job's history JSON with ``note`` appended (the newest ``HISTORY_KEEP``)."""
+    if note is None:
+        return None
+    entries = [*json.loads(previous or "[]"), {"at": now, "what": note}]
+    return json.dumps(entries[-HISTORY_KEEP:], separators=(",", ":"))
 
 
 @dataclass
@@ -119,6 +151,9 @@ class Slot:
             "run_after": job.run_after,
             "created_at": job.created_at,
             "coalesced_count": job.coalesced_count,
+            "commit": job.commit,
+            "pushed_at": job.pushed_at,
+            "history": json.dumps([h.__dict__ for h in job.history], separators=(",", ":")),
         }
         seen = {"coalesced_count": job.coalesced_count, "updated_at": job.updated_at}
         return cls(props, new=False, seen=seen)
@@ -135,13 +170,14 @@ class Slot:
         return {k: v for k, v in self.props.items() if v is not None}
 
     def coalesce(self, req: EnqueueRequest, now: float) -> None:
-        """Merge a push: latest commit wins, highest priority kept, args and ref replaced
-        when given."""
+        """Merge a push: latest commit wins (a request naming none keeps the pending one),
+        highest priority kept, args and ref replaced when given."""
         priority = max(int(self.props["priority"]), req.priority)
         change: dict[str, Any] = {
-            "commit": req.commit,
+            "commit": req.commit if req.commit is not None else self.props.get("commit"),
+            "pushed_at": now if req.commit is not None else self.props.get("pushed_at"),
             "ref": req.ref if req.ref is not None else self.props["ref"],
-            "args": req.args if req.args != "{}" else self.props["args"],
+            "args": merged_args(str(self.props["args"]), req.args),
             "priority": priority,
             "claim_key": claim_key(
                 priority, self.props["run_after"], self.props["created_at"], self.job_id
@@ -151,6 +187,9 @@ class Slot:
         }
         if self.props["kind"] != req.kind:
             change["kind"] = req.kind
+        history = _history(self.props.get("history"), req.note, now)
+        if history is not None:
+            change["history"] = history
         self.props.update(change)
         self.changes.update(change)
 
@@ -165,18 +204,24 @@ class EnqueuePlan:
         seen: dict[str, str],
         slots: dict[str, Slot],
         running: dict[str, int],
+        records: dict[str, RepoRecord] | None = None,
     ) -> None:
         self.settings = settings
         self.now = now
         self.seen = dict(seen)
         self.slots = slots
         self.running = running
+        self.records = dict(records or {})
+        self.record_writes: dict[str, dict[str, Any]] = {}
         self.deliveries: list[dict[str, str]] = []
 
     def add(self, req: EnqueueRequest) -> EnqueueResult:
         key = req.delivery_key
         if key is not None and key in self.seen:
             return EnqueueResult(self.seen[key], EnqueueOutcome.DUPLICATE.value)
+        refusal = self._record(req)
+        if refusal is not None:
+            return EnqueueResult("", EnqueueOutcome.REFUSED.value, refusal)
         slot = self.slots.get(req.repo_key)
         if slot is not None:
             slot.coalesce(req, self.now)
@@ -192,6 +237,17 @@ class EnqueuePlan:
             self.deliveries.append({"key": key, "job_id": result.job_id})
         return result
 
+    def _record(self, req: EnqueueRequest) -> str | None:
+        """Record the repository at its first enqueue that names a source; the refusal's
+        text when the recorded source is another one (the key never silently switches)."""
+        decision = records.decide(self.records.get(req.repo_key), req, self.now)
+        if isinstance(decision, str):
+            return decision
+        if decision is not None:
+            self.records[req.repo_key] = RepoRecord.from_props(decision)
+            self.record_writes[req.repo_key] = decision
+        return None
+
     def _create(self, req: EnqueueRequest) -> Slot:
         now = self.now
         job_id = uuid.uuid4().hex
@@ -202,6 +258,7 @@ class EnqueuePlan:
             "repo_key": req.repo_key,
             "ref": req.ref,
             "commit": req.commit,
+            "pushed_at": now if req.commit is not None else None,
             "status": JobStatus.PENDING.value,
             "pending_key": req.repo_key,
             "claim_key": claim_key(req.priority, now, now, job_id),
@@ -215,6 +272,7 @@ class EnqueuePlan:
             "updated_at": now,
             "errors": "[]",
             "coalesced_count": 0,
+            "history": _history(None, req.note, now),
         }
         return Slot(props, new=True)
 
@@ -235,11 +293,14 @@ def write_batch(
     seen = {row["key"]: row["job_id"] for row in read["seen"] if row["key"] is not None}
     slots: dict[str, Slot] = {}
     running: dict[str, int] = {}
+    records: dict[str, RepoRecord] = {}
     for row in read["repos"]:
         running[row["repo_key"]] = int(row["running"])
         if row["pending"] is not None:
             slots[row["repo_key"]] = Slot.existing(Job.from_props(row["pending"]))
-    plan = EnqueuePlan(settings, now, seen, slots, running)
+        if row["record"] is not None:
+            records[row["repo_key"]] = RepoRecord.from_props(row["record"])
+    plan = EnqueuePlan(settings, now, seen, slots, running, records)
     results = [plan.add(request) for request in requests]
     updates = sorted(
         (
@@ -255,13 +316,15 @@ def write_batch(
         key=lambda row: str(row["id"]),
     )
     creates = [s.create_props() for s in plan.slots.values() if s.new]
-    if updates or creates or plan.deliveries:
+    record_rows = [plan.record_writes[k] for k in sorted(plan.record_writes)]
+    if updates or creates or plan.deliveries or record_rows:
         written = tx.run(
             q.ENQUEUE_WRITE,
             updates=updates,
             creates=creates,
             lock_keys=sorted({str(props["repo_key"]) for props in creates}),
             deliveries=plan.deliveries,
+            records=record_rows,
             now=now,
         ).single(strict=True)
         if written["updated"] != len(updates):

@@ -39,12 +39,19 @@ class EnqueueOutcome(enum.StrEnum):
     COALESCED = "coalesced"  # merged into the repo's pending job
     FOLLOW_UP = "follow_up"  # a job runs for the repo: a new pending job queued behind it
     DUPLICATE = "duplicate"  # this delivery key was already enqueued
+    # the repository is recorded with another source: nothing was stored (``detail`` says)
+    REFUSED = "refused"
 
 
 @dataclass(frozen=True)
 class EnqueueResult:
-    job_id: str
+    job_id: str  # empty when refused
     outcome: str  # an EnqueueOutcome value
+    detail: str | None = None  # why it was refused
+
+    @property
+    def refused(self) -> bool:
+        return self.outcome == EnqueueOutcome.REFUSED.value
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,47 @@ class EnqueueRequest:
     commit: str | None = None
     priority: int = 0
     delivery_key: str | None = None
+    # the repository's source (its canonical clone URL or file:// path), recorded on the
+    # repository's :RepoRecord at its first enqueue; a later one with another source is refused
+    source: str | None = None
+    host: str | None = None  # who announced it: github, gitlab, gitea, cli, api
+    default_branch: str | None = None
+    note: str | None = None  # who asked and why, kept on the job's history (e.g. a repair)
+
+
+@dataclass(frozen=True)
+class RepoRecord:
+    """A repository as the queue knows it from its first enqueue on (``:RepoRecord``):
+    where its jobs check it out from, whether or not it was ever published."""
+
+    key: str
+    source: str | None
+    host: str | None = None
+    default_branch: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+    @classmethod
+    def from_props(cls, props: dict[str, Any]) -> RepoRecord:
+        return cls(
+            key=str(props["key"]),
+            source=props.get("source"),
+            host=props.get("host"),
+            default_branch=props.get("default_branch"),
+            created_at=float(props.get("created_at") or 0.0),
+            updated_at=float(props.get("updated_at") or 0.0),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """Something done to a job from outside its attempts (a repair's enqueue)."""
+
+    at: float
+    what: str
 
 
 @dataclass(frozen=True)
@@ -97,6 +145,8 @@ class Job:
     errors: list[ErrorEntry] = field(default_factory=list)
     coalesced_count: int = 0
     cancel_reason: str | None = None  # set while an operator abandon waits for the worker
+    history: list[HistoryEntry] = field(default_factory=list)
+    pushed_at: float | None = None  # when ``commit`` was set by an enqueue
 
     @classmethod
     def from_props(cls, props: dict[str, Any]) -> Job:
@@ -127,6 +177,8 @@ class Job:
             errors=errors,
             coalesced_count=int(props.get("coalesced_count", 0)),
             cancel_reason=props.get("cancel_reason"),
+            history=[HistoryEntry(**h) for h in json.loads(props.get("history") or "[]")],
+            pushed_at=props.get("pushed_at"),
         )
 
     def to_json(self) -> dict[str, Any]:

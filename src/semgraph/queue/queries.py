@@ -40,7 +40,9 @@ UNWIND $repo_keys AS repo_key
 OPTIONAL MATCH (p:JobQueue {pending_key: repo_key})
 OPTIONAL MATCH (r:JobQueue {repo_key: repo_key, status: 'running'})
 WITH repo_key, p, count(r) AS running
-WITH collect({repo_key: repo_key, pending: properties(p), running: running}) AS repos
+OPTIONAL MATCH (rec:RepoRecord {key: repo_key})
+WITH collect({repo_key: repo_key, pending: properties(p), running: running,
+              record: properties(rec)}) AS repos
 OPTIONAL MATCH (d:JobDelivery)
 WHERE d.key IN $keys
 RETURN repos, collect({key: d.key, job_id: d.job_id}) AS seen
@@ -68,7 +70,19 @@ FOREACH (props IN $creates | CREATE (j:JobQueue) SET j = props)
 FOREACH (key IN $lock_keys | MERGE (:RepoLock {key: key}))
 FOREACH (row IN $deliveries |
   CREATE (:JobDelivery {key: row.key, job_id: row.job_id, created_at: $now}))
+FOREACH (row IN $records | MERGE (rec:RepoRecord {key: row.key}) SET rec += row)
 RETURN updated
+"""
+
+# -- repository records (written by ENQUEUE_WRITE at a repository's first enqueue) ----------
+
+RECORD = "MATCH (rec:RepoRecord {key: $key}) RETURN properties(rec) AS record"
+RECORDS = """
+MATCH (rec:RepoRecord)
+WHERE rec.key > $after
+RETURN properties(rec) AS record
+ORDER BY rec.key
+LIMIT $limit
 """
 
 # -- merge a returning job with the repository's pending follow-up ------------------------------

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.errors import QueueInputError
+from semgraph.errors import QueueInputError, SourceConflict
 from semgraph.faults import PROCESS, Faults
 from semgraph.queue import metrics, workers
 from semgraph.queue import queries as q
@@ -48,6 +48,7 @@ from semgraph.queue.models import (
     Job,
     JobStatus,
     QueueStats,
+    RepoRecord,
     RunningJob,
 )
 from semgraph.queue.transaction import RetryingWriter
@@ -114,8 +115,14 @@ class JobStore:
         commit: str | None = None,
         priority: int = 0,
         delivery_key: str | None = None,
+        source: str | None = None,
+        host: str | None = None,
+        default_branch: str | None = None,
+        note: str | None = None,
     ) -> EnqueueResult:
-        """Queue work for ``repo_key``; returns once the job is committed."""
+        """Queue work for ``repo_key``; returns once the job is committed. With ``source``,
+        the repository is recorded at its first enqueue, and an enqueue naming another
+        source is ``refused`` (see :class:`semgraph.queue.models.RepoRecord`)."""
         request = enqueue_request(
             repo_key,
             kind=kind,
@@ -124,8 +131,15 @@ class JobStore:
             commit=commit,
             priority=priority,
             delivery_key=delivery_key,
+            source=source,
+            host=host,
+            default_branch=default_branch,
+            note=note,
         )
-        return self.enqueue_many([request], now=now)[0]
+        result = self.enqueue_many([request], now=now)[0]
+        if result.refused:
+            raise SourceConflict(result.detail or f"enqueue for {repo_key} refused")
+        return result
 
     def enqueue_many(
         self, requests: Sequence[EnqueueRequest], *, now: float
@@ -270,6 +284,18 @@ class JobStore:
     def get(self, job_id: str) -> Job | None:
         rows = self.graph.query("get job", q.GET, id=job_id)
         return Job.from_props(rows[0]["job"]) if rows else None
+
+    def record(self, repo_key: str) -> RepoRecord | None:
+        """The repository's record (written at its first enqueue), or ``None``."""
+        rows = self.graph.query("get repository record", q.RECORD, key=repo_key)
+        return RepoRecord.from_props(rows[0]["record"]) if rows else None
+
+    def records(self, after: str = "", limit: int = 1000) -> list[RepoRecord]:
+        """Repository records in key order, the first ``limit`` after key ``after``."""
+        if not 1 <= limit <= 100_000:
+            raise QueueInputError("limit must be between 1 and 100000")
+        rows = self.graph.query("list repository records", q.RECORDS, after=after, limit=limit)
+        return [RepoRecord.from_props(r["record"]) for r in rows]
 
     def list(
         self, status: str | None = None, repo: str | None = None, limit: int = 100

@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from semgraph.db import graph_errors, search_errors
 from semgraph.errors import JobNotFound, PayloadError, StoreError
 from semgraph.indexer.request import ReindexArgs
+from semgraph.indexer.sources import normalize_source
 from semgraph.queue.models import JobStatus
 from semgraph.web.context import (
     AUTH_RESPONSES,
@@ -165,6 +166,8 @@ def post_job(body: EnqueueRequest, ctx: EnqueueCtx) -> EnqueueResponse:
             ref=body.ref,
             commit=body.commit,
             priority=body.priority,
+            source=normalize_source(body.source),
+            host="api",
         )
     except ValueError as exc:  # not a semgraph error: a URL that urlsplit refuses
         raise PayloadError(str(exc)[:300]) from exc

@@ -39,6 +39,7 @@ from semgraph.errors import (
     SearchUnavailable,
     SemgraphError,
     ShuttingDown,
+    SourceConflict,
     StoreError,
 )
 from semgraph.indexer.repos import keys_named
@@ -180,6 +181,7 @@ ERROR_ANSWERS: dict[type[SemgraphError], ErrorAnswer] = {
     GraphInputError: ErrorAnswer(400),  # a code-graph query's input
     SearchQueryError: ErrorAnswer(400),  # a search query's input
     QueueError: ErrorAnswer(400, 300),  # a field the job queue refuses
+    SourceConflict: ErrorAnswer(409, 600),  # the repository is recorded with another source
     JobError: ErrorAnswer(400, 300),  # an unusable repository source
     JobNotFound: ErrorAnswer(404),
     RunNotFound: ErrorAnswer(404),

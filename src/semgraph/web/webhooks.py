@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from semgraph.errors import JobError, PayloadError, QueueInputError
 from semgraph.indexer.removal import removal_request
 from semgraph.indexer.request import ReindexArgs
+from semgraph.indexer.sources import normalize_source
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest
@@ -67,6 +68,9 @@ class EnqueueResultLike(Protocol):
 
     @property
     def outcome(self) -> str: ...
+
+    @property
+    def detail(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,9 @@ class WebhookReceiver:
                 ref=push.ref,
                 commit=push.commit,
                 delivery_key=f"{push.host}:{delivery}" if delivery else None,
+                source=normalize_source(source),
+                host=push.host,
+                default_branch=push.default_branch,
             )
         except (JobError, QueueInputError, ValueError) as exc:  # a bad source or a refused field
             return Reply(400, {"status": "bad_request", "detail": str(exc)[:300]})
@@ -244,8 +251,21 @@ class WebhookReceiver:
         return self.count(push.host, reply)
 
     def accepted(self, accepted: Accepted, result: EnqueueResultLike) -> Reply:
-        """The 202 for a push whose job is committed."""
+        """The 202 for a push whose job is committed (409 when the queue refused it: the
+        repository is recorded with another source)."""
         push = accepted.push
+        if result.outcome == "refused":
+            event(
+                log,
+                logging.WARNING,
+                "webhook_refused",
+                result.detail or "",
+                repo=accepted.repo_key,
+                host=push.host,
+                commit=push.commit,
+            )
+            refusal = Reply(409, {"status": "refused", "detail": (result.detail or "")[:600]})
+            return self.count(push.host, refusal)
         event(
             log,
             logging.INFO,
