@@ -78,3 +78,20 @@ def test_repair_requeues_from_the_recorded_source(
     assert found[0].status == "requeued"
     (job,) = JobStore(graph, settings).list()
     assert ReindexArgs.from_json(job.id, job.args) == ReindexArgs(SOURCE, force=True)
+    (entry,) = job.history  # what the repair did is on the job
+    assert entry.what.startswith("check --repair: graph run r-lost but index run None")
+
+
+def test_repair_requeues_from_the_record_when_the_graph_has_no_url(
+    graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    """A repository whose first index crashed before a publish wrote its URL: the record
+    written at its first enqueue says where to reindex from."""
+    store = JobStore(graph, settings)
+    first = store.enqueue("org-app", now=1.0, args=ReindexArgs(SOURCE).to_json(), source=SOURCE)
+    store.abandon(first.job_id, now=2.0, reason="op")
+    _diverged(graph, "org-app", url=None)
+    found = check_repositories(settings, graph, es, repair=True, alert=False)
+    assert found[0].status == "requeued", found[0]
+    (job,) = store.list(status="pending")
+    assert job.args["source"] == SOURCE and job.args["force"] is True

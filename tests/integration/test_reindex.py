@@ -263,6 +263,8 @@ def test_alias_flip_failure_is_diverged_alerted_and_repaired(
     assert [(c.repo, c.status) for c in found] == [(first.repo_key, "diverged")]
     repaired = check_repositories(settings, graph, es, repair=True, alert=False)
     assert repaired[0].status == "repaired"
+    (note,) = some(RunStore(graph).get(diverged[0]["id"]))["repairs"]  # the repair is on record
+    assert "check --repair" in note and "flipped it to" in note
     assert _live(settings, es, first.repo_key)[1] == diverged[0]["id"]
     assert check_repositories(settings, graph, es, alert=False)[0].status == "ok"
     hits = _top(settings, es, embedder, "brand_new_function", first.repo_key)
