@@ -262,11 +262,15 @@ def test_abandons_pending_jobs_queued_before_the_request_only(
     ).run(now=300.0)
     assert report.abandoned == [old]
     assert some(store.get(old)).status is JobStatus.ABANDONED
+    graph.query("record", "CREATE (:RepoRecord {key: 'r-new', source: '/x'})")
     newer = store.enqueue("r-new", now=500.0, args={"source": "/x"}).job_id
     report = removal.Removal(
         settings, graph, es, "r-new", job_id="other", requested_at=400.0, faults=Faults()
     ).run(now=600.0)
     assert report.abandoned == [] and some(store.get(newer)).status is JobStatus.PENDING
+    # the push queued after the request indexes it again: its record stays
+    assert (report.record_kept_for, report.record_deleted) == (newer, 0)
+    assert gr.record_props(graph, "r-new") == {"key": "r-new", "source": "/x"}
 
 
 def test_a_push_after_a_removal_that_stopped_part_way_makes_it_live_again(

@@ -12,7 +12,8 @@ crash part-way leaves the job to the queue's retry, and the retry finds what is 
 3. delete the subgraph and the ``:IndexRun`` history in bounded transactions;
 4. delete every Elasticsearch index of the repository;
 5. delete the parse cache, the published state, the work tree and the mirror;
-6. delete the ``:Repository`` node, and last its ``:RepoRecord``.
+6. delete the ``:Repository`` node, and last its ``:RepoRecord`` (kept when a push queued
+   while the removal ran waits to index the repository again from the recorded source).
 
 How a removal meets other requests of the repository is the queue's ordinary rule, the
 newest request wins: a removal requested while a reindex is pending turns that job into
@@ -159,6 +160,7 @@ class RemovalReport:
     paths_deleted: list[str] = field(default_factory=list)
     repository_deleted: int = 0
     record_deleted: int = 0
+    record_kept_for: str | None = None  # a job queued after the request indexes it again
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -212,7 +214,9 @@ class Removal:
         self._step("remove.after_disk")
         self.report.repository_deleted = self.graph_side.delete_repository()
         self.faults.point("remove.after_repository", repo=self.repo)
-        self.report.record_deleted = self.graph_side.delete_record()
+        self.report.record_kept_for = self._newer_pending()
+        if self.report.record_kept_for is None:
+            self.report.record_deleted = self.graph_side.delete_record()
         event(
             log,
             logging.INFO,
@@ -241,6 +245,15 @@ class Removal:
                 job.id, now=now, reason=f"repository {self.repo} removed by job {self.job_id}"
             )
             self.report.abandoned.append(job.id)
+
+    def _newer_pending(self) -> str | None:
+        """A pending job of the repository queued after the removal was requested (a push
+        while it ran): it indexes the repository again from its recorded source, so the
+        record stays."""
+        for job in self.store.list(status=JobStatus.PENDING.value, repo=self.repo, limit=10):
+            if job.id != self.job_id and job.created_at > self.requested_at:
+                return job.id
+        return None
 
     def _graph(self) -> None:
         def after_slice(what: str, deleted: int) -> None:
