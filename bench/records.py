@@ -43,6 +43,8 @@ RECORDS = {
     "retrieval.corpus": "bench_retrieval: the files, chunks and queries evaluated",
     "retrieval.indexed": "bench_retrieval: the index build time",
     "retrieval.recall": "bench_retrieval: recall@k of one mode",
+    "mcp.tool": "bench_mcp: one tool's latency (p50/p99) and largest answer in tokens",
+    "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
 }
 
 

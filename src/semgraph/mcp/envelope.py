@@ -149,13 +149,23 @@ def fit(build: Callable[[int], dict[str, Any]], n: int, tokens: TokenCounter) ->
     cut = False
     while True:
         answer = build(k)
-        text = json.dumps(answer, ensure_ascii=False, default=str)
-        size = tokens.count(text) + 16  # the "tokens" fields added below
+        if cut:
+            answer["cut_to_fit_tokens"] = True
+        size = _measure(answer, tokens)
         if size <= MAX_ANSWER_TOKENS or k <= 1:
-            break
+            return answer
         cut = True
         k = max(1, min(k - 1, int(k * MAX_ANSWER_TOKENS * 0.9 / size)))
+
+
+def _measure(answer: dict[str, Any], tokens: TokenCounter) -> int:
+    """Sets ``answer["tokens"]`` to the size of the answer's JSON, that field included."""
+    size = 0
+    for _ in range(3):  # the count's own digits are part of the text: settle them
+        answer["tokens"] = size
+        counted = tokens.count(json.dumps(answer, ensure_ascii=False, default=str))
+        if counted == size:
+            break
+        size = max(size, counted)
     answer["tokens"] = size
-    if cut:
-        answer["cut_to_fit_tokens"] = True
-    return answer
+    return size

@@ -7,17 +7,28 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from semgraph.config import Settings
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.runs import RunStore
+from semgraph.graph.runs import decode_run
+from semgraph.mcp import queries as mq
 from semgraph.queue.models import Job, JobStatus
 from semgraph.queue.store import JobStore
 
 #: jobs read per repository to find the newest announced commit (newest first)
 RECENT_JOBS = 20
 GIT_TIMEOUT_S = 5.0
+REPOSITORY_FIELDS = (
+    "key",
+    "url",
+    "default_branch",
+    "commit",
+    "run_id",
+    "fingerprint",
+    "indexed_at",
+)
 
 
 @dataclass
@@ -57,11 +68,15 @@ class RepoState:
 
 
 def load_state(reader: GraphReader, store: JobStore, key: str) -> RepoState:
-    record = reader.repository(key)
-    state = RepoState(key, record, store.list(repo=key, limit=RECENT_JOBS))
-    if state.run_id:
-        state.run = RunStore(reader.graph).get(str(state.run_id))
-    return state
+    """The repository's record, published run and newest jobs (one query)."""
+    del store  # the queue's nodes are read in the same round trip
+    row = reader.graph.query("mcp repository state", mq.REPO_STATE, repo=key, jobs=RECENT_JOBS)[0]
+    record = row["repo"]
+    if record is not None:
+        record = {f: record.get(f) for f in REPOSITORY_FIELDS}
+    jobs = [Job.from_props(props) for props in row["jobs"]]
+    run = decode_run(row["run"]) if row["run"] is not None else None
+    return RepoState(key, record, jobs, run)
 
 
 def _job_brief(job: Job) -> dict[str, Any]:
@@ -74,10 +89,27 @@ def _job_brief(job: Job) -> dict[str, Any]:
     }
 
 
+#: (mirror, old, new) -> count: fixed once both commits are in the mirror
+_BEHIND: dict[tuple[str, str, str], int] = {}
+_BEHIND_MAX = 4096
+
+
 def _commits_behind(settings: Settings, key: str, old: str, new: str) -> int | None:
     """``git rev-list --count old..new`` in the repository's bare mirror; None when the
     mirror is absent or lacks either commit (not fetched yet)."""
     mirror = settings.mirrors_path / f"{key}.git"
+    known = _BEHIND.get((str(mirror), old, new))
+    if known is not None:
+        return known
+    count = _count(mirror, old, new)
+    if count is not None:
+        if len(_BEHIND) >= _BEHIND_MAX:
+            _BEHIND.clear()
+        _BEHIND[(str(mirror), old, new)] = count
+    return count
+
+
+def _count(mirror: Path, old: str, new: str) -> int | None:
     if not (mirror / "HEAD").is_file():
         return None
     try:

@@ -5,6 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+# every call: one repository's published record, its published run and its newest jobs, in
+# one round trip (the freshness block and the run id a cursor is tied to)
+REPO_STATE = """
+OPTIONAL MATCH (j:JobQueue {repo_key: $repo})
+WITH j ORDER BY j.created_at DESC, j.id DESC LIMIT $jobs
+WITH collect(properties(j)) AS jobs
+OPTIONAL MATCH (r:Repository {key: $repo})
+OPTIONAL MATCH (x:IndexRun {id: r.run_id})
+RETURN jobs, properties(r) AS repo, properties(x) AS run
+"""
+
 # get_snippet: the file at the published run (its blob and language)
 FILE_AT_RUN = """
 MATCH (f:File {repo: $repo, path: $path})

@@ -9,6 +9,7 @@ Bad arguments, unknown tools and store failures are error results holding an err
 from __future__ import annotations
 
 import json
+import logging
 from contextvars import ContextVar
 from typing import Annotated, Any
 
@@ -85,7 +86,13 @@ class SemgraphMCP(MCPServer):
 
 
 def build_server(tools: Tools) -> SemgraphMCP:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     server = SemgraphMCP("semgraph", instructions=INSTRUCTIONS, version="0.1.0")
+    # MCPServer installs a root handler at INFO (every library's records on stderr, the web
+    # server's too): our logging stays as semgraph.logs configured it
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
     async def run(tool: str, **args: Any) -> CallToolResult:
         allowed = ALLOWED_REPOS.get()
