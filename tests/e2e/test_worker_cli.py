@@ -47,6 +47,8 @@ JOB_KEYS = {
     "errors",
     "coalesced_count",
     "cancel_reason",
+    "history",
+    "pushed_at",
 }
 
 
