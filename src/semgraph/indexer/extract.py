@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from tree_sitter import Node, Parser, QueryCursor
+from tree_sitter import Node, QueryCursor
 
 from semgraph.indexer import chunking, languages
 from semgraph.indexer.describe import (
@@ -33,6 +33,7 @@ from semgraph.indexer.describe import (
 )
 from semgraph.indexer.imports import IMPORTERS, text
 from semgraph.indexer.more_imports import MORE_IMPORTERS
+from semgraph.indexer.treeparse import PARSE_BUDGET_S, longest_line, parse_within
 from semgraph.model import (
     CallSite,
     FileFacts,
@@ -50,6 +51,10 @@ CLASS_LIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
 class ExtractOptions:
     chunk_max_lines: int = 60
     chunk_max_chars: int = 2400
+    # a code file with a longer line (generated or minified: one 5 MB line is a million call
+    # sites) is indexed as text, with the reason in parse_error
+    max_code_line_bytes: int = 200_000
+    parse_budget_s: float = PARSE_BUDGET_S  # then the prefix parsed so far (treeparse.py)
 
 
 @dataclass(slots=True)
@@ -118,20 +123,33 @@ def _keyword(node: Node) -> str | None:
     return first.type if first is not None and not first.is_named else None
 
 
-def _enclosing(node: Node, by_id: dict[int, _Def], *, symbols_only: bool) -> _Def | None:
-    cur = node.parent
-    while cur is not None:
-        found = by_id.get(cur.id)
-        if found is not None and not (symbols_only and found.scope):
+class _Open:
+    """The definitions open at a position, outermost first, for nodes visited in source
+    order: containment by byte range (tree nodes nest), never ``Node.parent``, which costs
+    a walk from the root each time (quadratic in the depth of deeply nested code)."""
+
+    def __init__(self) -> None:
+        self.stack: list[_Def] = []
+
+    def at(self, node: Node) -> list[_Def]:
+        start, end = node.start_byte, node.end_byte
+        stack = self.stack
+        while stack and not (stack[-1].node.start_byte <= start and end <= stack[-1].node.end_byte):
+            stack.pop()
+        return stack
+
+
+def _innermost(open_defs: list[_Def], *, symbols_only: bool) -> _Def | None:
+    for found in reversed(open_defs):
+        if not (symbols_only and found.scope):
             return found
-        cur = cur.parent
     return None
 
 
 def _qualify(defs: list[_Def], module: str) -> None:
-    by_id: dict[int, _Def] = {}
+    opened = _Open()
     for d in defs:
-        outer = _enclosing(d.node, by_id, symbols_only=False)
+        outer = _innermost(opened.at(d.node), symbols_only=False)
         prefix = outer.qualified_name if outer else module
         if outer is None:
             d.parent = None
@@ -145,7 +163,7 @@ def _qualify(defs: list[_Def], module: str) -> None:
         if d.kind == SymbolKind.FUNCTION and outer is not None and outer.kind in CLASS_LIKE:
             d.kind = SymbolKind.METHOD
         d.qualified_name = f"{prefix}.{d.name}"
-        by_id[d.node.id] = d
+        opened.stack.append(d)
 
 
 def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
@@ -176,10 +194,16 @@ def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
 
 
 def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) -> list[CallSite]:
-    by_id = {d.node.id: d for d in defs}
+    opened = _Open()
+    pending = iter(defs)  # both in source order: open every definition starting before a call
+    upcoming = next(pending, None)
     out: list[CallSite] = []
     for call, callee, *rest in call_nodes:
-        enclosing = _enclosing(call, by_id, symbols_only=True)
+        while upcoming is not None and upcoming.node.start_byte <= call.start_byte:
+            opened.at(upcoming.node)
+            opened.stack.append(upcoming)
+            upcoming = next(pending, None)
+        enclosing = _innermost(opened.at(call), symbols_only=True)
         receiver = one_line(text(rest[0]), MAX_EXPR) if rest else None
         out.append(
             CallSite(
@@ -204,11 +228,11 @@ def _first_error_line(root: Node) -> int:
 
 
 def extract_code(
-    path: str, language: str, data: bytes
+    path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
 ) -> tuple[list[Symbol], list[Import], list[CallSite], str | None]:
     """Symbols, imports, calls, and a syntax-error note (None when the tree is clean)."""
     module = module_name(path, language)
-    tree = Parser(languages.grammar(language)).parse(data)
+    tree, stopped = parse_within(language, data, budget_s)
     root = tree.root_node
     defs, import_nodes, call_nodes = _collect(language, root)
     _qualify(defs, module)
@@ -217,6 +241,8 @@ def extract_code(
     imports = [imp for node in import_nodes for imp in importer(node)]
     calls = _calls(call_nodes, defs, module)
     error = f"syntax error near line {_first_error_line(root)}" if root.has_error else None
+    if stopped is not None:
+        error = f"parse stopped after {budget_s:g} s at byte {stopped} of {len(data)}"
     return symbols, imports, calls, error
 
 
@@ -232,8 +258,13 @@ def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
         line_count=line_count(data),
         parse_status=ParseStatus.TEXT,
     )
-    if languages.is_code(language):
-        symbols, imports, calls, error = extract_code(path, language, data)
+    longest = longest_line(data) if languages.is_code(language) else 0
+    if longest > options.max_code_line_bytes:
+        facts.parse_error = (
+            f"a line of {longest} bytes (over {options.max_code_line_bytes}): indexed as text"
+        )
+    elif languages.is_code(language):
+        symbols, imports, calls, error = extract_code(path, language, data, options.parse_budget_s)
         facts.symbols, facts.imports, facts.calls = symbols, imports, calls
         facts.parse_status = ParseStatus.PARTIAL if error else ParseStatus.OK
         facts.parse_error = error
