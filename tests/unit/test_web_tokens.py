@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -294,3 +295,15 @@ def test_deliveries_past_the_in_flight_bound_get_503_before_the_app_runs() -> No
 
     assert asyncio.run(scenario()) == [202, 202, 503, 202]
     assert "/webhooks/github/third" not in entered
+
+
+def test_the_audit_line_names_the_token_and_cannot_be_split(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="semgraph.web.edge"):
+        assert client.post("/probe/admin", headers=bearer(ADMIN)).status_code == 200
+        client.post("/probe/admin%0Afake%20line", headers=bearer(ADMIN))
+    lines = [r for r in caplog.records if getattr(r, "action", None) == "api_audit"]
+    assert [(r.who, r.route, r.status) for r in lines[:1]] == [("ops", "/probe/admin", 200)]  # type: ignore[attr-defined]
+    assert all("\n" not in r.getMessage() and ADMIN not in r.getMessage() for r in lines)
+    assert lines[1].path == "/probe/admin?fake line"  # type: ignore[attr-defined]

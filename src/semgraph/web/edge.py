@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from semgraph.web.tokens import TokenTable
 
 log = logging.getLogger(__name__)
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 WEBHOOK_ONLY_PATHS = ("/healthz", "/readyz")
 
@@ -54,6 +56,7 @@ class AuditLog:
         try:
             await self.app(scope, receive, send_seen)
         finally:
+            path = _CONTROL.sub("?", path[:300])  # a decoded path: no line breaks in the log
             principal = state.get("principal")
             who = getattr(principal, "name", None) or "unauthenticated"
             route = getattr(scope.get("route"), "path", None) or "unmatched"
@@ -62,11 +65,11 @@ class AuditLog:
                 log,
                 logging.INFO,
                 "api_audit",
-                f"{who} {method} {path[:300]} -> {status}",
+                f"{who} {method} {path} -> {status}",
                 who=who,
                 method=method,
                 route=route,
-                path=path[:300],
+                path=path,
                 status=status,
                 at=when,
                 client=str(client[0]) if client else None,
