@@ -184,6 +184,7 @@ def bash_imports(node: Node) -> list[Import]:
     raw = _SH_SELF_DIR.sub("./", raw, count=1)
     value = _strip_quotes(raw) if raw[:1] in "\"'" else raw
     value = value.replace('"', "").replace("'", "")
+    value = value.removeprefix("./") if value.startswith("./../") else value
     if not value or "$" in value or "`" in value:
         return []
     return [_imp(node, value, [])]
