@@ -1,17 +1,21 @@
 """The embedding phase logs its progress at least every 10 s (files done of the total,
-chunks, rate, ETA), so a job without a terminal shows it is alive."""
+chunks, rate, ETA), so a job without a terminal shows it is alive; on a terminal
+``semgraph index`` draws it as a live line after every file."""
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import cast
 
 import elasticsearch
 import pytest
 
+from semgraph.commands.index import _progress_printer
 from semgraph.config import load_settings
+from semgraph.model import FileFacts
 from semgraph.search.embed import Embedder
-from semgraph.search.loader import PROGRESS_EVERY_S, Loader
+from semgraph.search.loader import PROGRESS_EVERY_S, EmbedProgress, Loader
 
 
 def progress_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -72,3 +76,38 @@ def test_without_a_known_total_the_line_has_no_eta(caplog: pytest.LogCaptureFixt
         r.getMessage() for r in caplog.records if getattr(r, "action", "") == "search_progress"
     ]
     assert lines == ["embedding: 2 files, 4 chunks, 0.4 chunks/s"]
+
+
+def test_each_file_reports_to_the_live_display() -> None:
+    clock = Clock()
+    loader = loader_at(clock)
+    loader.total_files = 3
+    seen: list[EmbedProgress] = []
+    loader.progress = seen.append
+    for n in range(2):
+        clock.now += 2.0
+        loader.add_file(FileFacts(f"f{n}.txt", "text", "b" * 40, 1, 1, "ok"))
+    assert seen == [EmbedProgress(1, 3, 0, 0, 2.0), EmbedProgress(2, 3, 0, 0, 4.0)]
+
+
+def test_the_terminal_line_shows_done_of_the_estimate_rate_and_eta(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    show = _progress_printer(live=True)
+    assert show is not None and _progress_printer(live=False) is None
+    show(
+        EmbedProgress(
+            files_read=10, files_total=40, chunks_done=60, chunks_queued=100, elapsed_s=20.0
+        )
+    )
+    show(
+        EmbedProgress(
+            files_read=20, files_total=40, chunks_done=200, chunks_queued=200, elapsed_s=40.0
+        )
+    )
+    lines = re.findall(r"embed: .*? ETA \d+s", capsys.readouterr().err)
+    # 10 of 40 files read gave 100 chunks: ~400 in all; 60 done in 20 s: 3/s, 340 left
+    assert lines == [
+        "embed: 60/~400 chunks, 10/40 files read, 3.0 chunks/s, ETA 113s",
+        "embed: 200/~400 chunks, 20/40 files read, 5.0 chunks/s, ETA 40s",
+    ]

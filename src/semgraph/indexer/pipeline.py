@@ -206,6 +206,7 @@ class Reindex:
             resolution=resolution,
             on_created=self._staging_created,
             fault=self._fault,
+            progress=self.progress,
         )
         self.stats["index"] = as_json_stats(staged.stats)
         if staged.incremental is not None:

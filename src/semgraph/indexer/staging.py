@@ -21,7 +21,7 @@ from semgraph.search import incremental
 from semgraph.search.bodies import staging_meta
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.loader import IndexStats
+from semgraph.search.loader import EmbedProgress, IndexStats
 
 
 def spill_facts(spill: Path, only: set[str] | None = None) -> Iterator[FileFacts]:
@@ -56,6 +56,7 @@ def stage(
     resolution: Resolution,
     on_created: Callable[[str], None],
     fault: Callable[[str], None],
+    progress: Callable[[EmbedProgress], None] | None = None,
 ) -> Staged:
     """Build and refresh the run's staging index; ``on_created(name)`` is called before it
     is created (the caller deletes it if the run fails before the graph commit)."""
@@ -102,7 +103,9 @@ def stage(
         facts = spill_facts(spill, only=plan.changed)
         total = len(plan.changed)
     fault("during_staging")
-    stats = index.index_files(name, req.repo_key, req.run_id, facts, embedder, total_files=total)
+    stats = index.index_files(
+        name, req.repo_key, req.run_id, facts, embedder, total_files=total, progress=progress
+    )
     index.refresh(name)
     return Staged(name, stats, reused)
 

@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +209,11 @@ class Embedder:
             raise EmbeddingError(f"tokenizing {len(texts)} texts failed: {exc}") from exc
         return [len(ids) for ids in encoded["input_ids"]]
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """Normalised vectors for ``texts``, in order, in token-bounded batches."""
+    def embed(
+        self, texts: list[str], on_batch: Callable[[int], None] | None = None
+    ) -> list[list[float]]:
+        """Normalised vectors for ``texts``, in order, in token-bounded batches;
+        ``on_batch(n)`` after each batch of ``n`` texts (a live progress display)."""
         if not texts:
             return []
         model = self.model
@@ -226,6 +229,8 @@ class Embedder:
                     f"texts (expected size {self.dims})"
                 )
             out[batch] = vectors
+            if on_batch is not None:
+                on_batch(len(batch))
         result: list[list[float]] = out.tolist()
         return result
 

@@ -11,7 +11,7 @@ because each lifecycle step keeps its own error handling next to its request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from semgraph.search.bodies import (
     staging_meta,
 )
 from semgraph.search.embed import Embedder
-from semgraph.search.loader import IndexStats, load_files
+from semgraph.search.loader import EmbedProgress, IndexStats, load_files
 
 log = logging.getLogger(__name__)
 
@@ -325,6 +325,7 @@ class SearchIndex:
         files: Iterable[FileFacts],
         embedder: Embedder,
         total_files: int | None = None,
+        progress: Callable[[EmbedProgress], None] | None = None,
     ) -> IndexStats:
         """Embed (reusing vectors from the live index) and bulk-load every chunk of ``files``
         into ``staging`` (:func:`semgraph.search.loader.load_files`). Does not refresh."""
@@ -341,4 +342,5 @@ class SearchIndex:
             live,
             self.faults,
             total_files=total_files,
+            progress=progress,
         )

@@ -110,6 +110,25 @@ def bulk(
     )
 
 
+@dataclass(frozen=True)
+class EmbedProgress:
+    """Where the embedding phase stands (a terminal draws it live): after each file read
+    and each model batch. ``chunks_done`` are embedded or reused, ``chunks_queued`` read so
+    far; with ``files_total`` they estimate the phase's whole chunk count."""
+
+    files_read: int
+    files_total: int | None
+    chunks_done: int
+    chunks_queued: int
+    elapsed_s: float
+
+    @property
+    def chunks_estimate(self) -> int | None:
+        if not self.files_total or not self.files_read:
+            return None
+        return max(round(self.chunks_queued / self.files_read * self.files_total), self.chunks_done)
+
+
 def load_files(
     es: elasticsearch.Elasticsearch,
     settings: Settings,
@@ -121,12 +140,14 @@ def load_files(
     live: str | None,
     faults: Faults = PROCESS,
     total_files: int | None = None,
+    progress: Callable[[EmbedProgress], None] | None = None,
 ) -> IndexStats:
     """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
     ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
     before each bulk request."""
     loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults)
     loader.total_files = total_files
+    loader.progress = progress
     for facts in files:
         loader.add_file(facts)
     loader.flush()
@@ -170,6 +191,8 @@ class Loader:
         self.window_bytes = 0
         self.stats = IndexStats()
         self.total_files: int | None = None  # for the progress line's ETA, when known
+        self.progress: Callable[[EmbedProgress], None] | None = None
+        self._queued = self._in_flight = 0  # chunks read; done of the window being embedded
         self.clock = clock
         self._started = self._reported = clock()
 
@@ -182,6 +205,7 @@ class Loader:
                 facts.path, facts.language, ordinal, chunk, text, self.embedder.key_for(text)
             )
             self.window.append(pending)
+            self._queued += 1
             self.window_bytes += pending_bytes(pending, self.embedder.dims)
             if (
                 len(self.window) >= self.settings.search_embed_window_chunks
@@ -191,6 +215,23 @@ class Loader:
                 self.flush()
                 started = time.perf_counter()
         self.stats.embed_seconds += time.perf_counter() - started
+        self._show()
+
+    def _show(self, batch: int = 0) -> None:
+        """Hand the live display where the phase stands (``batch``: chunks of the window
+        being embedded that are done)."""
+        self._in_flight += batch
+        if self.progress is None:
+            return
+        self.progress(
+            EmbedProgress(
+                self.stats.files,
+                self.total_files,
+                self.stats.chunks + self._in_flight,
+                self._queued,
+                self.clock() - self._started,
+            )
+        )
 
     def flush(self) -> None:
         if not self.window:
@@ -201,6 +242,7 @@ class Loader:
         del window, vectors
         malloc_trim()  # hand the window's texts, vectors and bulk bodies back to the OS
         self.report()
+        self._show()
 
     def report(self) -> None:
         """Log progress (files done of the total, chunks, rate, ETA) when the last line is
@@ -238,9 +280,11 @@ class Loader:
         misses = [k for k in keys if k not in found]
         if misses:
             text_of = {p.key: p.text for p in window}
-            fresh = self.embedder.embed([text_of[k] for k in misses])
+            self._show(len(window) - len(misses))  # reused and duplicate chunks are done
+            fresh = self.embedder.embed([text_of[k] for k in misses], on_batch=self._show)
             vectors.update(zip(misses, fresh, strict=True))
         self.stats.embed_seconds += time.perf_counter() - started
+        self._in_flight = 0
         self.stats.chunks += len(window)
         self.stats.embedded += len(misses)
         self.stats.reused += sum(1 for p in window if p.key in found)
