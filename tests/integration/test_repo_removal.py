@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from elasticsearch import Elasticsearch
 
+from semgraph.check import check_repositories
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
@@ -149,6 +150,8 @@ def test_a_removal_that_fails_part_way_is_never_live_and_resumes(
         gone: "removing",
         kept: "live",
     }
+    checked = check_repositories(settings, graph, es, alert=False)
+    assert [(c.repo, c.status) for c in checked] == [(kept, "ok")]  # no false divergence
     shown = some(show_repository(settings, graph, es, gone))
     assert shown["state"] == "removing" and shown["live_index"] is None  # alias already off
     assert shown["repository"]["removing_job_id"] == "job-test"

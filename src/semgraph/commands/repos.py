@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from semgraph.commands.console import emit_json, json_option, out, settings_from
+from semgraph.commands.console import emit_json, err, json_option, out, settings_from
 from semgraph.db import connect_graph, connect_search
 from semgraph.errors import QueueInputError
 from semgraph.indexer import removal
@@ -28,17 +28,21 @@ repos_app = typer.Typer(
 KEY_HELP = "The repository key (as `semgraph repos list` prints it)."
 
 
+def _refuse(message: str) -> typer.Exit:
+    """One line on stderr, exit 2 (a usage error: nothing was done)."""
+    err.print(f"error: {message}", markup=False)
+    return typer.Exit(2)
+
+
 def _key(key: str) -> str:
     why = check_key(key)
     if why is not None:
-        raise typer.BadParameter(why, param_hint="KEY")
+        raise _refuse(why)
     return key
 
 
-def _unknown(key: str) -> typer.BadParameter:
-    return typer.BadParameter(
-        f"no repository {key[:200]!r} is known (see `semgraph repos list`)", param_hint="KEY"
-    )
+def _unknown(key: str) -> typer.Exit:
+    return _refuse(f"no repository {key[:200]!r} is known (see `semgraph repos list`)")
 
 
 def _when(ts: Any) -> str:
@@ -121,7 +125,7 @@ def remove_cmd(
                 JobStore(graph, settings), key, now=time.time(), requested_by="cli"
             )
         except QueueInputError as exc:
-            raise typer.BadParameter(str(exc), param_hint="KEY") from exc
+            raise _refuse(str(exc)) from exc
     if as_json:
         emit_json({"job_id": result.job_id, "outcome": result.outcome, "repo": key})
     else:

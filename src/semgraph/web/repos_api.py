@@ -3,7 +3,8 @@ repository (state, record, graph counts, indexes, jobs) and ``DELETE /repos/{key
 its removal (202 with the job id; a worker runs the ``remove`` job,
 :mod:`semgraph.indexer.removal`). Both need the ``admin`` scope. ``GET /repos`` (every live
 repository) is the read API's (:mod:`semgraph.web.read_api`); a repository whose removal
-started is not listed there. An unknown key is 404 and nothing is queued.
+started is not listed there. An unknown key is 404, a malformed one 422, and nothing is
+queued.
 """
 
 from __future__ import annotations
@@ -17,24 +18,25 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from semgraph.indexer import removal
-from semgraph.indexer.repos import MAX_KEY_CHARS, check_key, show_repository
+from semgraph.indexer.repos import MAX_KEY_CHARS, show_repository
 from semgraph.web.context import AUTH_RESPONSES, AdminCtx, WebContext, plain
 
 router = APIRouter()
 
-Key = Annotated[str, PathParam(max_length=MAX_KEY_CHARS, description="repository key")]
+# no control characters, at most MAX_KEY_CHARS (what the queue accepts as a key): 422 else
+Key = Annotated[
+    str,
+    PathParam(
+        min_length=1,
+        max_length=MAX_KEY_CHARS,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="repository key",
+    ),
+]
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     **AUTH_RESPONSES,
-    400: {"description": "not a repository key"},
     404: {"description": "no repository has that key"},
 }
-
-
-def _checked(key: str) -> str:
-    why = check_key(key)
-    if why is not None:
-        raise HTTPException(400, why)
-    return key
 
 
 def _unknown() -> HTTPException:
@@ -45,9 +47,7 @@ def _unknown() -> HTTPException:
 async def get_repo(ctx: AdminCtx, key: Key) -> dict[str, Any]:
     """One repository: its state (``live``, ``removing``, ``unpublished``), record, graph
     counts, alias and indexes, and its pending or running jobs."""
-    shown = await run_in_threadpool(
-        show_repository, ctx.settings, ctx.graph, ctx.search, _checked(key)
-    )
+    shown = await run_in_threadpool(show_repository, ctx.settings, ctx.graph, ctx.search, key)
     if shown is None:
         raise _unknown()
     result: dict[str, Any] = plain(shown)
@@ -70,7 +70,7 @@ def _remove(ctx: WebContext, key: str) -> dict[str, Any] | None:
 async def delete_repo(ctx: AdminCtx, key: Key) -> JSONResponse:
     """Queue the removal of the repository from the graph, the search index and the
     worker's disk; answers once the job is committed (the job id names it in /jobs)."""
-    body = await run_in_threadpool(_remove, ctx, _checked(key))
+    body = await run_in_threadpool(_remove, ctx, key)
     if body is None:
         raise _unknown()
     return JSONResponse(body, status_code=202)
