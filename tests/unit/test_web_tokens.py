@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -274,7 +274,7 @@ def test_deliveries_past_the_in_flight_bound_get_503_before_the_app_runs() -> No
         async def call(path: str) -> int:
             statuses: list[int] = []
 
-            async def send(message: dict[str, Any]) -> None:
+            async def send(message: MutableMapping[str, Any]) -> None:
                 if message["type"] == "http.response.start":
                     statuses.append(int(message["status"]))
 
