@@ -140,3 +140,40 @@ def test_a_removal_killed_mid_way_resumes_and_leaves_nothing(
     fresh = json.loads(again.stdout)
     assert fresh["outcome"] == "created" and fresh["job_id"] != job_id
     assert some(JobStore(graph, settings).get(fresh["job_id"])).kind == "reindex"
+
+
+def test_a_removal_killed_at_every_step_in_turn_still_completes(
+    settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path
+) -> None:
+    gone = _index(settings, graph, es, make_repo(tmp_path / "gone", FILES))
+    graph.query("record", "CREATE (:RepoRecord {key: $k, source: 'x'})", k=gone)
+    limits = {"SEMGRAPH_JOB_MAX_CRASHES": "20", "SEMGRAPH_JOB_MAX_ATTEMPTS": "20"}
+    queued = subprocess.run(
+        [sys.executable, "-m", "semgraph.cli", "repos", "remove", gone, "--json"],
+        cwd=REPO_ROOT,
+        env={**os.environ, **limits, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    job_id = json.loads(queued.stdout)["job_id"]
+    for crashes, point in enumerate(removal.POINTS, start=1):
+        killed = _cli("worker", "--max-jobs", "1", "--idle-exit-s", "20", faults=f"{point}=sigkill")
+        assert killed.returncode == -9, (point, killed.stdout + killed.stderr)
+        job = some(JobStore(graph, settings).get(job_id))
+        assert job.status is JobStatus.RUNNING and job.crash_count == crashes - 1, point
+        if point == "remove.after_abandon":
+            continue  # nothing is deleted before the mark: still live
+        assert gone not in {r["key"] for r in GraphReader(graph).repositories()}, point
+        listed = {r["key"]: r["state"] for r in json.loads(_cli("repos", "list", "--json").stdout)}
+        assert listed.get(gone, "gone") != "live", (point, listed)
+    left = gr.GraphRemoval(graph, gone).counts()
+    assert (left["files"], left["repository"], left["record"]) == (0, 0, 1)  # killed before it
+    done = _cli("worker", "--max-jobs", "1", "--idle-exit-s", "20")
+    assert done.returncode == 0, done.stdout + done.stderr
+    job = some(JobStore(graph, settings).get(job_id))
+    assert job.status is JobStatus.SUCCEEDED and job.crash_count == len(removal.POINTS)
+    assert gr.GraphRemoval(graph, gone).counts()["record"] == 0
+    assert SearchIndex(es, settings).repository_indexes(gone) == []
+    assert [p for p in removal.paths_of(settings, gone) if p.exists()] == []
