@@ -178,7 +178,7 @@ def test_hostile_inputs_per_grammar(language: str) -> None:
     bad = extract_file(f"x.{ext}", invalid_utf8(language), ExtractOptions())
     assert bad.parse_status in ("ok", "partial") and bad.symbols
     # the budget: spent before the first read, the parse keeps nothing and says where it stopped
-    data = slow_recovery(language, lines=200)
+    data = slow_recovery(language, lines=4000)  # over treeparse.BUDGET_FROM_BYTES
     _, _, _, error = extract_code(f"x.{ext}", language, data, budget_s=0.0)
     assert error == f"parse stopped after 0 s at byte 0 of {len(data)}"
     stopped = extract_file(f"x.{ext}", data, ExtractOptions(parse_budget_s=0.0))

@@ -258,7 +258,8 @@ def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
         line_count=line_count(data),
         parse_status=ParseStatus.TEXT,
     )
-    longest = longest_line(data) if languages.is_code(language) else 0
+    code = languages.is_code(language)
+    longest = longest_line(data) if code and len(data) > options.max_code_line_bytes else 0
     if longest > options.max_code_line_bytes:
         facts.parse_error = (
             f"a line of {longest} bytes (over {options.max_code_line_bytes}): indexed as text"
