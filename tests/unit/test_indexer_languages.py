@@ -183,3 +183,13 @@ def test_hostile_inputs_per_grammar(language: str) -> None:
     assert error == f"parse stopped after 0 s at byte 0 of {len(data)}"
     stopped = extract_file(f"x.{ext}", data, ExtractOptions(parse_budget_s=0.0))
     assert stopped.parse_status == "partial" and stopped.chunks
+
+
+def test_a_stopped_parse_keeps_the_named_symbols_it_reached() -> None:
+    # 220 KB of unclosed Lua brackets take about 36 s to parse here; the budget stops it
+    data = b"function good(x)\n  return helper(x)\nend\n" + slow_recovery("lua", 20_000)
+    facts = extract_file("x.lua", data, ExtractOptions(parse_budget_s=0.5))
+    assert facts.parse_status == "partial"
+    assert (facts.parse_error or "").startswith("parse stopped after 0.5 s at byte ")
+    assert [(s.kind, s.qualified_name) for s in facts.symbols] == [("function", "x.good")]
+    assert [(c.enclosing, c.callee) for c in facts.calls] == [("x.good", "helper")]
