@@ -1,10 +1,15 @@
 """Parse benchmark: files/s, MB/s, parent and child peak RSS at 1,000 and 20,000 files.
 
     python -m bench.bench_parse [--sizes 1000,20000] [--pool-size N]
+    python -m bench.bench_parse --languages 3200 [--pool-size N]
 
 Each size runs in a fresh subprocess (so one run's peak cannot hide another's) on a
 repository from ``bench.synth``. Prints the parent peak RSS ratio (target <= 1.3 from the
 smallest to the largest size) and throughput per core (target >= 100 files/s/core).
+
+``--languages N`` parses a repository of N files in all sixteen languages
+(``bench.synth_langs``) in the pool (files/s per core over the pool, target >= 100), then
+extracts each language's files again in one process on one core: files/s per language.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from bench.records import emit
 
@@ -45,14 +52,96 @@ def run_one(n_files: int, pool_size: int) -> dict[str, float]:
         }
 
 
+def run_languages(n_files: int, pool_size: int) -> dict[str, Any]:
+    from bench.synth_langs import EXT, LANGUAGES, generate_languages
+    from semgraph.config import load_settings
+    from semgraph.indexer.extract import ExtractOptions, extract_file
+    from semgraph.indexer.parse import parse_repository
+
+    with tempfile.TemporaryDirectory(prefix="semgraph-bench-") as tmp:
+        repo = generate_languages(Path(tmp) / "repo", n_files, seed=n_files)
+        settings = load_settings(state_dir=tmp, pool_size=pool_size)
+        stats = parse_repository(settings, repo, Path(tmp) / "spill" / "bench.spill")
+        per: dict[str, list[float]] = {}  # language -> [files, seconds, bytes, partial]
+        options = ExtractOptions()
+        paths = sorted(p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
+        for language in LANGUAGES:  # load each grammar and query before timing (as a warm child)
+            warm = next(p for p in paths if p.suffix == f".{EXT[language]}")
+            extract_file(str(warm.relative_to(repo)), warm.read_bytes(), options)
+        for path in paths:
+            data = path.read_bytes()
+            start = time.perf_counter()
+            facts = extract_file(str(path.relative_to(repo)), data, options)
+            row = per.setdefault(facts.language, [0, 0.0, 0, 0])
+            row[0] += 1
+            row[1] += time.perf_counter() - start
+            row[2] += len(data)
+            row[3] += facts.parse_status != "ok"
+        return {
+            "files": stats.files_indexed,
+            "failed": len(stats.parse_failures),
+            "by_status": stats.files_by_status,
+            "seconds": stats.duration_s,
+            "pool_size": stats.pool_size,
+            "per_language": per,
+        }
+
+
+def report_languages(n_files: int, pool_size: int) -> None:
+    command = [sys.executable, "-m", "bench.bench_parse", "--one-languages", str(n_files)]
+    proc = subprocess.run(
+        [*command, "--pool-size", str(pool_size)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    cores = min(max(r["pool_size"], 1), len(os.sched_getaffinity(0)))
+    rate = r["files"] / r["seconds"]
+    print(
+        f"{r['files']:>6} files, 16 languages: {rate:7.1f} files/s ({rate / cores:6.1f}/core "
+        f"over {cores} cores), {r['seconds']:.1f}s, failed {r['failed']}, {r['by_status']}"
+    )
+    emit(
+        "parse.languages",
+        files=r["files"],
+        files_per_s=round(rate, 1),
+        per_core=round(rate / cores, 1),
+        cores=cores,
+        seconds=round(r["seconds"], 1),
+        failed=r["failed"],
+    )
+    for language, (files, seconds, size, partial) in sorted(r["per_language"].items()):
+        print(
+            f"  {language:<11} {files:>5} files {files / seconds:8.1f} files/s on one core, "
+            f"{size / seconds / 1e6:5.2f} MB/s, not ok {partial}"
+        )
+        emit(
+            "parse.language",
+            language=language,
+            files=files,
+            files_per_s=round(files / seconds, 1),
+            mb_per_s=round(size / seconds / 1e6, 2),
+            not_ok=partial,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,20000")
     ap.add_argument("--pool-size", type=int, default=0)
+    ap.add_argument("--languages", type=int, default=0, help="files of the 16-language repo")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--one-languages", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one, args.pool_size)))
+        return
+    if args.one_languages:
+        print(json.dumps(run_languages(args.one_languages, args.pool_size)))
+        return
+    if args.languages:
+        report_languages(args.languages, args.pool_size)
         return
     cores = len(os.sched_getaffinity(0))
     results = {}

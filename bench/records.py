@@ -25,6 +25,8 @@ RECORD = "record"
 # every kind of record, the benchmark that prints it, and what one line stands for
 RECORDS = {
     "parse.size": "bench_parse: one repository size, parsed in a fresh process",
+    "parse.languages": "bench_parse --languages: the sixteen-language repository, pool parse",
+    "parse.language": "bench_parse --languages: one language's files extracted on one core",
     "memory.start": "bench_memory: a size's job started (a later memory.size is its result)",
     "memory.size": "bench_memory: the whole job at one size (peak RSS, phases)",
     "embed.texts": "bench_embed: the texts embedded (files, chunks, model, device)",
