@@ -14,7 +14,7 @@ import pytest
 
 from semgraph.config import load_settings
 from semgraph.db import Graph
-from semgraph.indexer.sources import repo_key_for
+from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.queue.store import JobStore
 from tests.optional import some
 from tests.repos import make_repo
@@ -90,7 +90,9 @@ def test_enqueue_list_show_stats_json(graph: Graph, tmp_path: Path) -> None:
     assert shown == jobs[0]
     stats = json.loads(cli("jobs", "stats", "--json").stdout)
     assert stats["counts"]["pending"] == 1 and set(stats["counts"]) >= {"running", "failed"}
-    assert jobs[0]["args"]["source"] == str(repo)
+    # queued by key: from the recorded (canonical) source of the first enqueue
+    assert jobs[0]["args"]["source"] == normalize_source(str(repo))
+    assert jobs[0]["commit"] == "abc"  # the enqueue by key named no commit: the pushed one stays
     human = cli("jobs", "list", "--repo", key)
     assert created["job_id"] in human.stdout and "pending" in human.stdout
 
@@ -104,12 +106,13 @@ def test_enqueue_of_an_unknown_key_is_refused_and_queues_nothing(graph: Graph) -
 
 def test_show_prints_error_history_and_requeue_resets(graph: Graph) -> None:
     store = JobStore(graph, load_settings(job_max_attempts=1))
-    jid = store.enqueue("org/b", now=time.time()).job_id
+    jid = store.enqueue("org/b", now=time.time(), note="check --repair: queued a reindex").job_id
     job = some(store.claim("w", ["reindex"], now=time.time()))
     store.fail(jid, some(job.claim_token), now=time.time(), message="disk full")
     shown = cli("jobs", "show", jid)
     assert shown.returncode == 0 and "failed" in shown.stdout
     assert "attempt 1 error: disk full" in shown.stdout
+    assert "history (1):" in shown.stdout and "check --repair: queued a reindex" in shown.stdout
     requeued = cli("jobs", "requeue", jid)
     assert requeued.returncode == 0, requeued.stderr
     after = some(store.get(jid))

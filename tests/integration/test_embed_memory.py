@@ -65,7 +65,7 @@ class Recording(Embedder):
         self.batches.append(list(texts))
         return super()._encode(model, texts)
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
         self.calls.append(len(texts))
         return super().embed(texts)
 

@@ -198,7 +198,7 @@ class _FailingEmbedder:
     def key_for(self, *a: Any) -> Any:
         return self.real.key_for(*a)
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
         raise Boom("embedding model crashed")
 
 

@@ -31,7 +31,7 @@ class FakeVectors(Embedder):
     def dims(self) -> int:
         return DIMS
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
         out = []
         for text in texts:
             digest = hashlib.sha256(text.encode()).digest()

@@ -151,7 +151,7 @@ def test_unchanged_reindex_embeds_nothing_and_flip_deletes_old(
     manager.flip_alias("demo", first)
 
     class Refuses(Embedder):
-        def embed(self, texts: list[str]) -> list[list[float]]:
+        def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
             raise AssertionError(f"nothing should be embedded, got {len(texts)} texts")
 
     second, stats = load(manager, Refuses(load_settings()), "demo", "r2", corpus())
@@ -222,7 +222,7 @@ def test_embedding_failure_leaves_live_state_untouched(
     manager.flip_alias("demo", first)
 
     class Broken(Embedder):
-        def embed(self, texts: list[str]) -> list[list[float]]:
+        def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
             raise EmbeddingError("CUDA out of memory")
 
     files = corpus()

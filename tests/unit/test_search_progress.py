@@ -11,11 +11,12 @@ from typing import cast
 import elasticsearch
 import pytest
 
-from semgraph.commands.index import _progress_printer
+from semgraph.commands.progress import progress_printer
 from semgraph.config import load_settings
 from semgraph.model import FileFacts
 from semgraph.search.embed import Embedder
-from semgraph.search.loader import PROGRESS_EVERY_S, EmbedProgress, Loader
+from semgraph.search.loader import Loader
+from semgraph.search.progress import PROGRESS_EVERY_S, EmbedProgress
 
 
 def progress_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -49,7 +50,7 @@ def test_a_progress_line_every_ten_seconds_with_rate_and_eta(
 ) -> None:
     clock = Clock()
     loader = loader_at(clock)
-    loader.total_files = 40
+    loader.meter.total_files = 40
     with caplog.at_level(logging.INFO, logger="semgraph"):
         loader.stats.files, loader.stats.chunks = 5, 50
         clock.now += PROGRESS_EVERY_S - 1
@@ -81,9 +82,9 @@ def test_without_a_known_total_the_line_has_no_eta(caplog: pytest.LogCaptureFixt
 def test_each_file_reports_to_the_live_display() -> None:
     clock = Clock()
     loader = loader_at(clock)
-    loader.total_files = 3
+    loader.meter.total_files = 3
     seen: list[EmbedProgress] = []
-    loader.progress = seen.append
+    loader.meter.sink = seen.append
     for n in range(2):
         clock.now += 2.0
         loader.add_file(FileFacts(f"f{n}.txt", "text", "b" * 40, 1, 1, "ok"))
@@ -93,8 +94,8 @@ def test_each_file_reports_to_the_live_display() -> None:
 def test_the_terminal_line_shows_done_of_the_estimate_rate_and_eta(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    show = _progress_printer(live=True)
-    assert show is not None and _progress_printer(live=False) is None
+    show = progress_printer(live=True)
+    assert show is not None and progress_printer(live=False) is None
     show(
         EmbedProgress(
             files_read=10, files_total=40, chunks_done=60, chunks_queued=100, elapsed_s=20.0

@@ -13,6 +13,7 @@ import typer
 from semgraph import jobs
 from semgraph.check import check_repositories, graph_parity
 from semgraph.commands.console import emit_json, err, is_verbose, out, settings_from
+from semgraph.commands.progress import progress_printer
 from semgraph.db import connect_graph, connect_search
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
 from semgraph.graph.runs import RunStore
@@ -23,7 +24,6 @@ from semgraph.queue import registry
 from semgraph.queue.models import TERMINAL, JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
-from semgraph.search.loader import EmbedProgress
 from semgraph.services import procs
 from semgraph.services.bolt import BoltService, running_heap
 
@@ -34,50 +34,6 @@ _REPO = re.compile(r"the graph of (\S+)")
 _TX_SETTING = re.compile(
     r"((?:dbms|db)\.memory\.transaction(?:\.total)?\.max)(?: = ([\d.]+) ?([KMGT]?i?B))?"
 )
-
-
-def _progress_printer(live: bool) -> Any:
-    """A progress sink: a one-line live display on a terminal (done/total, rate, ETA) for the
-    parse and the embedding phases, nothing otherwise (the pipeline logs a progress line at
-    least every 10 s, which carries the same facts)."""
-    if not live:
-        return None
-    state = {"embedding": False}
-
-    def show(p: Any) -> None:
-        if isinstance(p, EmbedProgress):
-            if not state["embedding"]:
-                state["embedding"] = True
-                err.print("")  # keep the parse line, start the embedding line below it
-            line = _embed_line(p)
-        else:
-            line = _parse_line(p)
-        err.print(f"\r  {line}   ", end="", markup=False, highlight=False)
-
-    return show
-
-
-def _eta(done: int, total: int | None, rate: float) -> str:
-    return f", ETA {max(total - done, 0) / rate:.0f}s" if total and rate > 0 else ""
-
-
-def _parse_line(p: Any) -> str:
-    rate = p.files_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
-    seen = p.files_done + p.files_skipped
-    done = f"{seen}/{p.files_total}" if p.files_total else f"{seen}"
-    eta = _eta(seen, p.files_total, rate)
-    return f"parse: {done} files, {p.files_failed} failed, {rate:.0f} files/s{eta}"
-
-
-def _embed_line(p: EmbedProgress) -> str:
-    rate = p.chunks_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
-    estimate = p.chunks_estimate
-    of = f"/~{estimate}" if estimate is not None else ""
-    files = f"{p.files_read}/{p.files_total}" if p.files_total else f"{p.files_read}"
-    return (
-        f"embed: {p.chunks_done}{of} chunks, {files} files read, {rate:.1f} chunks/s"
-        f"{_eta(p.chunks_done, estimate, rate)}"
-    )
 
 
 def index_cmd(
@@ -123,7 +79,7 @@ def index_cmd(
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
         jobs.register_job_kinds()
         registry.load_job_modules(settings)
-        jobs.progress_sink = _progress_printer(err.is_terminal and not as_json)
+        jobs.progress_sink = progress_printer(err.is_terminal and not as_json)
         worker = Worker(settings, graph, store=store)
         worker.install_signal_handlers()
         job = _run_own_job(store, worker, enq.job_id, settings, as_json)

@@ -138,6 +138,10 @@ def show_cmd(
             f"    {_fmt_time(entry.at)} attempt {entry.attempt} {entry.kind}: {entry.message}",
             markup=False,
         )
+    if job.history:
+        out.print(f"  history ({len(job.history)}):", markup=False)
+        for note in job.history:
+            out.print(f"    {_fmt_time(note.at)} {note.what}", markup=False)
 
 
 @jobs_app.command("requeue")

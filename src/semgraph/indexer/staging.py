@@ -21,7 +21,8 @@ from semgraph.search import incremental
 from semgraph.search.bodies import staging_meta
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.loader import EmbedProgress, IndexStats
+from semgraph.search.loader import IndexStats
+from semgraph.search.progress import EmbedProgress
 
 
 def spill_facts(spill: Path, only: set[str] | None = None) -> Iterator[FileFacts]:

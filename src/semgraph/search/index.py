@@ -35,7 +35,8 @@ from semgraph.search.bodies import (
     staging_meta,
 )
 from semgraph.search.embed import Embedder
-from semgraph.search.loader import EmbedProgress, IndexStats, load_files
+from semgraph.search.loader import IndexStats, load_files
+from semgraph.search.progress import EmbedProgress
 
 log = logging.getLogger(__name__)
 

@@ -35,10 +35,10 @@ from semgraph.search.documents import (
     pending_bytes,
 )
 from semgraph.search.embed import Embedder
+from semgraph.search.progress import EmbedMeter, EmbedProgress
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY_S = 10.0  # a progress log line at least this often while embedding
 
 BULK_ERRORS_SHOWN = 3
 
@@ -110,25 +110,6 @@ def bulk(
     )
 
 
-@dataclass(frozen=True)
-class EmbedProgress:
-    """Where the embedding phase stands (a terminal draws it live): after each file read
-    and each model batch. ``chunks_done`` are embedded or reused, ``chunks_queued`` read so
-    far; with ``files_total`` they estimate the phase's whole chunk count."""
-
-    files_read: int
-    files_total: int | None
-    chunks_done: int
-    chunks_queued: int
-    elapsed_s: float
-
-    @property
-    def chunks_estimate(self) -> int | None:
-        if not self.files_total or not self.files_read:
-            return None
-        return max(round(self.chunks_queued / self.files_read * self.files_total), self.chunks_done)
-
-
 def load_files(
     es: elasticsearch.Elasticsearch,
     settings: Settings,
@@ -146,8 +127,8 @@ def load_files(
     ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
     before each bulk request."""
     loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults)
-    loader.total_files = total_files
-    loader.progress = progress
+    loader.meter.total_files = total_files
+    loader.meter.sink = progress
     for facts in files:
         loader.add_file(facts)
     loader.flush()
@@ -190,11 +171,7 @@ class Loader:
         self.window: list[PendingChunk] = []
         self.window_bytes = 0
         self.stats = IndexStats()
-        self.total_files: int | None = None  # for the progress line's ETA, when known
-        self.progress: Callable[[EmbedProgress], None] | None = None
-        self._queued = self._in_flight = 0  # chunks read; done of the window being embedded
-        self.clock = clock
-        self._started = self._reported = clock()
+        self.meter = EmbedMeter(repo_key, run_id, clock)
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1
@@ -205,7 +182,7 @@ class Loader:
                 facts.path, facts.language, ordinal, chunk, text, self.embedder.key_for(text)
             )
             self.window.append(pending)
-            self._queued += 1
+            self.meter.queued += 1
             self.window_bytes += pending_bytes(pending, self.embedder.dims)
             if (
                 len(self.window) >= self.settings.search_embed_window_chunks
@@ -215,23 +192,7 @@ class Loader:
                 self.flush()
                 started = time.perf_counter()
         self.stats.embed_seconds += time.perf_counter() - started
-        self._show()
-
-    def _show(self, batch: int = 0) -> None:
-        """Hand the live display where the phase stands (``batch``: chunks of the window
-        being embedded that are done)."""
-        self._in_flight += batch
-        if self.progress is None:
-            return
-        self.progress(
-            EmbedProgress(
-                self.stats.files,
-                self.total_files,
-                self.stats.chunks + self._in_flight,
-                self._queued,
-                self.clock() - self._started,
-            )
-        )
+        self.meter.show(self.stats.files, self.stats.chunks)
 
     def flush(self) -> None:
         if not self.window:
@@ -242,32 +203,11 @@ class Loader:
         del window, vectors
         malloc_trim()  # hand the window's texts, vectors and bulk bodies back to the OS
         self.report()
-        self._show()
+        self.meter.show(self.stats.files, self.stats.chunks)
 
     def report(self) -> None:
-        """Log progress (files done of the total, chunks, rate, ETA) when the last line is
-        :data:`PROGRESS_EVERY_S` old: a job without a terminal shows it is alive."""
-        now = self.clock()
-        if now - self._reported < PROGRESS_EVERY_S:
-            return
-        self._reported = now
-        elapsed = max(now - self._started, 1e-9)
-        files, chunks, total = self.stats.files, self.stats.chunks, self.total_files
-        eta = ""
-        if total and files:
-            eta = f", ETA {max(total - files, 0) / (files / elapsed):.0f}s"
-        of = f"/{total}" if total else ""
-        event(
-            log,
-            logging.INFO,
-            "search_progress",
-            f"embedding: {files}{of} files, {chunks} chunks, {chunks / elapsed:.1f} chunks/s{eta}",
-            repo=self.repo_key,
-            run_id=self.run_id,
-            files=files,
-            files_total=total,
-            chunks=chunks,
-        )
+        """A progress log line when the last one is :data:`PROGRESS_EVERY_S` old."""
+        self.meter.report(self.stats.files, self.stats.chunks)
 
     def _vectors(self, window: list[PendingChunk]) -> dict[str, list[float]]:
         started = time.perf_counter()
@@ -280,11 +220,15 @@ class Loader:
         misses = [k for k in keys if k not in found]
         if misses:
             text_of = {p.key: p.text for p in window}
-            self._show(len(window) - len(misses))  # reused and duplicate chunks are done
-            fresh = self.embedder.embed([text_of[k] for k in misses], on_batch=self._show)
+            done = self.stats.chunks  # the window's reused and duplicate chunks are done
+            self.meter.show(self.stats.files, done, batch=len(window) - len(misses))
+            fresh = self.embedder.embed(
+                [text_of[k] for k in misses],
+                on_batch=lambda n: self.meter.show(self.stats.files, done, batch=n),
+            )
             vectors.update(zip(misses, fresh, strict=True))
         self.stats.embed_seconds += time.perf_counter() - started
-        self._in_flight = 0
+        self.meter.in_flight = 0
         self.stats.chunks += len(window)
         self.stats.embedded += len(misses)
         self.stats.reused += sum(1 for p in window if p.key in found)
