@@ -192,6 +192,27 @@ def test_an_idle_worker_with_only_jobs_in_backoff_says_when_the_next_may_run(
     assert store.stats(now=job.run_after + 1).next_eligible_in_s == 0.0
 
 
+def test_once_right_after_a_crash_runs_the_recovered_job(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
+    clock = FakeClock(step=1.0)  # every reading a second later, as real time moves on
+    ran: list[str] = []
+
+    def record(ctx: JobContext) -> None:
+        ran.append(ctx.job.id)
+
+    registry.register("wt_recovered", record)
+    kinds["wt_recovered"] = record
+    store = JobStore(graph, wsettings)
+    jid = store.enqueue("r/recovered", now=clock(), kind="wt_recovered").job_id
+    assert store.claim("w-gone", ["wt_recovered"], now=clock()) is not None  # then it died
+    worker = Worker(wsettings, graph, clock=clock, hard_exit=lambda code: None, tick_s=0.01)
+    assert worker.run(once=True) == 0  # the start's sweep recovers it; the claim takes it
+    assert ran == [jid]
+    job = some(store.get(jid))
+    assert job.status is JobStatus.SUCCEEDED and job.crash_count == 1
+
+
 def test_maintenance_prunes_old_jobs_and_publishes_gauges(
     graph: Graph, wsettings: Settings
 ) -> None:

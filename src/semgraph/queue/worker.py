@@ -167,6 +167,10 @@ class Worker:
                     if now - last_maintain >= self.settings.sweep_interval_s:
                         self.maintain()
                         last_maintain = now
+                        # the sweep returned dead workers' jobs to pending as of its own
+                        # clock reading: claim at a reading no earlier (`--once` right after
+                        # a crash found the recovered job "not yet due" and exited)
+                        now = self.clock()
                     job = self._claim(kinds, now, job_id)
                     if job is None:
                         self.store.worker_heartbeat(self.worker_id, now=now)
