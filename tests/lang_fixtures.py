@@ -32,6 +32,7 @@ namespace Acme.App {
             Helper.FormatTotal(Count);
             Console.WriteLine("done");
             Audit();
+            base.Save();
         }
         private void Audit() { }
     }
@@ -146,7 +147,10 @@ class Job extends Base implements Runner {
         Helper::formatTotal(3);
         parent::save();
         slugify("x");
+        self::make();
+        static::make();
     }
+    public static function make() { }
 }
 """,
         "src/App/functions.php": """<?php

@@ -62,7 +62,7 @@ EXPECT: dict[str, Expect] = {
         imports=[("external", "System"), ("file", "Acme/Util/Helper.cs")],
         runner="Acme.App.Job.Acme.App.Job.Run",
         callees={
-            ("Acme.App.Job.Acme.App.Base.Save", "receiver"),  # this.Save()
+            ("Acme.App.Job.Acme.App.Base.Save", "receiver"),  # this.Save() and base.Save()
             ("Acme.Util.Helper.Acme.Util.Helper.FormatTotal", "import"),  # using Acme.Util
             ("Acme.App.Job.Acme.App.Job.Audit", "scope"),  # a bare call sees the class
         },
@@ -130,6 +130,7 @@ EXPECT: dict[str, Expect] = {
             ("method", "src.App.Job.Base.save"),
             ("class", "src.App.Job.Job"),
             ("method", "src.App.Job.Job.run"),
+            ("method", "src.App.Job.Job.make"),
             ("function", "src.App.functions.slugify"),
         },
         main="src/App/Job.php",
@@ -143,6 +144,7 @@ EXPECT: dict[str, Expect] = {
             ("src.App.Job.Base.save", "receiver"),  # $this->save() and parent::save()
             ("src.Util.Helper.Helper.formatTotal", "import"),  # Helper::formatTotal
             ("src.App.functions.slugify", "import"),  # through require_once
+            ("src.App.Job.Job.make", "receiver"),  # self::make() and static::make()
         },
         helper="formatTotal",
         helper_qn="src.Util.Helper.Helper.formatTotal",

@@ -37,10 +37,10 @@ OLDER: dict[str, str] = {
 # the eight of issue 16, from their fixtures; what one job counts for each (as measured by
 # the per-language tests' repositories: tests/integration/test_languages.py)
 NEWER_CALLS: dict[str, dict[str, int]] = {
-    "csharp": {"resolved": 3, "external": 1, "unresolved": 1},  # cents.ToString()
+    "csharp": {"resolved": 4, "external": 1, "unresolved": 1},  # cents.ToString()
     "kotlin": {"resolved": 4, "external": 1, "unresolved": 2},  # toString(), uppercase()
     "ruby": {"resolved": 3, "unresolved": 2},  # @log.info, cents.to_s
-    "php": {"resolved": 4, "external": 1},  # strtolower
+    "php": {"resolved": 6, "external": 1},  # strtolower
     "swift": {"resolved": 3, "external": 1, "unresolved": 1},  # String(cents)
     "scala": {"resolved": 3, "external": 1},  # println
     "bash": {"resolved": 3, "external": 4},  # printf, mkdir, echo, dirname

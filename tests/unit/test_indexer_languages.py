@@ -50,6 +50,7 @@ CALLS = {
         (_CS, "FormatTotal", "Helper", 15),
         (_CS, "WriteLine", "Console", 16),
         (_CS, "Audit", None, 17),
+        (_CS, "Save", "base", 18),
     ],
     "kotlin": [
         (f"{_KT}.Job.Factory.create", "Job", None, 16),
@@ -70,6 +71,8 @@ CALLS = {
         ("src.App.Job.Job.run", "formatTotal", "Helper", 23),
         ("src.App.Job.Job.run", "save", "parent", 24),
         ("src.App.Job.Job.run", "slugify", None, 25),
+        ("src.App.Job.Job.run", "make", "self", 26),
+        ("src.App.Job.Job.run", "make", "static", 27),
     ],
     "swift": [
         ("Sources.App.Job.Job.run", "save", "self", 14),
