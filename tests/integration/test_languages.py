@@ -47,53 +47,53 @@ class Expect:
 EXPECT: dict[str, Expect] = {
     "csharp": Expect(
         symbols={
-            ("interface", "Acme.App.Job.Acme.App.IRunner"),
-            ("method", "Acme.App.Job.Acme.App.IRunner.Run"),
-            ("class", "Acme.App.Job.Acme.App.Base"),
-            ("method", "Acme.App.Job.Acme.App.Base.Save"),
-            ("class", "Acme.App.Job.Acme.App.Job"),
-            ("method", "Acme.App.Job.Acme.App.Job.Count"),
-            ("method", "Acme.App.Job.Acme.App.Job.Run"),
-            ("method", "Acme.App.Job.Acme.App.Job.Audit"),
-            ("class", "Acme.Util.Helper.Acme.Util.Helper"),
-            ("method", "Acme.Util.Helper.Acme.Util.Helper.FormatTotal"),
+            ("interface", "Acme.App.IRunner"),
+            ("method", "Acme.App.IRunner.Run"),
+            ("class", "Acme.App.Base"),
+            ("method", "Acme.App.Base.Save"),
+            ("class", "Acme.App.Job"),
+            ("method", "Acme.App.Job.Count"),
+            ("method", "Acme.App.Job.Run"),
+            ("method", "Acme.App.Job.Audit"),
+            ("class", "Acme.Util.Helper"),
+            ("method", "Acme.Util.Helper.FormatTotal"),
         },
         main="Acme/App/Job.cs",
         imports=[("external", "System"), ("file", "Acme/Util/Helper.cs")],
-        runner="Acme.App.Job.Acme.App.Job.Run",
+        runner="Acme.App.Job.Run",
         callees={
-            ("Acme.App.Job.Acme.App.Base.Save", "receiver"),  # this.Save() and base.Save()
-            ("Acme.Util.Helper.Acme.Util.Helper.FormatTotal", "import"),  # using Acme.Util
-            ("Acme.App.Job.Acme.App.Job.Audit", "scope"),  # a bare call sees the class
+            ("Acme.App.Base.Save", "receiver"),  # this.Save() and base.Save()
+            ("Acme.Util.Helper.FormatTotal", "import"),  # using Acme.Util
+            ("Acme.App.Job.Audit", "scope"),  # a bare call sees the class
         },
         helper="FormatTotal",
-        helper_qn="Acme.Util.Helper.Acme.Util.Helper.FormatTotal",
+        helper_qn="Acme.Util.Helper.FormatTotal",
     ),
     "kotlin": Expect(
         symbols={
-            ("class", "src.com.acme.util.Helper.Helper"),
-            ("method", "src.com.acme.util.Helper.Helper.formatTotal"),
-            ("class", "src.com.acme.app.Job.Base"),
-            ("method", "src.com.acme.app.Job.Base.save"),
-            ("interface", "src.com.acme.app.Job.Runner"),
-            ("method", "src.com.acme.app.Job.Runner.run"),
-            ("class", "src.com.acme.app.Job.Job"),
-            ("class", "src.com.acme.app.Job.Job.Factory"),  # companion object
-            ("method", "src.com.acme.app.Job.Job.Factory.create"),
-            ("method", "src.com.acme.app.Job.Job.run"),
-            ("method", "src.com.acme.app.Job.Job.audit"),
-            ("function", "src.com.acme.app.Job.String.shout"),  # extension function
+            ("class", "com.acme.util.Helper"),
+            ("method", "com.acme.util.Helper.formatTotal"),
+            ("class", "com.acme.app.Base"),
+            ("method", "com.acme.app.Base.save"),
+            ("interface", "com.acme.app.Runner"),
+            ("method", "com.acme.app.Runner.run"),
+            ("class", "com.acme.app.Job"),
+            ("class", "com.acme.app.Job.Factory"),  # companion object
+            ("method", "com.acme.app.Job.Factory.create"),
+            ("method", "com.acme.app.Job.run"),
+            ("method", "com.acme.app.Job.audit"),
+            ("function", "com.acme.app.String.shout"),  # extension function
         },
         main="src/com/acme/app/Job.kt",
         imports=[("file", "src/com/acme/util/Helper.kt"), ("external", "kotlinx.coroutines")],
-        runner="src.com.acme.app.Job.Job.run",
+        runner="com.acme.app.Job.run",
         callees={
-            ("src.com.acme.app.Job.Base.save", "receiver"),
-            ("src.com.acme.util.Helper.Helper.formatTotal", "import"),
-            ("src.com.acme.app.Job.Job.audit", "scope"),
+            ("com.acme.app.Base.save", "receiver"),
+            ("com.acme.util.Helper.formatTotal", "import"),
+            ("com.acme.app.Job.audit", "scope"),
         },
         helper="formatTotal",
-        helper_qn="src.com.acme.util.Helper.Helper.formatTotal",
+        helper_qn="com.acme.util.Helper.formatTotal",
     ),
     "ruby": Expect(
         symbols={
@@ -120,17 +120,17 @@ EXPECT: dict[str, Expect] = {
     ),
     "php": Expect(
         symbols={
-            ("class", "src.Util.Helper.Helper"),
-            ("method", "src.Util.Helper.Helper.formatTotal"),
-            ("interface", "src.App.Job.Runner"),
-            ("method", "src.App.Job.Runner.run"),
-            ("trait", "src.App.Job.Audits"),
-            ("method", "src.App.Job.Audits.audit"),
-            ("class", "src.App.Job.Base"),
-            ("method", "src.App.Job.Base.save"),
-            ("class", "src.App.Job.Job"),
-            ("method", "src.App.Job.Job.run"),
-            ("method", "src.App.Job.Job.make"),
+            ("class", "App.Util.Helper"),
+            ("method", "App.Util.Helper.formatTotal"),
+            ("interface", "App.App.Runner"),
+            ("method", "App.App.Runner.run"),
+            ("trait", "App.App.Audits"),
+            ("method", "App.App.Audits.audit"),
+            ("class", "App.App.Base"),
+            ("method", "App.App.Base.save"),
+            ("class", "App.App.Job"),
+            ("method", "App.App.Job.run"),
+            ("method", "App.App.Job.make"),
             ("function", "src.App.functions.slugify"),
         },
         main="src/App/Job.php",
@@ -139,15 +139,15 @@ EXPECT: dict[str, Expect] = {
             ("external", "Psr\\Log"),
             ("file", "src/App/functions.php"),
         ],
-        runner="src.App.Job.Job.run",
+        runner="App.App.Job.run",
         callees={
-            ("src.App.Job.Base.save", "receiver"),  # $this->save() and parent::save()
-            ("src.Util.Helper.Helper.formatTotal", "import"),  # Helper::formatTotal
+            ("App.App.Base.save", "receiver"),  # $this->save() and parent::save()
+            ("App.Util.Helper.formatTotal", "import"),  # Helper::formatTotal
             ("src.App.functions.slugify", "import"),  # through require_once
-            ("src.App.Job.Job.make", "receiver"),  # self::make() and static::make()
+            ("App.App.Job.make", "receiver"),  # self::make() and static::make()
         },
         helper="formatTotal",
-        helper_qn="src.Util.Helper.Helper.formatTotal",
+        helper_qn="App.Util.Helper.formatTotal",
     ),
     "swift": Expect(
         symbols={
@@ -175,29 +175,29 @@ EXPECT: dict[str, Expect] = {
     ),
     "scala": Expect(
         symbols={
-            ("trait", "src.com.acme.app.Job.Runner"),
-            ("method", "src.com.acme.app.Job.Runner.run"),
-            ("class", "src.com.acme.app.Job.Base"),
-            ("method", "src.com.acme.app.Job.Base.save"),
-            ("class", "src.com.acme.app.Job.Job"),
-            ("method", "src.com.acme.app.Job.Job.run"),
-            ("method", "src.com.acme.app.Job.Job.audit"),
-            ("class", "src.com.acme.util.Helper.Helper"),  # object Helper
-            ("method", "src.com.acme.util.Helper.Helper.formatTotal"),
+            ("trait", "com.acme.app.Runner"),
+            ("method", "com.acme.app.Runner.run"),
+            ("class", "com.acme.app.Base"),
+            ("method", "com.acme.app.Base.save"),
+            ("class", "com.acme.app.Job"),
+            ("method", "com.acme.app.Job.run"),
+            ("method", "com.acme.app.Job.audit"),
+            ("class", "com.acme.util.Helper"),  # object Helper
+            ("method", "com.acme.util.Helper.formatTotal"),
         },
         main="src/com/acme/app/Job.scala",
         imports=[
             ("file", "src/com/acme/util/Helper.scala"),
             ("external", "scala.collection.mutable"),
         ],
-        runner="src.com.acme.app.Job.Job.run",
+        runner="com.acme.app.Job.run",
         callees={
-            ("src.com.acme.app.Job.Base.save", "receiver"),
-            ("src.com.acme.util.Helper.Helper.formatTotal", "import"),
-            ("src.com.acme.app.Job.Job.audit", "scope"),
+            ("com.acme.app.Base.save", "receiver"),
+            ("com.acme.util.Helper.formatTotal", "import"),
+            ("com.acme.app.Job.audit", "scope"),
         },
         helper="formatTotal",
-        helper_qn="src.com.acme.util.Helper.Helper.formatTotal",
+        helper_qn="com.acme.util.Helper.formatTotal",
     ),
     "bash": Expect(
         symbols={

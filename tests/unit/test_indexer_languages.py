@@ -42,8 +42,8 @@ IMPORTS = {
     "bash": [("../lib/common.sh", [], None, 2)],
     "lua": [("lib.helper", [], "helper", 1), ("cjson", [], "json", 2)],
 }
-_CS = "Acme.App.Job.Acme.App.Job.Run"
-_KT = "src.com.acme.app.Job"
+_CS = "Acme.App.Job.Run"
+_KT = "com.acme.app"
 CALLS = {
     "csharp": [
         (_CS, "Save", "this", 14),
@@ -67,12 +67,12 @@ CALLS = {
         ("app.job.Billing.Job.run", "info", "@log", 15),
     ],
     "php": [
-        ("src.App.Job.Job.run", "save", "$this", 22),
-        ("src.App.Job.Job.run", "formatTotal", "Helper", 23),
-        ("src.App.Job.Job.run", "save", "parent", 24),
-        ("src.App.Job.Job.run", "slugify", None, 25),
-        ("src.App.Job.Job.run", "make", "self", 26),
-        ("src.App.Job.Job.run", "make", "static", 27),
+        ("App.App.Job.run", "save", "$this", 22),
+        ("App.App.Job.run", "formatTotal", "Helper", 23),
+        ("App.App.Job.run", "save", "parent", 24),
+        ("App.App.Job.run", "slugify", None, 25),
+        ("App.App.Job.run", "make", "self", 26),
+        ("App.App.Job.run", "make", "static", 27),
     ],
     "swift": [
         ("Sources.App.Job.Job.run", "save", "self", 14),
@@ -81,10 +81,10 @@ CALLS = {
         ("Sources.App.Job.Job.run", "audit", None, 17),
     ],
     "scala": [
-        ("src.com.acme.app.Job.Job.run", "save", "this", 16),
-        ("src.com.acme.app.Job.Job.run", "formatTotal", "Helper", 17),
-        ("src.com.acme.app.Job.Job.run", "println", None, 18),
-        ("src.com.acme.app.Job.Job.run", "audit", None, 19),
+        ("com.acme.app.Job.run", "save", "this", 16),
+        ("com.acme.app.Job.run", "formatTotal", "Helper", 17),
+        ("com.acme.app.Job.run", "println", None, 18),
+        ("com.acme.app.Job.run", "audit", None, 19),
     ],
     "bash": [
         ("bin.deploy", "dirname", None, 2),

@@ -154,3 +154,14 @@ def bases(node: Node) -> list[str]:
         if child.type in _BASE_CONTAINERS:
             out.extend(base_texts(child))
     return list(dict.fromkeys(out))
+
+
+def dotted_name(node: Node) -> str:
+    """A namespace's name as a qualified-name prefix (PHP ``App\\Models`` -> ``App.Models``)."""
+    return "".join(text(node).split()).replace("\\", ".").strip(".")
+
+
+def keyword(node: Node) -> str | None:
+    """The keyword a node starts with (Kotlin ``interface``), None when it starts with a name."""
+    first = node.child(0)
+    return first.type if first is not None and not first.is_named else None

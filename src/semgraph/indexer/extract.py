@@ -4,8 +4,11 @@ The per-language query (``queries/<language>.scm``) captures:
 
 * ``@definition.<kind>`` with ``@name`` (and ``@owner`` for a method defined outside its
   type: Go receivers, C++ ``Type::name``);
-* ``@scope.impl`` (Rust ``impl``: the methods' parent type) and ``@scope.namespace``
-  (C++ namespaces, Rust inline modules, TS namespaces: a qualified-name prefix only);
+* ``@scope.impl`` (Rust ``impl``, Swift ``extension``: the methods' parent type) and
+  ``@scope.namespace`` (C++ / C# / PHP namespaces, Rust inline modules, TS namespaces: a
+  qualified-name prefix only; a top-level C# or PHP one replaces the module);
+* ``@package`` with ``@name`` (Kotlin / Scala ``package``, C# ``namespace X;``, PHP
+  ``namespace X;``): the file's package, which replaces the module in qualified names;
 * ``@import`` (interpreted by :mod:`semgraph.indexer.imports`);
 * ``@call`` with ``@callee`` and optional ``@receiver``.
 
@@ -21,11 +24,14 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, QueryCursor
 
+from semgraph import model
 from semgraph.indexer import chunking, languages
 from semgraph.indexer.describe import (
     MAX_EXPR,
     bases,
     comment_docstring,
+    dotted_name,
+    keyword,
     one_line,
     outermost,
     python_docstring,
@@ -33,18 +39,12 @@ from semgraph.indexer.describe import (
 )
 from semgraph.indexer.imports import IMPORTERS, text
 from semgraph.indexer.more_imports import MORE_IMPORTERS
-from semgraph.indexer.treeparse import PARSE_BUDGET_S, longest_line, parse_within
-from semgraph.model import (
-    CallSite,
-    FileFacts,
-    Import,
-    ParseStatus,
-    Symbol,
-    SymbolKind,
-    module_name,
-)
+from semgraph.indexer.treeparse import PARSE_BUDGET_S, first_error_line, longest_line, parse_within
+from semgraph.model import CallSite, FileFacts, Import, ParseStatus, Symbol, SymbolKind
 
 CLASS_LIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
+# block namespaces that are a language's module system (C#, PHP): no file-path prefix
+ROOT_NAMESPACES = {"csharp", "php"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +84,11 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
     import_nodes: dict[int, Node] = {}
     calls: dict[int, tuple[Node, ...]] = {}
     for _, caps in QueryCursor(languages.query(language)).matches(root):
-        if "import" in caps:
+        if "package" in caps:  # a file-level package / namespace: the root of its names
+            node = caps["package"][0]
+            package = _Def(node, "package", dotted_name(caps["name"][0]), None, scope=True)
+            defs.setdefault(node.id, package)
+        elif "import" in caps:
             node = caps["import"][0]
             import_nodes.setdefault(node.id, node)
         elif "call" in caps:
@@ -100,14 +104,16 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
                     continue
                 node = nodes[0]
                 owner = caps.get("owner")
-                if kind == "class" and _keyword(node) == "interface":
+                if kind == "class" and keyword(node) == "interface":
                     kind = "interface"  # Kotlin: `interface X` is a class_declaration
                 defs.setdefault(
                     node.id,
                     _Def(
                         node=node,
                         kind=kind,
-                        name=text(caps["name"][0]),
+                        name=dotted_name(caps["name"][0])
+                        if kind_tag == "scope"
+                        else text(caps["name"][0]),
                         owner=text(owner[0]).replace("::", ".") if owner else None,
                         scope=kind_tag == "scope",
                     ),
@@ -116,11 +122,6 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
     imports = sorted(import_nodes.values(), key=lambda n: n.start_byte)
     call_list = sorted(calls.values(), key=lambda c: c[0].start_byte)
     return ordered, imports, call_list
-
-
-def _keyword(node: Node) -> str | None:
-    first = node.child(0)
-    return first.type if first is not None and not first.is_named else None
 
 
 class _Open:
@@ -146,9 +147,15 @@ def _innermost(open_defs: list[_Def], *, symbols_only: bool) -> _Def | None:
     return None
 
 
-def _qualify(defs: list[_Def], module: str) -> None:
+def _qualify(defs: list[_Def], module: str, language: str) -> None:
+    package = next((d for d in defs if d.kind == "package"), None)
+    if package is not None:
+        module = package.name
     opened = _Open()
     for d in defs:
+        if d.kind == "package":
+            d.qualified_name = module
+            continue
         outer = _innermost(opened.at(d.node), symbols_only=False)
         prefix = outer.qualified_name if outer else module
         if outer is None:
@@ -163,6 +170,8 @@ def _qualify(defs: list[_Def], module: str) -> None:
         if d.kind == SymbolKind.FUNCTION and outer is not None and outer.kind in CLASS_LIKE:
             d.kind = SymbolKind.METHOD
         d.qualified_name = f"{prefix}.{d.name}"
+        if d.kind == "namespace" and outer is None and language in ROOT_NAMESPACES:
+            d.qualified_name = d.name
         opened.stack.append(d)
 
 
@@ -216,31 +225,20 @@ def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) ->
     return out
 
 
-def _first_error_line(root: Node) -> int:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            return node.start_point[0] + 1
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return root.start_point[0] + 1
-
-
 def extract_code(
     path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
 ) -> tuple[list[Symbol], list[Import], list[CallSite], str | None]:
     """Symbols, imports, calls, and a syntax-error note (None when the tree is clean)."""
-    module = module_name(path, language)
+    module = model.module_name(path, language)
     tree, stopped = parse_within(language, data, budget_s)
     root = tree.root_node
     defs, import_nodes, call_nodes = _collect(language, root)
-    _qualify(defs, module)
+    _qualify(defs, module, language)
     symbols = _symbols(defs, language)
     importer = (IMPORTERS | MORE_IMPORTERS)[language]
     imports = [imp for node in import_nodes for imp in importer(node)]
     calls = _calls(call_nodes, defs, module)
-    error = f"syntax error near line {_first_error_line(root)}" if root.has_error else None
+    error = f"syntax error near line {first_error_line(root)}" if root.has_error else None
     if stopped is not None:
         error = f"parse stopped after {budget_s:g} s at byte {stopped} of {len(data)}"
     return symbols, imports, calls, error

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from tree_sitter import Parser, Point, Tree
+from tree_sitter import Node, Parser, Point, Tree
 
 from semgraph.indexer import languages
 
@@ -61,3 +61,15 @@ def longest_line(data: bytes) -> int:
         end = len(data) if end < 0 else end
         longest, start = max(longest, end - start), end + 1
     return longest
+
+
+def first_error_line(root: Node) -> int:
+    """The line of the first error or missing node of a tree with errors."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return root.start_point[0] + 1

@@ -1,6 +1,8 @@
 ; semgraph extraction query for C#.
-; Captures: @definition.<kind> + @name; @scope.namespace + @name (block namespaces);
+; Captures: @package + @name (the file's package / namespace: the root of its names);
+; @definition.<kind> + @name; @scope.namespace + @name (block namespaces);
 ; @import (using); @call + @callee (+ @receiver).
+(file_scoped_namespace_declaration name: (_) @name) @package
 
 (class_declaration name: (identifier) @name) @definition.class
 (record_declaration name: (identifier) @name) @definition.class

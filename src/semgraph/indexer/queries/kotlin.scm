@@ -1,5 +1,6 @@
 ; semgraph extraction query for Kotlin.
-; Captures: @definition.<kind> + @name (+ @owner: the receiver type of an extension
+; Captures: @package + @name (the file's package / namespace: the root of its names);
+; @definition.<kind> + @name (+ @owner: the receiver type of an extension
 ; function); @import; @call + @callee (+ @receiver).
 
 ; (an interface is a class_declaration with the keyword "interface": extract.py names its kind)
@@ -10,6 +11,7 @@
 (function_declaration
   . (user_type . (identifier) @owner) name: (identifier) @name) @definition.function
 (function_declaration name: (identifier) @name) @definition.function
+(package_header (qualified_identifier) @name) @package
 
 (import) @import
 

@@ -1,6 +1,8 @@
 ; semgraph extraction query for PHP.
-; Captures: @definition.<kind> + @name; @scope.namespace + @name (block namespaces);
+; Captures: @package + @name (the file's package / namespace: the root of its names);
+; @definition.<kind> + @name; @scope.namespace + @name (block namespaces);
 ; @import (use, require / include); @call + @callee (+ @receiver).
+(namespace_definition name: (_) @name !body) @package
 
 (class_declaration name: (name) @name) @definition.class
 (interface_declaration name: (name) @name) @definition.interface

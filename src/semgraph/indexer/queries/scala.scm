@@ -1,6 +1,8 @@
 ; semgraph extraction query for Scala.
-; Captures: @definition.<kind> + @name; @scope.namespace + @name (a package with a body);
+; Captures: @package + @name (the file's package / namespace: the root of its names);
+; @definition.<kind> + @name; @scope.namespace + @name (a package with a body);
 ; @import; @call + @callee (+ @receiver).
+(package_clause name: (package_identifier) @name !body) @package
 
 (class_definition name: (identifier) @name) @definition.class
 (object_definition name: (identifier) @name) @definition.class
