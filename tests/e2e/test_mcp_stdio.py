@@ -4,6 +4,7 @@ repository on the real stack: every tool, paging with the cursor, a reindex betw
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -21,6 +22,13 @@ from tests.repos import POLYGLOT, commit, make_repo
 
 pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# 400 lines of short hex words: about 59,000 tokens, three times the bound of one answer
+WIDE = "".join(
+    "W{} = {!r}\n".format(
+        i, " ".join(hashlib.sha256(f"{i}-{j}".encode()).hexdigest()[:4] for j in range(48))
+    )
+    for i in range(400)
+)
 
 
 def index(path: Path) -> dict[str, Any]:
@@ -40,7 +48,7 @@ def index(path: Path) -> dict[str, Any]:
 
 
 def test_every_tool_over_stdio(graph: Graph, es: Elasticsearch, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "polyglot", POLYGLOT)
+    repo = make_repo(tmp_path / "polyglot", {**POLYGLOT, "data/wide.py": WIDE})
     first = index(repo)
     key = first["run"]["repo"]
     run_id = first["run"]["id"]
@@ -95,6 +103,21 @@ def test_every_tool_over_stdio(graph: Graph, es: Elasticsearch, tmp_path: Path) 
             assert snippet["status"] == "ok" and snippet["end_line"] == 9
             assert snippet["text"].splitlines()[0] == "package main"
             assert "func LoadConfig(path string)" in snippet["text"]
+
+            wide = await call(client, "get_snippet", repo=key, path="data/wide.py", end_line=400)
+            assert wide["cut_to_fit_tokens"] is True and wide["tokens"] <= 20_000
+            assert wide["has_more"] and wide["next_start_line"] == wide["end_line"] + 1
+            shown = wide["text"].splitlines()
+            assert shown == WIDE.splitlines()[: wide["end_line"]]
+            rest = await call(
+                client,
+                "get_snippet",
+                repo=key,
+                path="data/wide.py",
+                start_line=wide["next_start_line"],
+                end_line=400,
+            )
+            assert rest["text"].splitlines()[0] == WIDE.splitlines()[wide["end_line"]]
 
             page1 = await call(client, "callers", name="compute_checksum", repo=key, limit=1)
             assert page1["returned"] == 1 and page1["total"] == 2 and page1["has_more"]

@@ -13,11 +13,12 @@ from semgraph.errors import GraphInputError
 from semgraph.graph.reader import Answer
 from semgraph.mcp.backend import Scope
 from semgraph.mcp.envelope import Page, ToolFailure, completeness
+from semgraph.model import SymbolKind
 
 #: rows one answer computes before paging (the reader's own maximum)
 ROW_CAP = 1000
 MAX_DEPTH = 5
-KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "module")
+KINDS = tuple(k.value for k in SymbolKind)
 
 _EMPTY_WHY = {"callers": "symbol found, no callers", "callees": "symbol found, no callees"}
 
@@ -84,6 +85,7 @@ def find_definition(
     rows = [_symbol(r) for r in scope.filter(found.matches) if kind is None or r["kind"] == kind]
     repos = {str(r["repo"]) for r in rows}
     causes = ["row_cap: more definitions match than were read"] if found.truncated else []
+    causes += scope.file_causes(repos or scope.states)
     head: dict[str, Any] = {"tool": "find_definition", "name": name}
     if not rows:
         head.update(_empty(scope, "no such symbol"))
