@@ -103,6 +103,10 @@ def test_every_tool_over_stdio(graph: Graph, es: Elasticsearch, tmp_path: Path) 
             assert snippet["status"] == "ok" and snippet["end_line"] == 9
             assert snippet["text"].splitlines()[0] == "package main"
             assert "func LoadConfig(path string)" in snippet["text"]
+            assert snippet["has_more"] and snippet["next_start_line"] == 10
+            assert snippet["file_last_line"] == 19
+            tail = await call(client, "get_snippet", repo=key, path="cmd/main.go", start_line=10)
+            assert tail["has_more"] is False and tail["end_line"] == 19
 
             wide = await call(client, "get_snippet", repo=key, path="data/wide.py", end_line=400)
             assert wide["cut_to_fit_tokens"] is True and wide["tokens"] <= 20_000

@@ -42,4 +42,16 @@ def snippet_chunks_body(path: str, start: int, end: int) -> dict[str, Any]:
         "_source": ["start_line", "end_line", "code"],
         "sort": [{"start_line": "asc"}, {"end_line": "asc"}],
         "size": SNIPPET_MAX_CHUNKS,
+        # the file's last non-blank line, whatever the window: does the file go on?
+        "aggs": {
+            "all": {
+                "global": {},
+                "aggs": {
+                    "file": {
+                        "filter": {"term": {"path": path}},
+                        "aggs": {"last": {"max": {"field": "end_line"}}},
+                    }
+                },
+            }
+        },
     }

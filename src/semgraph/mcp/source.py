@@ -2,8 +2,10 @@
 index's chunks of the published run (never from a working tree, which may have moved on).
 
 Chunks cover every line that is not blank; a line no chunk covers is whitespace only and is
-returned empty (``blank_lines_filled`` counts them). A chunk whose code the index truncated
-(``search_max_code_chars``) makes the answer a lower bound.
+returned empty (``blank_lines_filled`` counts them). ``has_more`` and ``next_start_line`` say
+whether the file goes on after the lines returned (``file_last_line``: its last non-blank
+line), whether the 400-line window or the token bound stopped the answer. A chunk whose
+code the index truncated (``search_max_code_chars``) makes the answer a lower bound.
 """
 
 from __future__ import annotations
@@ -56,14 +58,18 @@ def _range(start_line: int | None, end_line: int | None) -> tuple[int, int]:
     return start, end
 
 
-def _chunks(scope: Scope, repo: str, path: str, start: int, end: int) -> list[dict[str, Any]]:
+def _chunks(
+    scope: Scope, repo: str, path: str, start: int, end: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The chunks overlapping the window, and the file's last non-blank line (0: none)."""
     b = scope.backend
     index = SearchIndex(b.search, b.settings).live_index(repo)
     if index is None:
-        return []
+        return [], 0
     with search_errors("read the chunks of a snippet"):
         resp = b.search.search(index=index, **mq.snippet_chunks_body(path, start, end))
-    return [h["_source"] for h in resp["hits"]["hits"]]
+    last = resp["aggregations"]["all"]["file"]["last"]["value"]
+    return [h["_source"] for h in resp["hits"]["hits"]], int(last or 0)
 
 
 def _assemble(chunks: list[dict[str, Any]], start: int, end: int) -> tuple[dict[int, str], bool]:
@@ -97,7 +103,7 @@ def get_snippet(
     if not rows:
         return {**head, "status": "empty", "empty_reason": "no such file in the indexed commit"}
     try:
-        chunks = _chunks(scope, repo, clean, start, end)
+        chunks, file_last = _chunks(scope, repo, clean, start, end)
     except SearchError as exc:
         raise ToolFailure("store_unavailable", f"the search index: {exc.message[:200]}") from None
     lines, short = _assemble(chunks, start, end)
@@ -115,6 +121,7 @@ def get_snippet(
         blob_sha=rows[0]["blob_sha"],
         source="search_index",
         blank_lines_filled=filled,
+        file_last_line=file_last,
         completeness=completeness(causes),
     )
     if not numbered:
@@ -123,14 +130,15 @@ def get_snippet(
     def build(n: int) -> dict[str, Any]:
         shown = numbered[:n]
         text = "\n".join(lines.get(i, "")[:MAX_LINE_CHARS] for i in shown)
-        more = bool(shown) and shown[-1] < stop
+        last = shown[-1] if shown else start - 1
+        more = last < file_last
         return {
             **head,
             "start_line": start,
-            "end_line": shown[-1] if shown else start - 1,
+            "end_line": last,
             "text": text,
             "has_more": more,
-            "next_start_line": shown[-1] + 1 if more else None,
+            "next_start_line": last + 1 if more else None,
         }
 
     return fit(build, len(numbered), scope.backend.tokens)
