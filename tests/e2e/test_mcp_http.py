@@ -17,7 +17,7 @@ from elasticsearch import Elasticsearch
 
 from semgraph.db import Graph
 from semgraph.web.fixtures import push_payload, signed_delivery
-from tests.e2e.test_mcp_stdio import index
+from tests.e2e.test_mcp_stdio import bad_input, index
 from tests.e2e.test_web_serve import start_serve
 from tests.mcp_client import TOOLS, call, http_session
 from tests.repos import POLYGLOT, commit, git, make_repo
@@ -101,6 +101,7 @@ async def scenario(url: str, key: str, indexed: str, newer: str) -> None:
         assert snippet["text"].startswith("// A tiny HTTP handler.")
         found = await call(client, "search_code", text="read the configuration file", repo=key)
         assert found["rows"][0]["path"] == "cmd/main.go"
+        await bad_input(client, key)  # the same refusals over HTTP as over stdio
     async with http_session(url, SCOPED) as other:
         nothing = await call(other, "index_status")
         assert nothing["rows"] == [] and nothing["empty_reason"] == "repository not indexed"
