@@ -16,7 +16,9 @@ import anyio
 import pytest
 from elasticsearch import Elasticsearch
 
+from semgraph.config import Settings
 from semgraph.db import Graph
+from semgraph.search.index import SearchIndex
 from tests.mcp_client import TOOLS, answer, call, stdio_session
 from tests.repos import POLYGLOT, commit, make_repo
 
@@ -47,7 +49,9 @@ def index(path: Path) -> dict[str, Any]:
     return body
 
 
-def test_every_tool_over_stdio(graph: Graph, es: Elasticsearch, tmp_path: Path) -> None:
+def test_every_tool_over_stdio(
+    graph: Graph, es: Elasticsearch, settings: Settings, tmp_path: Path
+) -> None:
     repo = make_repo(tmp_path / "polyglot", {**POLYGLOT, "data/wide.py": WIDE})
     first = index(repo)
     key = first["run"]["repo"]
@@ -148,6 +152,14 @@ def test_every_tool_over_stdio(graph: Graph, es: Elasticsearch, tmp_path: Path) 
             )
             assert stale["error"]["code"] == "stale_cursor", stale
             await bad_input(client, key)
+
+            # without the search index, the same lines come from the parse cache (same blob)
+            before = await call(client, "get_snippet", repo=key, path="cmd/main.go")
+            live = SearchIndex(es, settings).live_index(key)
+            assert live is not None and before["source"] == "search_index"
+            es.indices.delete(index=live)
+            after = await call(client, "get_snippet", repo=key, path="cmd/main.go")
+            assert after["source"] == "parse_cache" and after["text"] == before["text"]
 
     anyio.run(scenario)
 

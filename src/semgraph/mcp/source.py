@@ -1,5 +1,7 @@
 """get_snippet: source lines of one file at the indexed commit, rebuilt from the search
-index's chunks of the published run (never from a working tree, which may have moved on).
+index's chunks of the published run, or, when the index has none or is unreachable, from
+this host's parse cache for the published blob (never from a working tree, which may have
+moved on).
 
 Chunks cover every line that is not blank; a line no chunk covers is whitespace only and is
 returned empty (``blank_lines_filled`` counts them). ``has_more`` and ``next_start_line`` say
@@ -10,13 +12,20 @@ code the index truncated (``search_max_code_chars``) makes the answer a lower bo
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
+
+import msgpack
+import zstandard
 
 from semgraph.db import search_errors
 from semgraph.errors import SearchError
+from semgraph.indexer.parsecache import CACHE_FILE, SELECT_FILE, cache_dir
+from semgraph.indexer.spill import KIND_FILE
 from semgraph.mcp import queries as mq
 from semgraph.mcp.backend import Scope
 from semgraph.mcp.envelope import ToolFailure, completeness, fit
+from semgraph.model import FileFacts
 from semgraph.search.index import SearchIndex
 
 MAX_LINES = 400
@@ -72,6 +81,34 @@ def _chunks(
     return [h["_source"] for h in resp["hits"]["hits"]], int(last or 0)
 
 
+def _cached_chunks(scope: Scope, repo: str, path: str, blob: str) -> list[dict[str, Any]]:
+    """The file's chunks from the parse cache of this host, read-only, for the published
+    blob only (the cache may already hold a newer commit's files); [] on any miss."""
+    db = cache_dir(scope.backend.settings, repo) / CACHE_FILE
+    if not db.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute(SELECT_FILE, (path, blob)).fetchone()
+        finally:
+            conn.close()
+        if row is None or str(row[0]) != KIND_FILE:
+            return []
+        packed = zstandard.ZstdDecompressor().decompress(bytes(row[3]))
+        facts = FileFacts.from_record(msgpack.unpackb(packed, raw=False, strict_map_key=False))
+    except (sqlite3.Error, zstandard.ZstdError, msgpack.UnpackException, ValueError, TypeError):
+        return []
+    return [
+        {"start_line": c.start_line, "end_line": c.end_line, "code": c.text} for c in facts.chunks
+    ]
+
+
+def _window(chunks: list[dict[str, Any]], start: int, end: int) -> tuple[list[dict[str, Any]], int]:
+    inside = [c for c in chunks if int(c["start_line"]) <= end and int(c["end_line"]) >= start]
+    return inside, max((int(c["end_line"]) for c in chunks), default=0)
+
+
 def _assemble(chunks: list[dict[str, Any]], start: int, end: int) -> tuple[dict[int, str], bool]:
     lines: dict[int, str] = {}
     short = False
@@ -102,10 +139,20 @@ def get_snippet(
     rows = scope.backend.graph.query("mcp file at run", mq.FILE_AT_RUN, repo=repo, path=clean)
     if not rows:
         return {**head, "status": "empty", "empty_reason": "no such file in the indexed commit"}
+    where = "search_index"
+    failed: SearchError | None = None
     try:
         chunks, file_last = _chunks(scope, repo, clean, start, end)
     except SearchError as exc:
-        raise ToolFailure("store_unavailable", f"the search index: {exc.message[:200]}") from None
+        chunks, file_last, failed = [], 0, exc
+    if not chunks:  # no index, or it is unreachable: this host's parse cache, same blob
+        cached = _cached_chunks(scope, repo, clean, str(rows[0]["blob_sha"]))
+        if cached:
+            chunks, file_last = _window(cached, start, end)
+            where = "parse_cache"
+        elif failed is not None:
+            message = f"the search index: {failed.message[:200]}"
+            raise ToolFailure("store_unavailable", message, retryable=True) from None
     lines, short = _assemble(chunks, start, end)
     last_known = max((int(c["end_line"]) for c in chunks), default=0)
     stop = min(end, max(lines, default=start - 1), last_known) if lines else start - 1
@@ -119,7 +166,7 @@ def get_snippet(
         status="ok" if numbered else "empty",
         language=rows[0]["language"],
         blob_sha=rows[0]["blob_sha"],
-        source="search_index",
+        source=where,
         blank_lines_filled=filled,
         file_last_line=file_last,
         completeness=completeness(causes),
