@@ -22,7 +22,7 @@ from semgraph.graph import removal as gr
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
-from semgraph.indexer.repos import list_repositories, show_repository
+from semgraph.indexer.repos import list_repositories, record_props, show_repository
 from semgraph.indexer.request import ReindexRequest, ReindexResult
 from semgraph.jobs import register_job_kinds, shared_embedder
 from semgraph.queue.models import JobStatus
@@ -273,7 +273,7 @@ def test_abandons_pending_jobs_queued_before_the_request_only(
     assert report.abandoned == [] and some(store.get(newer)).status is JobStatus.PENDING
     # the push queued after the request indexes it again: its record stays
     assert (report.record_kept_for, report.record_deleted) == (newer, 0)
-    assert gr.record_props(graph, "r-new") == {"key": "r-new", "source": "/x"}
+    assert record_props(graph, "r-new") == {"key": "r-new", "source": "/x"}
 
 
 def test_a_push_after_a_removal_that_stopped_part_way_makes_it_live_again(

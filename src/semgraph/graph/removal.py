@@ -116,21 +116,9 @@ RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit 
 ORDER BY key
 """
 
-LIST_RECORDS = """
-MATCH (c:RepoRecord)
-RETURN c.key AS key, c.source AS source, c.host AS host, c.default_branch AS default_branch,
-       c.created_at AS created_at
-ORDER BY key
-"""
-
 GET_REPOSITORY = """
 MATCH (r:Repository {key: $repo})
 RETURN properties(r) AS props
-"""
-
-GET_RECORD = """
-MATCH (c:RepoRecord {key: $repo})
-RETURN properties(c) AS props
 """
 
 
@@ -198,16 +186,6 @@ def list_repositories(graph: Graph) -> list[dict[str, Any]]:
     return graph.query("list repositories", LIST_REPOSITORIES)
 
 
-def list_records(graph: Graph) -> list[dict[str, Any]]:
-    """Every ``:RepoRecord`` (repositories known from their first enqueue on)."""
-    return graph.query("list repository records", LIST_RECORDS)
-
-
 def repository_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
     rows = graph.query("repository props", GET_REPOSITORY, repo=repo_key)
-    return dict(rows[0]["props"]) if rows else None
-
-
-def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
-    rows = graph.query("repository record props", GET_RECORD, repo=repo_key)
     return dict(rows[0]["props"]) if rows else None

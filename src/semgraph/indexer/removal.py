@@ -44,6 +44,7 @@ from semgraph.graph import removal as gr
 from semgraph.graph.pubstate import state_path
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
+from semgraph.indexer.repos import record_props
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest, EnqueueResult, JobStatus
@@ -73,7 +74,7 @@ def is_known(graph: Graph, repo_key: str) -> bool:
     """Whether the graph knows ``repo_key`` (a ``:Repository`` or a ``:RepoRecord``)."""
     return (
         gr.repository_props(graph, repo_key) is not None
-        or gr.record_props(graph, repo_key) is not None
+        or record_props(graph, repo_key) is not None
     )
 
 

@@ -18,6 +18,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph import removal as gr
+from semgraph.queue import queries as qq
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
@@ -37,13 +38,25 @@ def check_key(key: str) -> str | None:
     return None
 
 
+def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
+    """The repository's :RepoRecord (the queue's record of it), or None."""
+    rows = graph.query("get repository record", qq.RECORD, key=repo_key)
+    return dict(rows[0]["record"]) if rows else None
+
+
+def list_records(graph: Graph) -> list[dict[str, Any]]:
+    """Every :RepoRecord, in key order."""
+    rows = graph.query("list repository records", qq.RECORDS, after="", limit=1_000_000)
+    return [dict(row["record"]) for row in rows]
+
+
 def list_repositories(graph: Graph) -> list[dict[str, Any]]:
     """Every known repository in key order: published ones with their state, and records of
     repositories never published (``unpublished``)."""
     found: dict[str, dict[str, Any]] = {}
     for row in gr.list_repositories(graph):
         found[str(row["key"])] = {**row, "source": row.get("url")}
-    for rec in gr.list_records(graph):
+    for rec in list_records(graph):
         key = str(rec["key"])
         if key in found:
             found[key].update({k: v for k, v in rec.items() if v is not None and k != "key"})
@@ -76,7 +89,7 @@ def show_repository(
 ) -> dict[str, Any] | None:
     """Everything about one repository, or None when the graph does not know it."""
     repo = gr.repository_props(graph, key)
-    record = gr.record_props(graph, key)
+    record = record_props(graph, key)
     if repo is None and record is None:
         return None
     state = UNPUBLISHED if repo is None else str(repo.get("state") or "live")
