@@ -1,7 +1,8 @@
 """MCP benchmark: p50/p99 latency of each tool through a real MCP client, and the largest
 answers in tokens.
 
-    python -m bench.bench_mcp [--files 20000] [--calls 200] [--search-files 100]
+    python -m bench.bench_mcp [--files 20000] [--shard-files 2000] [--calls 200]
+                              [--search-files 0]
 
 The graph tools (find_definition, callers, callees at depth 1, impact, index_status) run on
 ``--files`` synthetic files of ``bench.synth``, parsed, resolved and published to the Bolt
@@ -9,10 +10,16 @@ server of the current settings as ``bench_graph`` does, but as repositories of
 ``--shard-files`` files, one transaction each: publishing 20,000 files in one transaction
 needs a 12 GiB server heap (bench/NOTES.md), more than a shared test machine has. The calls
 name one of those repositories; the name index they look up holds all 20,000 files' symbols.
-search_code and get_snippet need the search index, whose embedding phase on a CPU costs
-about a tenth of a second per chunk, so they run on a second synthetic repository of
-``--search-files`` files indexed end to end by ``semgraph index`` (the figures name the size
-they were measured on).
+search_code and get_snippet run on the same 20,000 files: each repository's parsed files
+are loaded into its search index through the product's own path (staging index, loader,
+alias flip; :mod:`bench.synth_vectors`), but the real model, about a tenth of a second per
+chunk on a CPU, would take hours over them, so the DOCUMENT VECTORS ARE SYNTHETIC (hash-seeded,
+normalised, the model's size): what is measured is latency, not retrieval quality. The query
+text is still embedded by the real model inside the tool, as in production. search_code is
+timed twice: scoped to the one repository the other calls name, and over every repository
+(all 20,000 files). ``--search-files N`` (N > 0) is the older mode instead: a second synthetic
+repository of N files indexed end to end by ``semgraph index`` with the real model.
+The figures name the size they were measured on and whether the vectors were synthetic.
 Every call goes through the SDK's in-process client (JSON-RPC messages, argument
 validation, the answer's JSON), not through a socket. Then the largest answers are asked for
 on purpose (the most common short name, the most-called symbol at 200 rows and at depth 5, a
@@ -48,11 +55,18 @@ def _pct(values: list[float], p: float) -> float:
 
 
 def publish_synthetic(
-    settings: Any, graph: Any, tmp: Path, n_files: int, shard: int, seed: int
+    settings: Any,
+    graph: Any,
+    tmp: Path,
+    n_files: int,
+    shard: int,
+    seed: int,
+    search: Any = None,
 ) -> list[str]:
     """``n_files`` synthetic files published as repositories of ``shard`` files each, one
     transaction per repository (a single 20,000-file transaction needs a 12 GiB heap, see
-    NOTES.md); returns their keys."""
+    NOTES.md); returns their keys. With ``search`` (an ES client), each repository's chunks
+    are also loaded into its search index with synthetic document vectors."""
     from bench.synth import generate
     from semgraph.graph.resolve import resolve
     from semgraph.graph.writer import GraphWriter, RepoInfo
@@ -60,6 +74,11 @@ def publish_synthetic(
     from semgraph.indexer.spill import SpillReader
 
     keys = []
+    vectors = None
+    if search is not None:
+        from bench.synth_vectors import HashVectors
+
+        vectors = HashVectors(settings)
     t0 = time.monotonic()
     for i in range((n_files + shard - 1) // shard):
         key = f"bench-mcp-{n_files}-s{i}"
@@ -78,6 +97,16 @@ def publish_synthetic(
             )
         keys.append(key)
         print(f"published {key}: {size} files, {time.monotonic() - t0:.1f} s so far", flush=True)
+        if vectors is not None:
+            from bench.synth_vectors import DOC_VECTORS, index_spill
+
+            stats = index_spill(settings, search, key, f"{key}-run", spill_path, vectors)
+            print(
+                f"search index of {key}: {stats['files']} files, {stats['docs']} chunks "
+                f"({DOC_VECTORS} document vectors) in {stats['seconds']} s, "
+                f"{time.monotonic() - t0:.1f} s so far",
+                flush=True,
+            )
     return keys
 
 
@@ -104,6 +133,7 @@ async def timed(
     tool: str,
     args_list: list[dict[str, Any]],
     files: int,
+    doc_vectors: str | None = None,
 ) -> dict[str, Any]:
     latency: list[float] = []
     tokens: list[int] = []
@@ -125,6 +155,8 @@ async def timed(
         "p99_ms": round(_pct(latency, 99), 2),
         "max_tokens": max(tokens),
     }
+    if doc_vectors is not None:
+        row["doc_vectors"] = doc_vectors  # "synthetic": latency only, not quality
     emit("mcp.tool", **row)
     return row
 
@@ -146,9 +178,25 @@ async def measure(args: argparse.Namespace, tmp: Path) -> None:
     graph = connect_graph(settings)
     search = connect_search(settings)
     graph.ensure_schema(SCHEMA)
-    keys = publish_synthetic(settings, graph, tmp, args.files, args.shard_files, args.seed)
+    old_mode = args.search_files > 0
+    keys = publish_synthetic(
+        settings,
+        graph,
+        tmp,
+        args.files,
+        args.shard_files,
+        args.seed,
+        search=None if old_mode else search,
+    )
     key = keys[0]  # the queries name one repository; the graph holds all of them
-    small = index_search_repo(tmp, args.search_files, args.seed + 1)
+    if old_mode:
+        small = index_search_repo(tmp, args.search_files, args.seed + 1)
+        search_files, shard_files, doc_vectors = args.search_files, args.search_files, "model"
+    else:
+        small = key
+        search_files = args.files
+        shard_files = min(args.shard_files, args.files)
+        doc_vectors = "synthetic"
     backend = Backend(settings, graph, search, JobStore(graph, settings), TokenCounter(settings))
     rng = random.Random(args.seed)
     names = [
@@ -210,16 +258,35 @@ async def measure(args: argparse.Namespace, tmp: Path) -> None:
                 call,
                 "get_snippet",
                 [{"repo": small, "path": rng.choice(files)["path"]} for _ in range(args.calls)],
-                args.search_files,
+                shard_files,
+                doc_vectors,
             ),
             await timed(
                 call,
                 "search_code",
                 [
-                    {"text": f"{rng.choice(names).rsplit('.', 1)[-1]} value", "repo": small}
+                    {
+                        "text": f"{rng.choice(names).rsplit('.', 1)[-1]} value",
+                        "repo": small,
+                        "_label": "search_code (1 repo)",
+                    }
                     for _ in range(max(20, args.calls // 4))
                 ],
-                args.search_files,
+                shard_files,
+                doc_vectors,
+            ),
+            await timed(
+                call,
+                "search_code",
+                [
+                    {
+                        "text": f"{rng.choice(names).rsplit('.', 1)[-1]} value",
+                        "_label": "search_code (all)",
+                    }
+                    for _ in range(max(20, args.calls // 4))
+                ],
+                search_files,
+                doc_vectors,
             ),
         ]
         largest = {
@@ -255,15 +322,19 @@ async def measure(args: argparse.Namespace, tmp: Path) -> None:
                 total=body.get("total"),
                 cut_to_fit=bool(body.get("cut_to_fit_tokens")),
             )
-    report(rows, biggest)
+    report(rows, biggest, doc_vectors)
     for k in keys:
         graph.query("bench cleanup", "MATCH (n) WHERE n.repo = $r DETACH DELETE n", r=k)
         graph.query("bench cleanup", "MATCH (n:Repository {key: $r}) DETACH DELETE n", r=k)
+        if not old_mode:
+            from bench.synth_vectors import delete_indexes
+
+            delete_indexes(settings, search, k)
     graph.close()
     search.close()
 
 
-def report(rows: list[dict[str, Any]], biggest: int) -> None:
+def report(rows: list[dict[str, Any]], biggest: int, doc_vectors: str) -> None:
     print(
         f"\nload {os.getloadavg()[0]:.2f}; target: p99 <= {TARGET_P99_MS} ms for "
         "find_definition, callers and callees at depth 1"
@@ -272,19 +343,33 @@ def report(rows: list[dict[str, Any]], biggest: int) -> None:
         mark = ""
         if r["tool"] in ("find_definition", "callers", "callees"):
             mark = " (target met)" if r["p99_ms"] <= TARGET_P99_MS else " (TARGET MISSED)"
+        if r.get("doc_vectors") == "synthetic":
+            mark = " (synthetic doc vectors)"
         print(
-            f"  {r['label']:<16} {r['files']:>6} files  p50 {r['p50_ms']:>8} ms  "
+            f"  {r['label']:<20} {r['files']:>6} files  p50 {r['p50_ms']:>8} ms  "
             f"p99 {r['p99_ms']:>8} ms  "
             f"max {r['max_tokens']} tokens  errors {r['errors']}{mark}"
         )
     print(f"  largest answer asked for: {biggest} tokens (bound {TOKEN_BOUND})")
+    if doc_vectors == "synthetic":
+        print(
+            "  search_code / get_snippet: the search index holds every synthetic file's real "
+            "chunks, but their document vectors are synthetic (hash-seeded): these figures "
+            "are latency, not retrieval quality; query texts are embedded by the real model"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--shard-files", type=int, default=2_000, help="files per repository")
-    parser.add_argument("--search-files", type=int, default=100)
+    parser.add_argument(
+        "--search-files",
+        type=int,
+        default=0,
+        help="N > 0: search_code/get_snippet on a separate N-file repository indexed with the "
+        "real model (older mode); 0: on the --files graph with synthetic document vectors",
+    )
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
