@@ -5,9 +5,7 @@ involved) and repairs it; the job is recovered and completes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
+from tests.cli import run_cli
 from tests.repos import POLYGLOT, commit, make_repo
 
 pytestmark = pytest.mark.e2e
@@ -40,16 +39,7 @@ WORKER_ENV = {
 
 
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **WORKER_ENV, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "semgraph.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_cli(*args, env={**WORKER_ENV, "PYTHONPATH": str(REPO_ROOT)}, timeout=timeout)
 
 
 def test_sigkill_between_graph_commit_and_alias_flip_is_repaired_at_next_start(

@@ -32,12 +32,12 @@ from semgraph.graph.runs import RunStore
 from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.queue.models import Job, JobStatus
 from semgraph.queue.store import JobStore
+from tests.cli import REPO_ROOT, run_cli
 from tests.optional import some
 from tests.repos import git, make_repo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.supervisor]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_CRASHES = 2
 DEADLINE_S = 240.0
 # every start: the crash sweep and check --repair run at once; a dead job is claimable again
@@ -52,16 +52,8 @@ ENV = {
 CAUSE = {"SEMGRAPH_FAULTS": "parse.file=marker"}  # the parse of the marked file hangs
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "semgraph.cli", *args],
-        cwd=REPO_ROOT,
-        env={**os.environ, **ENV, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, env=ENV)
 
 
 class Supervisor:

@@ -4,9 +4,7 @@ one-line errors with a non-zero exit, stable --json, flags from environment vari
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,12 +14,12 @@ from semgraph.config import load_settings
 from semgraph.db import Graph
 from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.queue.store import JobStore
+from tests.cli import run_cli
 from tests.optional import some
 from tests.repos import make_repo
 
 pytestmark = pytest.mark.e2e
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 JOB_KEYS = {
     "id",
     "kind",
@@ -52,16 +50,7 @@ JOB_KEYS = {
 }
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "semgraph.cli", *args],
-        cwd=REPO_ROOT,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+cli = run_cli
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
