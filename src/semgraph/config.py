@@ -4,6 +4,9 @@ Every field can be set from the environment with the ``SEMGRAPH_`` prefix (for e
 ``SEMGRAPH_BOLT_URI``). Defaults point at the local service stack (``semgraph services up``).
 Nothing here is read at import time: call :func:`load_settings` and pass the object down;
 child processes rebuild an identical object from the same environment.
+
+It is over 300 lines because every setting of the product is declared here, one field each,
+with its bounds: one place to read what can be configured.
 """
 
 from __future__ import annotations
