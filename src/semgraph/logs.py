@@ -52,6 +52,24 @@ class KeyValueFormatter(logging.Formatter):
         return line
 
 
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record is emitted, not the stream that was
+    current at :func:`configure`: a CLI run inside another program (a test's captured
+    stderr, an embedding server) may close or swap that stream, and a thread logging later
+    must not write to a closed file."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass  # always the current sys.stderr
+
+
 def configure(level: str = "INFO", json_lines: bool = False) -> None:
     """Install one stderr handler on the ``semgraph`` logger (idempotent)."""
     root = logging.getLogger("semgraph")
@@ -59,7 +77,7 @@ def configure(level: str = "INFO", json_lines: bool = False) -> None:
     for handler in list(root.handlers):
         if getattr(handler, "_semgraph", False):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     handler.setFormatter(JsonFormatter() if json_lines else KeyValueFormatter())
     handler._semgraph = True  # type: ignore[attr-defined]
     root.addHandler(handler)
