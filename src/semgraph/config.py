@@ -172,6 +172,18 @@ class Settings(BaseSettings):
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)
 
+    # -- the shared vector store: vectors reused across repositories (issue 20) --------------
+    # an index <search_index_prefix>_vectors of (model id, text hash) -> vector that forks,
+    # vendored code and monorepo copies share; a failing store degrades to embedding
+    search_vector_store: bool = True
+    # the bound: GC deletes the least recently used vectors down to 90 % of this
+    # (about 2.2 KB of index per 384-float vector: 1,000,000 is about 2.2 GB)
+    search_vector_store_max_vectors: int = Field(default=1_000_000, ge=1, le=1_000_000_000)
+    search_vector_store_max_age_days: float = Field(default=90.0, ge=0, le=36_500)  # 0: off
+    search_vector_store_gc_interval_s: float = Field(default=3600.0, ge=0, le=30 * 86400)
+    # a hit rewrites the vector's last_used only when it is older than this (not per hit)
+    search_vector_store_touch_s: float = Field(default=86400.0, ge=0, le=365 * 86400)
+
     # -- queue + worker (issue 3) -------------------------------------------------------------
     job_max_attempts: int = Field(default=5, ge=1, le=1000)  # claims before a job is failed
     job_max_crashes: int = Field(default=3, ge=1, le=1000)  # worker deaths before quarantine
