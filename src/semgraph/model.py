@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: FileFacts.bindings (typed names for call resolution)
 
 
 class ParseStatus(enum.StrEnum):
@@ -87,6 +87,25 @@ class CallSite:
 
 
 @dataclass(slots=True)
+class Binding:
+    """A name whose type the source states or implies, seen from one scope: ``x = Cls()``,
+    ``with Cls() as x``, ``x: Cls``, a parameter ``p: Cls``, ``self.attr = Cls()`` (scope:
+    the class), and a function's declared return type or ``return Cls()`` (name
+    :data:`RETURN`). ``kind`` says what ``text`` is: ``type`` (a type expression as written),
+    ``call`` (the called expression of the value: ``Cls``, ``pkg.make``, ``a.b``) or ``name``
+    (a parameter or local whose type is not stated: it still shadows other meanings)."""
+
+    scope: str  # qualified name of the function / class / module the name belongs to
+    name: str
+    kind: str  # "type" | "call" | "name"
+    text: str
+    line: int
+
+
+RETURN = "<return>"  # the Binding name of a function's return type
+
+
+@dataclass(slots=True)
 class Chunk:
     start_line: int
     end_line: int
@@ -110,6 +129,7 @@ class FileFacts:
     imports: list[Import] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
 
     @property
     def module(self) -> str:
@@ -132,6 +152,7 @@ class FileFacts:
             imports=[Import(**i) for i in rec.get("imports", ())],
             calls=[CallSite(**c) for c in rec.get("calls", ())],
             chunks=[Chunk(**c) for c in rec.get("chunks", ())],
+            bindings=[Binding(**b) for b in rec.get("bindings", ())],
         )
 
 

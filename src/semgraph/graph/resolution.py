@@ -35,6 +35,14 @@ class Tier(enum.StrEnum):
     UNIQUE = "unique"
 
 
+class Reason(enum.StrEnum):
+    """Why a call site stayed ``unresolved`` (counted in ``calls_unresolved_by_reason``)."""
+
+    UNTYPED_LOCAL = "untyped_local"  # the callee or receiver is a local/parameter/attribute
+    NO_MEMBER = "no_member"  # the receiver's class (known) has no such member
+    NO_DEFINITION = "no_definition"  # nothing of the repository has that name
+
+
 AMBIGUOUS_TIER = "ambiguous"  # the tier recorded on CALLS edges to one of several candidates
 
 
@@ -75,6 +83,7 @@ class Resolution:
     table: SymbolTable
     call_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # language -> class
     tier_counts: dict[str, int] = field(default_factory=dict)
+    reason_counts: dict[str, int] = field(default_factory=dict)  # unresolved, by Reason
     import_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     inherits_counts: dict[str, int] = field(default_factory=dict)
     files_by_language: dict[str, int] = field(default_factory=dict)
@@ -122,6 +131,7 @@ class Resolution:
             "calls": {"total": self.total_calls, **by_class},
             "calls_by_language": self.call_counts,
             "calls_by_tier": self.tier_counts,
+            "calls_unresolved_by_reason": self.reason_counts,
             "imports_by_language": self.import_counts,
             "inherits": self.inherits_counts,
             "files_by_language": self.files_by_language,
@@ -274,7 +284,7 @@ class Resolution:
 
 
 RESULT_DDL = """
-CREATE TABLE bindings (path TEXT, local TEXT, kind TEXT, target TEXT);
+CREATE TABLE bindings (path TEXT, local TEXT, kind TEXT, target TEXT, scope_key TEXT);
 CREATE INDEX bindings_path ON bindings (path);
 CREATE TABLE import_edges (src_path TEXT, dst_kind TEXT, dst TEXT, line INTEGER);
 CREATE TABLE import_unresolved (src_path TEXT, module TEXT, line INTEGER);

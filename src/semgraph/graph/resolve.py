@@ -35,15 +35,28 @@ from semgraph.graph.resolution import (
     EDGE_INDEXES,
     RESULT_DDL,
     CallClass,
+    Reason,
     Resolution,
 )
-from semgraph.graph.scope import FileScope, NameLookups
+from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import SymbolTable
 from semgraph.graph.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
+from semgraph.graph.typed import TypedNames
 from semgraph.model import FileFacts, SkippedFile
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
-_BASE_CLEAN = re.compile(r"<.*?>|\[.*?]|\(.*?\)")
+_BASE_CLEAN = re.compile(r"<[^<>]*>|\[[^\[\]]*]|\([^()]*\)")  # innermost first
+
+
+def clean_base(text: str) -> str:
+    """A base's text without its type arguments (``Base[t.IO[t.Any]]`` is ``Base``), which
+    may nest; a bound on the passes keeps hostile input linear enough."""
+    for _ in range(16):
+        cleaned = _BASE_CLEAN.sub("", text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
 
 
 def resolve(
@@ -69,6 +82,18 @@ def resolve(
     return res
 
 
+FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+def _innermost_function(functions: list[Sym], line: int) -> str | None:
+    """The key of the innermost function whose range holds ``line`` (None: module level)."""
+    best: Sym | None = None
+    for sym in functions:
+        if sym.start <= line <= sym.end and (best is None or sym.start >= best.start):
+            best = sym
+    return best.key if best is not None else None
+
+
 class _FileCounter:
     def __init__(self) -> None:
         self.languages: Counter[str] = Counter()
@@ -91,7 +116,8 @@ class _Resolver:
         self.db = res.table.db
         self.imports = ImportResolver(res.table)
         self.names = NameLookups(self.db, res.ambiguous_cap)
-        self.tiers = CallTiers(self.names)
+        self.typed = TypedNames(self.db, self.names)
+        self.tiers = CallTiers(self.names, self.typed)
 
     def run(self) -> None:
         files = [ImportFile(*row) for row in self.res.table.iter_files()]
@@ -146,10 +172,14 @@ class _Resolver:
         counts = self.res.import_counts.setdefault(f.language, {})
         edges, binds, unresolved = [], [], []
         seen: set[tuple[str | None, str | None]] = set()
+        functions = [
+            s for s in FileScope(self.db, f.path).by_key.values() if s.kind in FUNCTION_KINDS
+        ]
         for module, names, alias, line in iter_raw_imports(self.db, f.path):
             out = self.imports.resolve(f, module, names, alias)
             counts[out.status] = counts.get(out.status, 0) + 1
-            binds += [(f.path, *b) for b in out.bindings]
+            within = _innermost_function(functions, line)  # a function's own import
+            binds += [(f.path, *b, within) for b in out.bindings]
             if out.status == "unresolved":
                 unresolved.append((f.path, module, line))
             elif (out.dst_kind, out.dst) not in seen and out.dst != f.path:
@@ -164,7 +194,7 @@ class _Resolver:
                         edges.append((f.path, kind, path, line))
                 else:
                     edges.append((f.path, kind, out.dst, line))
-        self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?)", binds)
+        self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
         self._part(f.path, ("imports", sorted(edges), len(unresolved)))
@@ -180,7 +210,7 @@ class _Resolver:
         scope = FileScope(self.db, f.path)
         out = []
         for child, text in rows:
-            cleaned = _BASE_CLEAN.sub("", text)
+            cleaned = clean_base(text)
             cleaned = re.sub(
                 r"^(public|private|protected|virtual|extends|implements)\s+", "", cleaned.strip()
             )
@@ -199,6 +229,7 @@ class _Resolver:
 
     def _resolve_calls(self, f: ImportFile) -> None:
         scope = FileScope(self.db, f.path)
+        self.typed.use_scope(scope, f)
         counts = self.res.call_counts.setdefault(f.language, {})
         edges: list[tuple[str, str, int, str, int]] = []
         stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -210,7 +241,7 @@ class _Resolver:
             src = scope.enclosing(enclosing, line)
             if src is None:  # a code file always has its module symbol; defensive only
                 continue
-            cls, tier, keys, candidates = self.tiers.classify(scope, f, src, callee, receiver)
+            cls, tier, keys, candidates = self.tiers.classify(scope, f, src, callee, receiver, line)
             counts[cls.value] = counts.get(cls.value, 0) + 1
             if cls is CallClass.RESOLVED and tier is not None:
                 self.res.tier_counts[tier] = self.res.tier_counts.get(tier, 0) + 1
@@ -226,6 +257,8 @@ class _Resolver:
                 stats[src.key][1] += 1
             else:
                 stats[src.key][0] += 1
+                why = tier or Reason.NO_DEFINITION.value
+                self.res.reason_counts[why] = self.res.reason_counts.get(why, 0) + 1
         self.db.executemany("INSERT INTO call_edges VALUES (?,?,?,?,?)", edges)
         self.db.executemany(
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]

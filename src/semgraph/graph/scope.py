@@ -34,6 +34,7 @@ class FileScope:
         self.by_key: dict[str, Sym] = {}
         self.by_qn: dict[str, list[Sym]] = defaultdict(list)
         self.module_key = ""
+        self.module_qn = ""
         for row in db.execute(
             "SELECT key, qn, name, kind, parent_key, start_line, end_line FROM symbols "
             "WHERE path = ? ORDER BY rowid",
@@ -43,13 +44,17 @@ class FileScope:
             self.by_key[sym.key] = sym
             self.by_qn[sym.qn].append(sym)
             if sym.parent_key is None:
-                self.module_key = sym.key
-        self.bindings: dict[str, tuple[str, str]] = {}
+                self.module_key, self.module_qn = sym.key, sym.qn
+        self.bindings: dict[str, tuple[str, str]] = {}  # module-level imports
         self.star: list[tuple[str, str]] = []
-        for local, kind, target in db.execute(
-            "SELECT local, kind, target FROM bindings WHERE path = ? ORDER BY rowid", (path,)
+        self.local_imports: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+        for local, kind, target, within in db.execute(
+            "SELECT local, kind, target, scope_key FROM bindings WHERE path = ? ORDER BY rowid",
+            (path,),
         ):
-            if local == "*":
+            if within is not None:  # an import inside a function binds there only
+                self.local_imports[within][local] = (kind, target)
+            elif local == "*":
                 self.star.append((kind, target))
             else:
                 self.bindings[local] = (kind, target)
@@ -62,6 +67,16 @@ class FileScope:
             if sym.start <= line <= sym.end:
                 return sym
         return syms[0]
+
+    def binding(self, name: str, src: Sym | None) -> tuple[str, str] | None:
+        """What an import binds ``name`` to, seen from ``src``: the imports of the enclosing
+        functions first, then the module's."""
+        if self.local_imports:
+            for sym in self.ancestors(src):
+                found = self.local_imports.get(sym.key, {}).get(name)
+                if found is not None:
+                    return found
+        return self.bindings.get(name)
 
     def ancestors(self, sym: Sym | None) -> Iterator[Sym]:
         while sym is not None:
@@ -77,11 +92,16 @@ class NameLookups:
         self.ambiguous_cap = ambiguous_cap
         self._name_cache: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
 
-    def top_level(self, kind: str, target: str, name: str, fam: str) -> list[str]:
-        """Top-level definitions named ``name`` in a bound file / Go package directory."""
+    def top_level(self, kind: str, target: str, name: str, fam: str, depth: int = 0) -> list[str]:
+        """Top-level definitions named ``name`` in a bound file / Go package directory; a
+        file's name that is a re-export (``from .models import Thing`` in a package
+        ``__init__``, or a ``*`` import there) is followed to its definition."""
         if kind == "file":
             sql = "SELECT key FROM symbols WHERE path = ? AND name = ? AND toplevel = 1"
-            return [r[0] for r in self.db.execute(sql, (target, name))]
+            keys = [r[0] for r in self.db.execute(sql, (target, name))]
+            if keys or depth >= 4:
+                return keys
+            return self._reexported(target, name, fam, depth + 1)
         if kind == "dir":
             sql = (
                 "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path "
@@ -91,12 +111,32 @@ class NameLookups:
             return [r[0] for r in self.db.execute(sql, (target, fam, name))]
         if kind == "member":
             path, member = target.split(MEMBER_SEP, 1)
-            return self.top_level("file", path, member, fam) if member == name else []
+            return self.top_level("file", path, member, fam, depth) if member == name else []
         return []
 
-    def bound(self, scope: FileScope, name: str, fam: str) -> tuple[str, list[str]] | None:
-        """What an imported ``name`` refers to: ("external", []) or ("symbols", keys)."""
-        bound = scope.bindings.get(name)
+    def _reexported(self, path: str, name: str, fam: str, depth: int) -> list[str]:
+        for local, kind, target in self.db.execute(
+            "SELECT local, kind, target FROM bindings WHERE path = ? AND local IN (?, '*') "
+            "AND scope_key IS NULL ORDER BY rowid",
+            (path, name),
+        ).fetchall():
+            if kind == "member" and local == name:
+                member_path, member = target.split(MEMBER_SEP, 1)
+                keys = self.top_level("file", member_path, member, fam, depth)
+            elif kind == "file" and local == "*":
+                keys = self.top_level("file", target, name, fam, depth)
+            else:
+                continue
+            if keys:
+                return keys
+        return []
+
+    def bound(
+        self, scope: FileScope, name: str, fam: str, src: Sym | None = None
+    ) -> tuple[str, list[str]] | None:
+        """What an imported ``name`` refers to (seen from ``src``, default the module):
+        ("external", []), ("symbols", keys) or ("module", [kind\0target])."""
+        bound = scope.binding(name, src)
         if bound is not None:
             kind, target = bound
             if kind == "external":

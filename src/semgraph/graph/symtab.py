@@ -4,6 +4,12 @@ Only names, keys and the raw import/call facts go in; symbol bodies, chunks and 
 stay in the spill. Node keys are computed here, by :func:`symbol_rows`, and the graph writer
 calls the same function, so both agree on every key without holding a map in memory.
 
+The typed names of each file (``typed_raw``, :class:`semgraph.model.Binding`) go in too: the
+receiver types of call resolution (:mod:`semgraph.graph.typed`) are read from them.
+
+It is a little over 300 lines because the DDL, the inserts and the row builder of one table
+change together and stay in one place.
+
 Keys embed the repository key, so they are unique across repositories:
 
 * ``File``: ``<repo>|<path>``
@@ -143,6 +149,7 @@ CREATE TABLE imports_raw (id INTEGER PRIMARY KEY, path TEXT, module TEXT, names 
 CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, callee TEXT,
                         receiver TEXT, line INTEGER);
 CREATE TABLE go_modules (dir TEXT, module TEXT);
+CREATE TABLE typed_raw (path TEXT, scope TEXT, name TEXT, kind TEXT, text TEXT, line INTEGER);
 """
 _INDEXES = """
 CREATE INDEX symbols_qn ON symbols (qn);
@@ -155,6 +162,8 @@ CREATE INDEX files_dir ON files (dir, family);
 CREATE INDEX imports_raw_path ON imports_raw (path);
 CREATE INDEX calls_raw_path ON calls_raw (path);
 CREATE INDEX bases_path ON bases (path);
+CREATE INDEX bases_child ON bases (child_key);
+CREATE INDEX typed_raw_path ON typed_raw (path);
 """
 
 
@@ -203,6 +212,7 @@ class SymbolTable:
         "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line) "
         "VALUES (?,?,?,?,?)",
         "go_modules": "INSERT INTO go_modules VALUES (?,?)",
+        "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?)",
     }
 
     def _flush(self, buf: dict[str, list[tuple[object, ...]]]) -> None:
@@ -280,6 +290,8 @@ class SymbolTable:
             buf.setdefault("calls_raw", []).append(
                 (path, call.enclosing, call.callee, call.receiver, call.line)
             )
+        typed = buf.setdefault("typed_raw", [])
+        typed += [(path, b.scope, b.name, b.kind, b.text, b.line) for b in facts.bindings]
 
     def build_dir_suffixes(self) -> None:
         """Dotted suffixes of every directory holding code (Go packages, Java wildcards)."""

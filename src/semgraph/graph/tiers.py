@@ -1,6 +1,11 @@
 """The tiers of call resolution (:mod:`semgraph.graph.resolve`): which definitions one call
 site names, tried in order ``scope``, ``import``, ``module``, ``receiver``, ``unique``, and
 the call's class (``resolved``, ``ambiguous``, ``external`` or ``unresolved``).
+
+The ``receiver`` tier first asks the receiver's type (:mod:`semgraph.graph.typed`): a local,
+parameter or attribute of a known class resolves to that class's member; one of an external
+or builtin type is ``external``; one of no known type stays ``unresolved`` (never ``unique``,
+which only names the only definition of a name when the receiver is no local at all).
 """
 
 from __future__ import annotations
@@ -9,9 +14,10 @@ import re
 
 from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
-from semgraph.graph.resolution import CallClass, Tier
+from semgraph.graph.resolution import CallClass, Reason, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import CLASS_KINDS
+from semgraph.graph.typed import Ctx, TypedNames
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
@@ -24,31 +30,46 @@ BARE_KINDS = ("function", "class", "struct")  # constructors call a class
 RECEIVER_KINDS = ("method", "function")
 RECEIVER_SPLIT = re.compile(r"\.|::|->")
 
-Outcome = tuple[CallClass, str | None, list[str], int]  # class, tier, target keys, candidates
+# class, tier (for unresolved: the Reason), target keys, candidates
+Outcome = tuple[CallClass, str | None, list[str], int]
+_LITERAL = re.compile(r"""^(?:[rbfuRBFU]{0,2}["'`]|[\[{]|-?\d)""")  # "".join(), [].x(), 1.0.y()
+_TYPED_KINDS = frozenset({"instance", "class", "super"})
 
 
 class CallTiers:
     """Classifies call sites through the name lookups of one resolution."""
 
-    def __init__(self, names: NameLookups) -> None:
+    def __init__(self, names: NameLookups, typed: TypedNames) -> None:
         self.names = names
+        self.typed = typed
 
     def classify(
-        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str | None
+        self,
+        scope: FileScope,
+        f: ImportFile,
+        src: Sym,
+        callee: str,
+        receiver: str | None,
+        line: int = 0,
     ) -> Outcome:
         if receiver is None or not receiver.strip():
-            found = self._bare(scope, f, src, callee)
+            found = self._bare(scope, f, src, callee, line)
             if found is not None:
                 return found
             if callee in BUILTIN_CALLS.get(f.family, ()):
                 return CallClass.EXTERNAL, None, [], 0
             return self._unique(callee, f.family, BARE_KINDS)
-        found = self._with_receiver(scope, f, src, callee, receiver.strip())
+        receiver = receiver.strip()
+        if _LITERAL.match(receiver):
+            return CallClass.EXTERNAL, None, [], 0
+        found = self._with_receiver(scope, f, src, callee, receiver, line)
         if found is not None:
             return found
         return self._unique(callee, f.family, RECEIVER_KINDS)
 
-    def _bare(self, scope: FileScope, f: ImportFile, src: Sym, callee: str) -> Outcome | None:
+    def _bare(
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, line: int
+    ) -> Outcome | None:
         for sym in scope.ancestors(src):
             if sym.parent_key is None:
                 break
@@ -61,7 +82,9 @@ class CallTiers:
             nested = scope.by_qn.get(f"{sym.qn}.{callee}")
             if nested:
                 return _pick([s.key for s in nested], Tier.SCOPE)
-        bound = self.names.bound(scope, callee, f.family)
+        if self.typed.local(Ctx(scope, f, src), callee, line) is not None:
+            return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0  # a parameter called
+        bound = self.names.bound(scope, callee, f.family, src)
         if bound is not None:
             if bound[0] == "external":
                 return CallClass.EXTERNAL, None, [], 0
@@ -75,32 +98,41 @@ class CallTiers:
             return _pick(local, Tier.MODULE)
         return None
 
+    def _typed(
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, line: int
+    ) -> Outcome | None:
+        """The receiver tier through the receiver's type (:mod:`semgraph.graph.typed`)."""
+        found = self.typed.receiver(scope, f, src, receiver, line)
+        if found is None:
+            return None
+        (kind, classes), local = found
+        if kind in _TYPED_KINDS:
+            keys = [m for c in classes for m in self.names.members(c, callee)]
+            if keys:
+                return _pick(keys, Tier.RECEIVER)
+            if local or kind == "super":
+                if any(self.typed.has_external_base(c) for c in classes):
+                    return CallClass.EXTERNAL, None, [], 0
+                return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
+        elif kind == "external":
+            return CallClass.EXTERNAL, None, [], 0
+        elif kind in ("function", "unknown") and local:
+            return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0
+        return None
+
     def _with_receiver(
-        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, line: int
     ) -> Outcome | None:
         parts = RECEIVER_SPLIT.split(receiver)
         root = parts[0].strip()
+        simple = len(parts) == 1 and "(" not in receiver
+        if not (simple and (root in SELF_NAMES or self._is_import(scope, f, src, root))):
+            typed = self._typed(scope, f, src, callee, receiver, line)
+            if typed is not None:
+                return typed
         if root in SELF_NAMES and len(parts) == 1 and _is_self(root, f.family):
-            cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
-            if cls is not None:
-                if root in SUPER_NAMES:
-                    parents = [
-                        r[0]
-                        for r in self.names.db.execute(
-                            "SELECT parent_key FROM inherits WHERE child_key = ?", (cls.key,)
-                        )
-                    ]
-                    keys = [k for p in parents for k in self.names.members(p, callee)]
-                else:
-                    keys = self.names.members(cls.key, callee)
-                if keys:
-                    return _pick(keys, Tier.RECEIVER)
-            elif f.family == "lua" and "." in src.qn:  # `self` in `function T:m()` is T
-                siblings = scope.by_qn.get(f"{src.qn.rsplit('.', 1)[0]}.{callee}")
-                if siblings:
-                    return _pick([s.key for s in siblings], Tier.RECEIVER)
-            return None
-        via_import = self._receiver_import(scope, f, callee, receiver, root)
+            return self._self_call(scope, f, src, callee, root)
+        via_import = self._receiver_import(scope, f, src, callee, receiver, root)
         if via_import is not None:
             return via_import
         if root in BUILTIN_RECEIVERS.get(f.family, ()):
@@ -113,12 +145,44 @@ class CallTiers:
                     return _pick(keys, Tier.RECEIVER)
         return None
 
+    def _self_call(
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, root: str
+    ) -> Outcome | None:
+        """``self.m()`` / ``this.m()`` / ``super.m()``: a member of the enclosing class."""
+        cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
+        if cls is not None:
+            if root in SUPER_NAMES:
+                parents = [
+                    r[0]
+                    for r in self.names.db.execute(
+                        "SELECT parent_key FROM inherits WHERE child_key = ?", (cls.key,)
+                    )
+                ]
+                keys = [k for p in parents for k in self.names.members(p, callee)]
+            else:
+                keys = self.names.members(cls.key, callee)
+            if keys:
+                return _pick(keys, Tier.RECEIVER)
+            if self.typed.has_external_base(cls.key):  # inherited from outside the repository
+                return CallClass.EXTERNAL, None, [], 0
+            return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
+        elif f.family == "lua" and "." in src.qn:  # `self` in `function T:m()` is T
+            siblings = scope.by_qn.get(f"{src.qn.rsplit('.', 1)[0]}.{callee}")
+            if siblings:
+                return _pick([s.key for s in siblings], Tier.RECEIVER)
+        return None
+
+    def _is_import(self, scope: FileScope, f: ImportFile, src: Sym, root: str) -> bool:
+        return scope.binding(root, src) is not None or (
+            self.names.bound(scope, root, f.family, src) is not None
+        )
+
     def _receiver_import(
-        self, scope: FileScope, f: ImportFile, callee: str, receiver: str, root: str
+        self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, root: str
     ) -> Outcome | None:
         """``mod.f()`` / ``pkg.f()`` / ``ImportedClass.m()`` through the file's imports."""
         for name in (receiver, root):
-            bound = self.names.bound(scope, name, f.family)
+            bound = self.names.bound(scope, name, f.family, src)
             if bound is None:
                 continue
             if bound[0] == "external":

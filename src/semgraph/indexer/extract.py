@@ -10,22 +10,27 @@ The per-language query (``queries/<language>.scm``) captures:
 * ``@package`` with ``@name`` (Kotlin / Scala ``package``, C# ``namespace X;``, PHP
   ``namespace X;``): the file's package, which replaces the module in qualified names;
 * ``@import`` (interpreted by :mod:`semgraph.indexer.imports`);
-* ``@call`` with ``@callee`` and optional ``@receiver``.
+* ``@call`` with ``@callee`` and optional ``@receiver``;
+* ``@bind`` / ``@returns`` and their parts: typed names (:mod:`semgraph.indexer.typed`).
 
 A function whose nearest enclosing symbol is a class-like type becomes a method. Qualified
 names are ``<module>.<Outer>.<name>`` (model.py); overloads may repeat a qualified name, the
 start line tells them apart. A tree with errors still yields what was recovered, ``partial``.
+
+It is a little over 300 lines because definitions, calls and typed names are placed by one
+walk over the open definitions (:func:`_walk`); apart, each would need that walk again.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node, QueryCursor
 
 from semgraph import model
-from semgraph.indexer import chunking, languages
+from semgraph.indexer import chunking, languages, typed
 from semgraph.indexer.describe import (
     MAX_EXPR,
     bases,
@@ -40,7 +45,7 @@ from semgraph.indexer.describe import (
 from semgraph.indexer.imports import IMPORTERS, text
 from semgraph.indexer.more_imports import MORE_IMPORTERS
 from semgraph.indexer.treeparse import PARSE_BUDGET_S, first_error_line, longest_line, parse_within
-from semgraph.model import CallSite, FileFacts, Import, ParseStatus, Symbol, SymbolKind
+from semgraph.model import Binding, CallSite, FileFacts, Import, ParseStatus, Symbol, SymbolKind
 
 CLASS_LIKE = {"class", "interface", "struct", "enum", "trait", "impl"}
 # block namespaces that are a language's module system (C#, PHP): no file-path prefix
@@ -79,12 +84,18 @@ def line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tuple[Node, ...]]]:
+_Collected = tuple[list[_Def], list[Node], list[tuple[Node, ...]], dict[int, typed.RawBinding]]
+
+
+def _collect(language: str, root: Node) -> _Collected:
     defs: dict[int, _Def] = {}
     import_nodes: dict[int, Node] = {}
     calls: dict[int, tuple[Node, ...]] = {}
+    binds: dict[int, typed.RawBinding] = {}
     for _, caps in QueryCursor(languages.query(language)).matches(root):
-        if "package" in caps:  # a file-level package / namespace: the root of its names
+        if "bind" in caps or "returns" in caps:
+            typed.collect(caps, binds)
+        elif "package" in caps:  # a file-level package / namespace: the root of its names
             node = caps["package"][0]
             package = _Def(node, "package", dotted_name(caps["name"][0]), None, scope=True)
             defs.setdefault(node.id, package)
@@ -121,7 +132,7 @@ def _collect(language: str, root: Node) -> tuple[list[_Def], list[Node], list[tu
     ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
     imports = sorted(import_nodes.values(), key=lambda n: n.start_byte)
     call_list = sorted(calls.values(), key=lambda c: c[0].start_byte)
-    return ordered, imports, call_list
+    return ordered, imports, call_list, binds
 
 
 class _Open:
@@ -202,17 +213,24 @@ def _symbols(defs: list[_Def], language: str) -> list[Symbol]:
     return out
 
 
-def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) -> list[CallSite]:
+def _walk(nodes: list[Node], defs: list[_Def]) -> Iterator[list[_Def]]:
+    """The definitions open at each of ``nodes`` (both in source order), outermost first."""
     opened = _Open()
-    pending = iter(defs)  # both in source order: open every definition starting before a call
+    pending = iter(defs)  # open every definition starting before the node
     upcoming = next(pending, None)
-    out: list[CallSite] = []
-    for call, callee, *rest in call_nodes:
-        while upcoming is not None and upcoming.node.start_byte <= call.start_byte:
+    for node in nodes:
+        while upcoming is not None and upcoming.node.start_byte <= node.start_byte:
             opened.at(upcoming.node)
             opened.stack.append(upcoming)
             upcoming = next(pending, None)
-        enclosing = _innermost(opened.at(call), symbols_only=True)
+        yield opened.at(node)
+
+
+def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) -> list[CallSite]:
+    out: list[CallSite] = []
+    walk = _walk([c[0] for c in call_nodes], defs)
+    for (call, callee, *rest), open_defs in zip(call_nodes, walk, strict=True):
+        enclosing = _innermost(open_defs, symbols_only=True)
         receiver = one_line(text(rest[0]), MAX_EXPR) if rest else None
         out.append(
             CallSite(
@@ -225,23 +243,73 @@ def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) ->
     return out
 
 
+def _bindings(binds: dict[int, typed.RawBinding], defs: list[_Def], module: str) -> list[Binding]:
+    raws = typed.ordered(binds)
+    items = []
+    for raw, open_defs in zip(raws, _walk([b.node for b in raws], defs), strict=True):
+        inner = _innermost(open_defs, symbols_only=True)
+        owner = next((d for d in reversed(open_defs) if d.kind in CLASS_LIKE), None)
+        owner_qn = owner.qualified_name if owner is not None else None
+        items.append((raw, inner.qualified_name if inner else module, owner_qn))
+    return typed.to_bindings(items, module)
+
+
+_OVERLOAD = frozenset({"overload", "typing.overload", "t.overload", "typing_extensions.overload"})
+
+
+def _is_overload(d: _Def) -> bool:
+    wrapper = d.node.parent
+    if wrapper is None or wrapper.type != "decorated_definition":
+        return False
+    return any(
+        c.type == "decorator" and text(c).lstrip("@").strip() in _OVERLOAD for c in wrapper.children
+    )
+
+
+def _collapse_overloads(
+    defs: list[_Def], binds: dict[int, typed.RawBinding]
+) -> tuple[list[_Def], dict[int, typed.RawBinding]]:
+    """Python ``@overload`` stubs that have an implementation are dropped, with the typed
+    names inside them: one function, not several (a stub-only name keeps its stubs)."""
+    stubs = [d for d in defs if _is_overload(d)]
+    implemented = {d.qualified_name for d in defs if not d.scope and not _is_overload(d)}
+    drop = [d for d in stubs if d.qualified_name in implemented]
+    if not drop:
+        return defs, binds
+    ids = {d.node.id for d in drop}
+    spans = [(d.node.start_byte, d.node.end_byte) for d in drop]
+    kept = {k: b for k, b in binds.items() if not any(a <= b.node.start_byte < z for a, z in spans)}
+    return [d for d in defs if d.node.id not in ids], kept
+
+
 def extract_code(
     path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
 ) -> tuple[list[Symbol], list[Import], list[CallSite], str | None]:
     """Symbols, imports, calls, and a syntax-error note (None when the tree is clean)."""
+    symbols, imports, calls, _, error = extract_all(path, language, data, budget_s)
+    return symbols, imports, calls, error
+
+
+def extract_all(
+    path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
+) -> tuple[list[Symbol], list[Import], list[CallSite], list[Binding], str | None]:
+    """:func:`extract_code` and the file's typed names."""
     module = model.module_name(path, language)
     tree, stopped = parse_within(language, data, budget_s)
     root = tree.root_node
-    defs, import_nodes, call_nodes = _collect(language, root)
+    defs, import_nodes, call_nodes, binds = _collect(language, root)
     _qualify(defs, module, language)
+    if language == "python":
+        defs, binds = _collapse_overloads(defs, binds)
     symbols = _symbols(defs, language)
     importer = (IMPORTERS | MORE_IMPORTERS)[language]
     imports = [imp for node in import_nodes for imp in importer(node)]
     calls = _calls(call_nodes, defs, module)
+    bindings = _bindings(binds, defs, module)
     error = f"syntax error near line {first_error_line(root)}" if root.has_error else None
     if stopped is not None:
         error = f"parse stopped after {budget_s:g} s at byte {stopped} of {len(data)}"
-    return symbols, imports, calls, error
+    return symbols, imports, calls, bindings, error
 
 
 def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
@@ -263,8 +331,10 @@ def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
             f"a line of {longest} bytes (over {options.max_code_line_bytes}): indexed as text"
         )
     elif languages.is_code(language):
-        symbols, imports, calls, error = extract_code(path, language, data, options.parse_budget_s)
-        facts.symbols, facts.imports, facts.calls = symbols, imports, calls
+        symbols, imports, calls, binds, error = extract_all(
+            path, language, data, options.parse_budget_s
+        )
+        facts.symbols, facts.imports, facts.calls, facts.bindings = symbols, imports, calls, binds
         facts.parse_status = ParseStatus.PARTIAL if error else ParseStatus.OK
         facts.parse_error = error
     facts.chunks = chunking.chunk_lines(

@@ -16,3 +16,18 @@
 (object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @callee) @call
 (object_creation_expression
   type: (generic_type . [(type_identifier) (scoped_type_identifier)] @callee)) @call
+
+; typed names (indexer/typed.py): locals, fields, parameters, `this.x = new T()`, returns
+(local_variable_declaration type: (_) @bind.type
+  declarator: (variable_declarator name: (identifier) @bind.name)) @bind
+(local_variable_declaration
+  declarator: (variable_declarator name: (identifier) @bind.name
+    value: (object_creation_expression type: (_) @bind.call))) @bind
+(field_declaration type: (_) @bind.type
+  declarator: (variable_declarator name: (identifier) @bind.name)) @bind
+(formal_parameter type: (_) @bind.type name: (identifier) @bind.name) @bind
+(enhanced_for_statement type: (_) @bind.type name: (identifier) @bind.name) @bind
+(assignment_expression
+  left: (field_access object: (this) @bind.self field: (identifier) @bind.name)
+  right: (object_creation_expression type: (_) @bind.call)) @bind
+(method_declaration type: (_) @bind.type) @returns

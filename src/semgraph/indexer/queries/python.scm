@@ -11,3 +11,27 @@
 
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @receiver attribute: (identifier) @callee)) @call
+
+; typed names (indexer/typed.py): locals, with-targets, parameters, self attributes, returns
+(assignment left: (identifier) @bind.name type: (type) @bind.type) @bind
+(assignment left: (identifier) @bind.name right: (call function: (_) @bind.call)) @bind
+(assignment left: (identifier) @bind.name right: (identifier) @bind.ref) @bind
+(assignment left: (identifier) @bind.name) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  type: (type) @bind.type) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (call function: (_) @bind.call)) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (identifier) @bind.ref) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)) @bind
+(as_pattern (call function: (_) @bind.call) alias: (as_pattern_target (identifier) @bind.name)) @bind
+(as_pattern alias: (as_pattern_target (identifier) @bind.name)) @bind
+(for_statement left: (identifier) @bind.name) @bind
+(typed_parameter (identifier) @bind.name type: (type) @bind.type) @bind
+(typed_default_parameter name: (identifier) @bind.name type: (type) @bind.type) @bind
+(parameters (identifier) @bind.name) @bind
+(default_parameter name: (identifier) @bind.name) @bind
+(list_splat_pattern (identifier) @bind.name) @bind
+(dictionary_splat_pattern (identifier) @bind.name) @bind
+(function_definition return_type: (type) @bind.type) @returns
+(return_statement (call function: (_) @bind.call)) @returns

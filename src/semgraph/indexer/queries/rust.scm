@@ -23,3 +23,19 @@
 (call_expression
   function: (generic_function
     function: (scoped_identifier path: (_) @receiver name: (identifier) @callee))) @call
+
+; typed names (indexer/typed.py): `let` bindings, parameters, struct fields, returns
+(let_declaration pattern: (identifier) @bind.name type: (_) @bind.type) @bind
+(let_declaration pattern: (identifier) @bind.name value: (call_expression function: (_) @bind.call)) @bind
+(let_declaration pattern: (identifier) @bind.name
+  value: (try_expression (call_expression function: (_) @bind.call))) @bind
+(let_declaration pattern: (identifier) @bind.name
+  value: (struct_expression name: (_) @bind.call)) @bind
+(let_declaration pattern: (identifier) @bind.name) @bind
+(let_declaration pattern: (mut_pattern (identifier) @bind.name) type: (_) @bind.type) @bind
+(let_declaration pattern: (mut_pattern (identifier) @bind.name)
+  value: (call_expression function: (_) @bind.call)) @bind
+(let_declaration pattern: (mut_pattern (identifier) @bind.name)) @bind
+(parameter pattern: (identifier) @bind.name type: (_) @bind.type) @bind
+(field_declaration name: (field_identifier) @bind.name type: (_) @bind.type) @bind
+(function_item return_type: (_) @bind.type) @returns

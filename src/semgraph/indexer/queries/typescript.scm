@@ -27,3 +27,23 @@
     object: (_) @receiver
     property: [(property_identifier) (private_property_identifier)] @callee)) @call
 (new_expression constructor: (identifier) @callee) @call
+
+; typed names (indexer/typed.py): locals, fields, parameters, `this.x = new T()`, returns
+(variable_declarator name: (identifier) @bind.name type: (type_annotation (_) @bind.type)) @bind
+(variable_declarator name: (identifier) @bind.name value: (new_expression constructor: (_) @bind.call)) @bind
+(variable_declarator name: (identifier) @bind.name value: (call_expression function: (_) @bind.call)) @bind
+(variable_declarator name: (identifier) @bind.name
+  value: (await_expression (call_expression function: (_) @bind.call))) @bind
+(variable_declarator name: (identifier) @bind.name) @bind
+(required_parameter pattern: (identifier) @bind.name type: (type_annotation (_) @bind.type)) @bind
+(optional_parameter pattern: (identifier) @bind.name type: (type_annotation (_) @bind.type)) @bind
+(required_parameter pattern: (identifier) @bind.name) @bind
+(public_field_definition name: (property_identifier) @bind.name
+  type: (type_annotation (_) @bind.type)) @bind
+(public_field_definition name: (property_identifier) @bind.name
+  value: (new_expression constructor: (_) @bind.call)) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (new_expression constructor: (_) @bind.call)) @bind
+(function_declaration return_type: (type_annotation (_) @bind.type)) @returns
+(method_definition return_type: (type_annotation (_) @bind.type)) @returns

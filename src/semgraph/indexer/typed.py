@@ -1,0 +1,93 @@
+"""Typed names of one file (:class:`semgraph.model.Binding`), read from the query's
+``@bind`` and ``@returns`` captures, for the receiver types of call resolution.
+
+A language's query declares them with these captures (all optional but the first two):
+
+* ``@bind`` (the declaring node) with ``@bind.name`` (the name declared);
+* ``@bind.type`` (a type expression as written) or ``@bind.call`` (the called expression of
+  the value, ``Cls`` in ``x = Cls()``); with neither, the name is declared untyped
+  (a parameter, a plain local), which still tells the resolver it is a local;
+* ``@bind.self`` (``self`` / ``this`` in ``self.attr = ...``): the name is an attribute of the
+  enclosing class, so its scope is that class;
+* ``@bind.ref`` (a plain name as the value, ``self.ctx = ctx``): the binding takes the type of
+  that name's binding in the same function, when it has one;
+* ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
+  the enclosing function's return type, named :data:`semgraph.model.RETURN`.
+
+When several patterns capture one name node the most specific wins: type, then call, then
+none (``y: Client = make()`` is a ``Client``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from semgraph.indexer.describe import MAX_EXPR, one_line
+from semgraph.indexer.imports import text
+from semgraph.model import RETURN, Binding
+
+_INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
+_RANK = {"name": 0, "ref": 1, "call": 2, "type": 3}
+MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
+
+
+@dataclass(slots=True)
+class RawBinding:
+    node: Node  # where the name is declared (its position finds the enclosing scope)
+    name: str  # RETURN for a return type
+    kind: str  # "type" | "call" | "name"
+    value: str
+    on_self: bool  # `self.attr` / `this.attr`: an attribute of the enclosing class
+
+
+def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
+    """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
+    kind, value = "name", ""
+    for tag in ("type", "call", "ref"):
+        nodes = caps.get(f"bind.{tag}")
+        if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
+            kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
+            break
+    if "returns" in caps:
+        if kind == "name":
+            return
+        node = caps["returns"][0]
+        key, name = -node.id - 1, RETURN
+    else:
+        names = caps.get("bind.name")
+        if not names or "bind" not in caps:
+            return
+        node, key, name = caps["bind"][0], names[0].id, text(names[0])
+    if not name or len(found) >= MAX_BINDINGS:
+        return
+    old = found.get(key)
+    if old is None or _RANK[kind] > _RANK[old.kind]:
+        found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
+
+
+def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str) -> list[Binding]:
+    """Bindings from (raw binding, enclosing scope, enclosing class) triples; an attribute
+    outside any class is dropped (``self`` there is nothing we know)."""
+    out: list[Binding] = []
+    seen: dict[tuple[str, str], Binding] = {}
+    for raw, scope, owner in items:
+        scope = scope or module
+        kind, value = raw.kind, raw.value
+        if kind == "ref":  # the named value's own binding in this function, if typed
+            ref = seen.get((scope, value))
+            kind, value = (ref.kind, ref.text) if ref is not None else ("name", "")
+        if raw.on_self:
+            if owner is None:
+                continue
+            scope = owner
+        bind = Binding(scope, raw.name, kind, value, raw.node.start_point[0] + 1)
+        seen[(scope, raw.name)] = bind
+        out.append(bind)
+    return out
+
+
+def ordered(found: dict[int, RawBinding]) -> Sequence[RawBinding]:
+    return sorted(found.values(), key=lambda b: b.node.start_byte)
