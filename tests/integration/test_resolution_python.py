@@ -118,3 +118,55 @@ def test_reexports_and_module_values(graph: Graph, settings: Settings, tmp_path:
     assert callers(reader, "shop.cli.command", "reexp") == {("main", "import")}  # decorator
     # the called fixture parameter is not linked to anything
     assert callers(reader, "main.main", "reexp") == set()
+
+
+SHAPES = {
+    "lib/__init__.py": "",
+    "lib/io.py": """import typing as t
+from typing import overload
+
+
+class Base(t.Generic[t.AnyStr]):
+    def read(self):
+        return 1
+
+
+class Reader(Base[t.IO[t.Any]]):
+    @overload
+    def get(self, key: int) -> int: ...
+    @overload
+    def get(self, key: str) -> str: ...
+    def get(self, key):
+        return self.read()
+
+
+def first():
+    from lib.other import helper
+
+    return helper()
+
+
+def second():
+    return helper()
+
+
+def helper():
+    return Reader().get(1)
+""",
+    "lib/other.py": "def helper():\n    return 2\n",
+}
+
+
+def test_overloads_generic_bases_and_function_imports(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    reader, _ = publish(graph, settings, tmp_path, SHAPES, "shapes")
+    # one Reader.get (the implementation), reached by its callers without ambiguity
+    assert callers(reader, "lib.io.Reader.get", "shapes") == {("lib.io.helper", "receiver")}
+    found = reader.definitions("Reader.get", repo="shapes")
+    assert [m["start_line"] for m in found.matches] == [15]
+    # Base[t.IO[t.Any]] is still the base Base: the inherited call resolves
+    assert callees(reader, "lib.io.Reader.get", "shapes") == {("lib.io.Base.read", "receiver")}
+    # the import inside first() is first()'s only: second() calls this module's helper
+    assert callees(reader, "lib.io.first", "shapes") == {("lib.other.helper", "import")}
+    assert callees(reader, "lib.io.second", "shapes") == {("lib.io.helper", "module")}
