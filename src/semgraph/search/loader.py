@@ -1,16 +1,23 @@
-"""Bulk loading of a staging index: chunks embedded in bounded windows (vectors reused from
-the live index by key), then sent in bounded ``_bulk`` requests.
+"""Bulk loading of a staging index: chunks embedded in bounded windows (vectors reused by
+key), then sent in bounded ``_bulk`` requests.
 
 Work is done in windows of ``search_embed_window_chunks`` chunks (fewer when they reach
-``search_embed_window_bytes``, texts plus vectors): look the window's vector keys up in the
-live index, embed only the misses, then send bulk requests of at most
-``search_bulk_batch_docs`` documents / ``search_bulk_max_bytes``. Any rejected document raises
-:class:`SearchBulkError`. Nothing here refreshes. The request bodies are in
+``search_embed_window_bytes``, texts plus vectors). For each window's distinct vector keys,
+the vector comes from the first place that has it: this run's staging index (a key an
+earlier window of the run already loaded: realtime ``mget`` of that document, so identical
+texts are embedded once per run, ``deduplicated``), the repository's live index (``reused``),
+the shared vector store (:mod:`semgraph.search.vectorstore`, ``store_reused``), or the model
+(``embedded``; then written to the store). Bulk requests hold at most
+``search_bulk_batch_docs`` documents / ``search_bulk_max_bytes``. Any rejected document
+raises :class:`SearchBulkError`. Nothing here refreshes. The request bodies are in
 :mod:`semgraph.search.bodies`; every request goes through :func:`semgraph.db.search_errors`.
+The module is over 300 lines because the window loop keeps its four vector sources, in
+order, in one place.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +33,11 @@ from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
 from semgraph.memory import malloc_trim
 from semgraph.model import FileFacts
-from semgraph.search.bodies import bulk_index_operations, lookup_vectors_body
+from semgraph.search.bodies import (
+    LOOKUP_VECTORS_SOURCE,
+    bulk_index_operations,
+    lookup_vectors_body,
+)
 from semgraph.search.documents import (
     PendingChunk,
     chunk_document,
@@ -36,11 +47,15 @@ from semgraph.search.documents import (
 )
 from semgraph.search.embed import Embedder
 from semgraph.search.progress import EmbedMeter, EmbedProgress
+from semgraph.search.vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
 
 
 BULK_ERRORS_SHOWN = 3
+# keys remembered per run for in-run deduplication (about 150 bytes each); past it, a
+# duplicate in a later window comes from the store or the model
+RUN_KEYS_MAX = 1_000_000
 
 
 @dataclass
@@ -51,17 +66,23 @@ class IndexStats:
     chunks: int = 0
     embedded: int = 0  # texts given to the model
     reused: int = 0  # chunks whose vector came from the live index
-    deduplicated: int = 0  # chunks sharing a vector with an earlier chunk of the same window
+    deduplicated: int = 0  # chunks sharing a vector with an earlier chunk of the same run
+    store_reused: int = 0  # chunks whose vector came from the shared vector store
+    store_written: int = 0  # vectors written to the store
+    store_invalid: int = 0  # store documents ignored (corrupt, other model or size)
+    store_errors: int = 0  # store requests that failed (the run embedded instead)
     docs: int = 0
     bulk_requests: int = 0
     embed_seconds: float = 0.0  # the embedding phase: keys, lookup of reusable vectors, model
-    lookup_seconds: float = 0.0  # the reuse lookup part of embed_seconds
+    lookup_seconds: float = 0.0  # the reuse lookup part of embed_seconds (live index)
+    store_seconds: float = 0.0  # the vector store part of embed_seconds (lookup + write)
     bulk_seconds: float = 0.0
 
     @property
     def hit_rate(self) -> float:
-        """Share of chunks whose vector was reused (1.0 when there was nothing to embed)."""
-        return self.reused / self.chunks if self.chunks else 1.0
+        """Share of chunks not given to the model (1.0 when there was nothing to embed).
+        Each chunk is counted once: embedded + reused + store_reused + deduplicated."""
+        return 1 - self.embedded / self.chunks if self.chunks else 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "hit_rate": round(self.hit_rate, 4)}
@@ -81,6 +102,30 @@ def lookup_vectors(
         vector = src.get("embedding")
         if isinstance(vector, list) and src.get("vector_key"):
             found[src["vector_key"]] = vector
+    return found
+
+
+def _digest(key: str) -> bytes:
+    """16 bytes standing for a vector key in the run's memory."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def staged_vectors(
+    es: elasticsearch.Elasticsearch, staging: str, ids: dict[str, str]
+) -> dict[str, list[float]]:
+    """Vectors of documents this run already sent to ``staging``, ``{vector key: document
+    id}`` (a realtime ``mget``: no refresh needed); a document whose key differs is skipped."""
+    if not ids:
+        return {}
+    keys = list(ids)
+    with search_errors(f"look up this run's vectors in {staging}"):
+        resp = es.mget(index=staging, ids=[ids[k] for k in keys], source=LOOKUP_VECTORS_SOURCE)
+    found: dict[str, list[float]] = {}
+    for key, doc in zip(keys, resp.get("docs", []), strict=False):
+        src = doc.get("_source") or {}
+        vector = src.get("embedding")
+        if doc.get("found") and src.get("vector_key") == key and isinstance(vector, list):
+            found[key] = vector
     return found
 
 
@@ -126,13 +171,16 @@ def load_files(
     """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
     ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
     before each bulk request."""
-    loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults)
+    store = VectorStore(es, settings)
+    loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults, store=store)
     loader.meter.total_files = total_files
     loader.meter.sink = progress
     for facts in files:
         loader.add_file(facts)
     loader.flush()
+    store.maybe_gc()
     stats = loader.stats
+    stats.store_errors = store.stats.errors
     event(
         log,
         logging.INFO,
@@ -159,6 +207,7 @@ class Loader:
         live: str | None,
         faults: Faults = PROCESS,
         clock: Callable[[], float] = time.monotonic,
+        store: VectorStore | None = None,
     ) -> None:
         self.es = es
         self.faults = faults
@@ -172,6 +221,8 @@ class Loader:
         self.window_bytes = 0
         self.stats = IndexStats()
         self.meter = EmbedMeter(repo_key, run_id, clock)
+        self.store = store
+        self.seen: dict[bytes, str] = {}  # vector key digest -> id of a document sent with it
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1
@@ -211,28 +262,54 @@ class Loader:
 
     def _vectors(self, window: list[PendingChunk]) -> dict[str, list[float]]:
         started = time.perf_counter()
-        keys = list(dict.fromkeys(p.key for p in window))
-        vectors: dict[str, list[float]] = {}
-        if self.live is not None:
-            vectors = lookup_vectors(self.es, self.live, keys)
-            self.stats.lookup_seconds += time.perf_counter() - started
-        found = set(vectors)
-        misses = [k for k in keys if k not in found]
+        first: dict[str, PendingChunk] = {}
+        for p in window:
+            first.setdefault(p.key, p)
+        keys = list(first)
+        earlier = {k: self.seen[d] for k in keys if (d := _digest(k)) in self.seen}
+        vectors = staged_vectors(self.es, self.staging, earlier)
+        in_run = len(vectors)
+        misses = [k for k in keys if k not in vectors]
+        reused = 0
+        if self.live is not None and misses:
+            lookup_started = time.perf_counter()
+            live = lookup_vectors(self.es, self.live, misses)
+            self.stats.lookup_seconds += time.perf_counter() - lookup_started
+            vectors.update(live)
+            reused = sum(1 for k in misses if k in live)
+            misses = [k for k in misses if k not in live]
+        from_store: dict[str, list[float]] = {}
+        if self.store is not None and misses:
+            invalid = self.store.stats.invalid
+            from_store = self.store.lookup(self.embedder.model_id, self.embedder.dims, misses)
+            self.stats.store_invalid += self.store.stats.invalid - invalid
+            vectors.update(from_store)
+            misses = [k for k in misses if k not in from_store]
         if misses:
-            text_of = {p.key: p.text for p in window}
             done = self.stats.chunks  # the window's reused and duplicate chunks are done
             self.meter.show(self.stats.files, done, batch=len(window) - len(misses))
             fresh = self.embedder.embed(
-                [text_of[k] for k in misses],
+                [first[k].text for k in misses],
                 on_batch=lambda n: self.meter.show(self.stats.files, done, batch=n),
             )
             vectors.update(zip(misses, fresh, strict=True))
+            if self.store is not None:
+                written = self.store.stats.written
+                self.store.put(self.embedder.model_id, list(zip(misses, fresh, strict=True)))
+                self.stats.store_written += self.store.stats.written - written
+        if self.store is not None:
+            self.stats.store_seconds = self.store.stats.seconds
+        for key, p in first.items():
+            if len(self.seen) < RUN_KEYS_MAX:
+                self.seen.setdefault(_digest(key), document_id(p.path, p.ordinal))
         self.stats.embed_seconds += time.perf_counter() - started
         self.meter.in_flight = 0
         self.stats.chunks += len(window)
         self.stats.embedded += len(misses)
-        self.stats.reused += sum(1 for p in window if p.key in found)
-        self.stats.deduplicated += len(window) - len(keys)
+        self.stats.reused += reused
+        self.stats.store_reused += len(from_store)
+        # every chunk after the first of its key in the run (this window or an earlier one)
+        self.stats.deduplicated += len(window) - len(keys) + in_run
         return vectors
 
     def _send(self, window: list[PendingChunk], vectors: dict[str, list[float]]) -> None:
