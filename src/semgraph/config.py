@@ -139,6 +139,12 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]{1,2})?)$")
     embedding_max_chars: int = Field(default=8000, ge=64, le=1_000_000)  # text given to the model
+    # the model runtime (issue 20): auto = torch on CUDA when a GPU is visible, else OpenVINO;
+    # the quantisation applies to OpenVINO (torch runs fp32); both are part of the model id
+    embedding_backend: str = Field(default="auto", pattern=r"^(auto|openvino|torch)$")
+    embedding_quantization: str = Field(default="int8", pattern=r"^(int8|bf16|fp32)$")
+    embedding_threads: int = Field(default=0, ge=0, le=1024)  # OpenVINO threads; 0: all CPUs
+    embedding_calibration_texts: int = Field(default=200, ge=16, le=10_000)  # int8 export
     search_index_prefix: str = Field(default="code", pattern=r"^[a-z][a-z0-9_]{0,31}$")
     search_index_replicas: int = Field(default=0, ge=0, le=10)
     search_index_shards: int = Field(default=1, ge=1, le=64)

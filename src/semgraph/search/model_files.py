@@ -74,3 +74,31 @@ def declared_dims(model_dir: Path) -> int | None:
     except (OSError, ValueError, KeyError, StopIteration, TypeError):
         return None
     return dims if dims > 0 else None
+
+
+def transformer_dir(model_dir: Path) -> Path:
+    """The directory of the model's Transformer module (``modules.json``; the root if none)."""
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text())
+    except (OSError, ValueError):
+        return model_dir
+    for module in modules if isinstance(modules, list) else []:
+        if isinstance(module, dict) and str(module.get("type", "")).endswith(".Transformer"):
+            inner = (model_dir / str(module.get("path", ""))).resolve()
+            # a path that leaves the model directory (``../..``) is not the model's own
+            return inner if inner.is_relative_to(model_dir.resolve()) else model_dir
+    return model_dir
+
+
+def max_seq_length(model_dir: Path) -> int:
+    """The model's ``max_seq_length`` (sentence_bert_config.json), else its position limit."""
+    for name in ("sentence_bert_config.json", "config.json"):
+        try:
+            conf = json.loads((model_dir / name).read_text())
+        except (OSError, ValueError):
+            continue
+        for key in ("max_seq_length", "max_position_embeddings"):
+            value = conf.get(key) if isinstance(conf, dict) else None
+            if isinstance(value, int) and 0 < value <= 65536:
+                return value
+    return 512
