@@ -1,19 +1,27 @@
-"""Retrieval evaluation: recall@5 of BM25 alone, kNN alone and their RRF fusion.
+"""Retrieval evaluation: recall@5 and MRR@10 of BM25 alone, kNN alone and the hybrid, on two
+evaluations, asked through the product's own search (:func:`semgraph.search.query.search`,
+the path ``GET /search`` takes) on indexes built by the product's own indexing path.
 
-    python -m bench.bench_retrieval [--k 5] [--verbose]
+    python -m bench.bench_retrieval [--only own|outside] [--verbose]
 
-Corpus: this repository's own ``src/semgraph``, parsed and chunked by the indexer's
-``extract_file`` (same options as a reindex), loaded into a staging index behind an alias
-exactly as a run does. Queries: the hand-written set below, each with the chunk(s) it should
-find (file path suffix + symbol qualified-name suffix): identifier queries and questions by
-meaning. A query whose target no longer exists in the code is reported and left out. Needs
-the local stack (``SEMGRAPH_ES_URL``).
+- **own**: this repository's ``src/semgraph`` against the hand-written 36 queries below
+  (file path suffix + symbol qualified-name suffix), identifier queries and questions by
+  meaning. A query whose target no longer exists in the code is reported and left out.
+- **outside**: public repositories at pinned commits with every docstring and comment
+  removed (:mod:`bench.eval_corpus`), queried with the first sentence of each function's
+  documentation and with natural questions written from reading the code; split into a
+  tuning half and a test half by the hash of the query id. Reported per half, per
+  repository and overall, with a paired bootstrap 95 % interval of hybrid minus the best
+  single retriever.
+
+Needs the local stack (``SEMGRAPH_ES_URL``) and the fetched repositories (``--mirrors``).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from bench.records import emit
 from semgraph.model import FileFacts
@@ -25,15 +33,15 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     # identifiers
     ("flip_alias", [("search/index.py", "SearchIndex.flip_alias")]),
     ("cause_chain", [("errors.py", "cause_chain")]),
-    ("malloc_trim", [("indexer/memory.py", "malloc_trim")]),
+    ("malloc_trim", [("semgraph/memory.py", "malloc_trim")]),
     ("detect_kind", [("graph/dialect.py", "detect_kind")]),
     ("splitIdentifier", [("search/split.py", "split_identifier")]),
-    ("content_hash", [("indexer/model.py", "content_hash")]),
+    ("content_hash", [("semgraph/model.py", "content_hash")]),
     ("load_settings", [("config.py", "load_settings")]),
     ("JsonFormatter", [("logs.py", "JsonFormatter")]),
     ("gc_orphans", [("search/index.py", "SearchIndex.gc_orphans")]),
     ("vector_key", [("search/embed.py", "vector_key")]),
-    ("module_name", [("indexer/model.py", "module_name")]),
+    ("module_name", [("semgraph/model.py", "module_name")]),
     ("search_errors", [("db.py", "search_errors")]),
     ("rrf", [("search/query.py", "rrf")]),
     ("connect_graph", [("db.py", "connect_graph")]),
@@ -55,8 +63,11 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
             ("search/index.py", "SearchIndex.orphaned_staging"),
         ],
     ),
-    ("give freed heap memory back to the operating system", [("indexer/memory.py", "malloc_trim")]),
-    ("resident set size of the current process", [("indexer/memory.py", "rss_bytes")]),
+    (
+        "give freed heap memory back to the operating system",
+        [("semgraph/memory.py", "malloc_trim")],
+    ),
+    ("resident set size of the current process", [("semgraph/memory.py", "rss_bytes")]),
     (
         "break camelCase and snake_case names into words",
         [
@@ -86,7 +97,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     ),
     (
         "dotted module path of a source file",
-        [("indexer/model.py", "module_name")],
+        [("semgraph/model.py", "module_name")],
     ),
     (
         "raise when the bulk response reports rejected documents",
@@ -117,73 +128,123 @@ def parse_sources() -> list[FileFacts]:
     return [extract_file(str(p.relative_to(ROOT)), p.read_bytes(), options) for p in paths]
 
 
+def own_queries(files: list[FileFacts]) -> list[Any]:
+    """The hand-written queries as :class:`bench.eval_run.Query`, each target resolved to
+    the chunks' exact (path, symbol) pairs in today's code."""
+    from bench.eval_corpus import half
+    from bench.eval_run import Query, spans
+
+    symbols = {(f.path, s.qualified_name) for f in files for s in f.symbols}
+    out = []
+    for i, (q, targets) in enumerate(QUERIES):
+        exact = spans(files, [(p, s) for p, s in symbols for t in targets if matches(p, s, t)])
+        if not exact:
+            print(f"left out (target no longer in the code): {q!r}")
+            continue
+        out.append(Query(f"own:{i}", "bench-retrieval", q, exact, "own", half(f"own:{i}")))
+    return out
+
+
+def report(
+    name: str, queries: list[Any], ranks: dict[str, list[int | None]], *, verbose: bool
+) -> None:
+    """Print and emit recall@5 / MRR@10 per mode for every slice of ``queries``, and the
+    bootstrap of hybrid against the best single retriever."""
+    from bench.eval_run import bootstrap_diff, mrr, recall
+
+    slices: list[tuple[str, str, str, list[int]]] = []
+    halves = ["all"] + (["tune", "test"] if name == "outside" else [])
+    repos = sorted({q.repo for q in queries}) if name == "outside" else []
+    kinds = sorted({q.kind for q in queries}) if name == "outside" else []
+    for sub in halves:
+        picked = [i for i, q in enumerate(queries) if sub in ("all", q.half)]
+        slices.append((sub, "all", "all", picked))
+        for repo in repos:
+            slices.append((sub, repo, "all", [i for i in picked if queries[i].repo == repo]))
+        for kind in kinds:
+            slices.append((sub, "all", kind, [i for i in picked if queries[i].kind == kind]))
+    for sub, repo, kind, picked in slices:
+        if not picked:
+            continue
+        cells = []
+        for mode in ranks:
+            got = [ranks[mode][i] for i in picked]
+            r5, m10 = round(recall(got), 3), round(mrr(got), 3)
+            cells.append(f"{mode} {r5:.3f}/{m10:.3f}")
+            emit(
+                "retrieval.eval",
+                eval=name,
+                half=sub,
+                repo=repo,
+                kind=kind,
+                mode=mode,
+                n=len(picked),
+                recall5=r5,
+                mrr10=m10,
+            )
+        print(f"{name} {sub:<4} {repo:<14} {kind:<9} n={len(picked):<4} " + "  ".join(cells))
+        if repo == "all" and kind == "all" and {"bm25", "knn", "hybrid"} <= set(ranks):
+            best = max(("bm25", "knn"), key=lambda m: recall([ranks[m][i] for i in picked]))
+            diff, lo, hi = bootstrap_diff(
+                [ranks["hybrid"][i] for i in picked], [ranks[best][i] for i in picked]
+            )
+            print(f"  hybrid - {best}: {diff:+.3f} (95 % CI {lo:+.3f} .. {hi:+.3f})")
+            emit(
+                "retrieval.bootstrap",
+                eval=name,
+                half=sub,
+                best=best,
+                n=len(picked),
+                diff=round(diff, 3),
+                lo=round(lo, 3),
+                hi=round(hi, 3),
+            )
+    if verbose:
+        for mode in ranks:
+            for q, r in zip(queries, ranks[mode], strict=True):
+                if r is None or r > 5:
+                    print(f"  {mode} miss ({r}): {q.id} {q.text!r}")
+
+
+def own_eval(es: Any, settings: Any, embedder: Any, verbose: bool) -> None:
+    from bench.eval_run import build_index, drop_index, run_queries
+
+    files = parse_sources()
+    queries = own_queries(files)
+    repo_key = "bench-retrieval"
+    try:
+        chunks = build_index(es, settings, embedder, repo_key, files)
+        print(f"own: {len(files)} files, {chunks} chunks, {len(queries)} queries")
+        emit("retrieval.corpus", eval="own", files=len(files), chunks=chunks, queries=len(queries))
+        ranks = run_queries(es, settings, embedder, queries, lambda q: repo_key)
+        report("own", queries, ranks, verbose=verbose)
+    finally:
+        drop_index(es, settings, repo_key)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--only", choices=["own", "outside"])
+    parser.add_argument("--mirrors", type=Path, default=None)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
+    from bench.eval_outside import outside_eval
+    from bench.eval_run import CachedEmbedder
     from semgraph.config import load_settings
     from semgraph.db import connect_search
-    from semgraph.search.embed import Embedder
-    from semgraph.search.index import SearchIndex
-    from semgraph.search.query import search
 
     settings = load_settings()
     es = connect_search(settings)
-    manager = SearchIndex(es, settings)
-    embedder = Embedder(settings)
-    repo_key = "bench-retrieval"
-    files = parse_sources()
-    chunks = [(f.path, c.symbol) for f in files for c in f.chunks]
-    queries = [
-        (q, targets)
-        for q, targets in QUERIES
-        if any(matches(p, s, t) for p, s in chunks for t in targets)
-    ]
-    for q, _ in QUERIES:
-        if q not in {qq for qq, _ in queries}:
-            print(f"left out (target no longer in the code): {q!r}")
-    print(f"{len(files)} files, {len(chunks)} chunks, {len(queries)} queries, k={args.k}")
-    emit("retrieval.corpus", files=len(files), chunks=len(chunks), queries=len(queries), k=args.k)
+    embedder = CachedEmbedder(settings, settings.state_dir / "bench-vectors.sqlite")
+    emit("retrieval.model", model_id=embedder.model_id, model_dir=str(embedder.model_dir))
     try:
-        for info in manager.list_indexes():
-            if info.meta.get("repo") == repo_key:
-                manager.delete_index(info.name)
-        staging = manager.create_staging(repo_key, "eval", embedder.dims)
-        stats = manager.index_files(staging, repo_key, "eval", files, embedder)
-        manager.refresh(staging)
-        manager.flip_alias(repo_key, staging)
-        print(f"indexed in {stats.embed_seconds + stats.bulk_seconds:.1f}s")
-        emit("retrieval.indexed", seconds=round(stats.embed_seconds + stats.bulk_seconds, 1))
-        recall: dict[str, float] = {}
-        for mode in ("bm25", "knn", "hybrid"):
-            found = 0
-            for q, targets in queries:
-                hits = search(es, settings, embedder, q, repo=repo_key, k=args.k, mode=mode)
-                ok = any(matches(h.path, h.symbol, t) for h in hits for t in targets)
-                found += ok
-                if args.verbose and not ok:
-                    got = ", ".join(f"{h.symbol}" for h in hits[:3])
-                    print(f"  {mode} miss: {q!r} -> {got}")
-            recall[mode] = found / len(queries)
-            print(f"recall@{args.k} {mode:<6}: {recall[mode]:.3f} ({found}/{len(queries)})")
-            emit(
-                "retrieval.recall",
-                mode=mode,
-                k=args.k,
-                recall=round(recall[mode], 3),
-                found=found,
-                total=len(queries),
-            )
-        print(
-            f"ratio hybrid / bm25: {recall['hybrid'] / max(recall['bm25'], 1e-9):.2f}; "
-            f"hybrid / knn: {recall['hybrid'] / max(recall['knn'], 1e-9):.2f}"
-        )
+        if args.only != "outside":
+            own_eval(es, settings, embedder, args.verbose)
+        if args.only != "own":
+            outside_eval(es, settings, embedder, args.mirrors, args.verbose, report)
+        print(f"vectors: {embedder.hits} from the cache, {embedder.misses} embedded")
     finally:
-        for info in manager.list_indexes():
-            if info.meta.get("repo") == repo_key:
-                manager.delete_index(info.name)
         es.close()
 
 

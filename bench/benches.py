@@ -5,8 +5,10 @@ builder of their rows, their time limit and the note the report prints above the
 from __future__ import annotations
 
 from bench.figures import Bench
+from bench.figures_accuracy import figures_accuracy
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
-from bench.figures_stores import figures_delta, figures_graph, figures_queue, figures_retrieval
+from bench.figures_retrieval import figures_retrieval
+from bench.figures_stores import figures_delta, figures_graph, figures_queue
 from bench.figures_webhook import figures_webhook
 
 BENCHES = [
@@ -100,4 +102,21 @@ BENCHES = [
         "`GET /search` finds it; baseline the first full index through the same path.",
     ),
     Bench("retrieval", "bench.bench_retrieval", [], [], figures_retrieval),
+    Bench(
+        "accuracy",
+        "bench.bench_accuracy",
+        [],
+        ["--repos", "click"],
+        figures_accuracy,
+        timeout_s=2 * 3600,
+        in_quick=False,
+        note="Call resolution against compiler-grade oracles (issue 14): jedi 0.20.1 `goto` "
+        "(Python) and `callgraph -algo=vta -test` of golang.org/x/tools v0.52.0 (Go), both "
+        "installed from the registries on first use; each repository pinned to a commit, "
+        "indexed by semgraph's own parse phase and resolver (no graph publish, no embedding) "
+        "and matched by (path, line, callee name). Precision in two views: over the call sites "
+        "the oracle resolves inside the repository, and over all sites (an edge where the "
+        "oracle says external, not a definition, or nothing counts as false). Where the oracle "
+        "itself is wrong: `bench/accuracy_verdicts.md`.",
+    ),
 ]

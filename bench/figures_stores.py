@@ -1,5 +1,5 @@
 """Rows of the stores' benchmarks: graph (publish and queries), delta (publish of a change),
-queue, retrieval.
+queue (retrieval is in ``bench.figures_retrieval``).
 
 Each ``figures_NAME`` reads the ``bench.records`` lines that ``bench/bench_NAME.py`` prints.
 """
@@ -247,48 +247,6 @@ def figures_queue(out: str, args: Sequence[str] | None = None) -> list[Figure]:
                 f"{enq:.1f} jobs/s",
                 f"{b} ms round trip = {rt_per_s:.0f} round trips/s",
                 f"{rt_per_s / enq:.1f} round trips per job" if enq else "-",
-                "-",
-            )
-        )
-    return figs
-
-
-# -- retrieval -------------------------------------------------------------------------------
-
-
-def figures_retrieval(out: str, args: Sequence[str] | None = None) -> list[Figure]:
-    recall = {
-        r["mode"]: r for r in records.read(out, "retrieval.recall") if num(r, "recall", "found")
-    }
-    if not recall:
-        return []
-    corpora = [r for r in records.read(out, "retrieval.corpus") if num(r, "files", "chunks")]
-    head = corpora[-1] if corpora else None
-    what = f"{head['queries']} queries on src/semgraph, k={head['k']}" if head else ""
-    bm25 = recall["bm25"]["recall"] if "bm25" in recall else 0.0
-    best = max(r["recall"] for r in recall.values())
-    base = f"{bm25:.3f}" if "bm25" in recall else "-"
-    figs = [
-        Figure(
-            f"recall@k {mode} ({what})",
-            f"{r['recall']:.3f} ({r['found']}/{r['total']})",
-            f"{base} BM25 alone",
-            x(r["recall"], bm25),
-            "hybrid >= each alone" if mode == "hybrid" else "-",
-            ok(r["recall"] >= best) if mode == "hybrid" else "",
-        )
-        for mode in ("bm25", "knn", "hybrid")
-        if (r := recall.get(mode))
-    ]
-    indexed = [r for r in records.read(out, "retrieval.indexed") if num(r, "seconds")]
-    if indexed and head:
-        figs.append(
-            Figure(
-                f"retrieval index build, embedding + bulk ({head['chunks']} chunks of "
-                f"{head['files']} files)",
-                f"{indexed[-1]['seconds']:.1f} s",
-                "-",
-                "-",
                 "-",
             )
         )
