@@ -44,6 +44,7 @@ class Bench:
     parse: Builder
     timeout_s: int = 1800
     note: str = ""
+    in_quick: bool = True  # False: ``run_all --quick`` leaves it out unless named in --only
 
 
 @dataclass

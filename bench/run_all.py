@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         info = {"run started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **machine()}
         (logs / "machine.json").write_text(json.dumps(info, indent=1) + "\n")
     selected = [b for b in BENCHES if not wanted or b.name in wanted]
+    if args.quick and not args.from_logs:  # a benchmark too slow for --quick runs when named
+        selected = [b for b in selected if b.in_quick or b.name in wanted]
     if args.from_logs:
         outcomes = [o for b in selected for o in outcomes_from_log(b, logs)]
         args.quick = any(o.args == o.bench.quick and o.args != o.bench.default for o in outcomes)
