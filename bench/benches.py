@@ -8,6 +8,7 @@ from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_retrieval import figures_retrieval
+from bench.figures_reuse import figures_firstindex, figures_reuse
 from bench.figures_stores import figures_delta, figures_graph, figures_queue
 from bench.figures_webhook import figures_webhook
 
@@ -118,5 +119,31 @@ BENCHES = [
         "the oracle resolves inside the repository, and over all sites (an edge where the "
         "oracle says external, not a definition, or nothing counts as false). Where the oracle "
         "itself is wrong: `bench/accuracy_verdicts.md`.",
+    ),
+    Bench(
+        "reuse",
+        "bench.bench_reuse",
+        [],
+        ["--subdir", "src/semgraph/search"],
+        figures_reuse,
+        note="A fork's first index (issue 20): this repository's `src/` at HEAD is indexed by "
+        "the real job, then a copy under another path (another repository key) with three "
+        "commits of changes (a function added to three files, one body edited, a file added "
+        "and one deleted) gets its first index; the share of its chunks whose vector came "
+        "from the shared vector store, and its embedding phase over the origin's.",
+    ),
+    Bench(
+        "firstindex",
+        "bench.bench_firstindex",
+        [],
+        ["--tools", "default"],
+        figures_firstindex,
+        timeout_s=2 * 3600,
+        in_quick=False,
+        note="The whole first index of this repository at HEAD (issue 20), each tool in a fresh "
+        "process on an empty graph, same run: semgraph with `SEMGRAPH_EMBEDDING_BACKEND=torch`, "
+        "semgraph with its default CPU path, and CodeGraphContext (PyPI, its own venv, as "
+        "`bench.peers`). Wall time is the whole process; peak RSS per phase (MiB) from an RSS "
+        "sampler marked at the job's checkpoints, as `bench_memory`.",
     ),
 ]
