@@ -245,7 +245,8 @@ class _Resolver:
             counts[cls.value] = counts.get(cls.value, 0) + 1
             if cls is CallClass.RESOLVED and tier is not None:
                 self.res.tier_counts[tier] = self.res.tier_counts.get(tier, 0) + 1
-                edges.append((src.key, keys[0], line, tier, 1))
+                # one edge; Go interface dispatch: one per implementation (candidates: how many)
+                edges += [(src.key, k, line, tier, max(candidates, 1)) for k in keys]
             elif cls is CallClass.AMBIGUOUS:
                 stats[src.key][2] += 1
                 if keys:

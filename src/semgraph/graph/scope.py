@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from semgraph.graph.go_types import GoTypes, is_go_key
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.symtab import CLASS_KINDS
 
@@ -159,6 +160,8 @@ class NameLookups:
                 "SELECT key FROM symbols WHERE parent_key = ? AND name = ?", (class_key, name)
             )
         ]
+        if not keys and is_go_key(class_key):  # a Go method may be in another file
+            keys = GoTypes.of(self).methods(class_key, name)
         if keys or depth >= 4:
             return keys
         for (parent,) in self.db.execute(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
+from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.resolution import CallClass, Reason, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
@@ -58,6 +59,8 @@ class CallTiers:
                 return found
             if callee in BUILTIN_CALLS.get(f.family, ()):
                 return CallClass.EXTERNAL, None, [], 0
+            if f.family == GO:  # a bare Go name is of the package (found above) or nothing
+                return CallClass.UNRESOLVED, Reason.NO_DEFINITION.value, [], 0
             return self._unique(callee, f.family, BARE_KINDS)
         receiver = receiver.strip()
         if _LITERAL.match(receiver):
@@ -82,8 +85,9 @@ class CallTiers:
             nested = scope.by_qn.get(f"{sym.qn}.{callee}")
             if nested:
                 return _pick([s.key for s in nested], Tier.SCOPE)
-        if self.typed.local(Ctx(scope, f, src), callee, line) is not None:
-            return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0  # a parameter called
+        called = self.typed.local(Ctx(scope, f, src), callee, line)
+        if called is not None:  # a parameter or local called
+            return self._called_local(Ctx(scope, f, src), called)
         bound = self.names.bound(scope, callee, f.family, src)
         if bound is not None:
             if bound[0] == "external":
@@ -98,6 +102,14 @@ class CallTiers:
             return _pick(local, Tier.MODULE)
         return None
 
+    def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
+        """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved."""
+        if bound[0] == "value":
+            value = self.typed.value_of_binding(ctx, bound, 0)
+            if value[0] == "function":
+                return _pick(list(value[1]), Tier.SCOPE)
+        return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0
+
     def _typed(
         self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, line: int
     ) -> Outcome | None:
@@ -110,6 +122,10 @@ class CallTiers:
             keys = [m for c in classes for m in self.names.members(c, callee)]
             if keys:
                 return _pick(keys, Tier.RECEIVER)
+            if f.family == GO:  # a value of an interface type: every implementation
+                impl = GoTypes.of(self.names).dispatch(classes, callee)
+                if impl:
+                    return CallClass.RESOLVED, INTERFACE_TIER, impl, len(impl)
             if local or kind == "super":
                 if any(self.typed.has_external_base(c) for c in classes):
                     return CallClass.EXTERNAL, None, [], 0
@@ -126,7 +142,8 @@ class CallTiers:
         parts = RECEIVER_SPLIT.split(receiver)
         root = parts[0].strip()
         simple = len(parts) == 1 and "(" not in receiver
-        if not (simple and (root in SELF_NAMES or self._is_import(scope, f, src, root))):
+        shadows = f.family == GO and self.typed.local(Ctx(scope, f, src), root, line) is not None
+        if shadows or not (simple and (root in SELF_NAMES or self._is_import(scope, f, src, root))):
             typed = self._typed(scope, f, src, callee, receiver, line)
             if typed is not None:
                 return typed

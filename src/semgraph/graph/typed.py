@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from semgraph.graph import go_types
 from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.scope import FileScope, NameLookups, Sym
@@ -188,6 +189,8 @@ class TypedNames:
             path, member = target[1].split(MEMBER_SEP, 1)
             return self.module_value(path, member, 0)
         fam = ctx.f.family
+        if fam == go_types.GO and (value := go_types.package_name(self, ctx, name)):
+            return value  # a Go package's files see its types, functions and variables
         if fam in PACKAGE_SCOPED:  # the package's other files are visible without an import
             same = [
                 k
@@ -215,6 +218,9 @@ class TypedNames:
         kind, text = bound
         if kind == "type":
             return self.value_of_type(ctx, text, depth)
+        if kind == "value":  # Go `f := pkg.Func`: what the expression names
+            named = split_receiver(text)
+            return UNKNOWN if named is None else self.evaluate(ctx, named, ctx.src.end, depth + 1)
         if kind == "call":
             segs = split_receiver(text)
             if segs is None or segs[-1].called:

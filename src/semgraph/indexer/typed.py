@@ -11,6 +11,8 @@ A language's query declares them with these captures (all optional but the first
   enclosing class, so its scope is that class;
 * ``@bind.ref`` (a plain name as the value, ``self.ctx = ctx``): the binding takes the type of
   that name's binding in the same function, when it has one;
+* ``@bind.value`` (a name or ``pkg.Name`` as the value, Go ``f := pkg.Func``): the name holds
+  what that expression names (a function value: calling the local calls it);
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
 
@@ -30,7 +32,7 @@ from semgraph.indexer.imports import text
 from semgraph.model import RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
-_RANK = {"name": 0, "ref": 1, "call": 2, "type": 3}
+_RANK = {"name": 0, "ref": 1, "value": 2, "call": 3, "type": 4}
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
 
@@ -46,7 +48,7 @@ class RawBinding:
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
     kind, value = "name", ""
-    for tag in ("type", "call", "ref"):
+    for tag in ("type", "call", "value", "ref"):
         nodes = caps.get(f"bind.{tag}")
         if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
             kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)

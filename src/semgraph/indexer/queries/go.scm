@@ -21,3 +21,47 @@
   function: (selector_expression
     operand: (_) @receiver
     field: (field_identifier) @callee)) @call
+
+; typed names (issue 14, semgraph.indexer.typed): locals from constructors, composite literals
+; and function values, declared variables, parameters and method receivers, struct fields,
+; declared results (the first one), and an interface's methods (untyped names in its scope:
+; its method set, for interface dispatch)
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . (call_expression function: (_) @bind.call))) @bind
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . (composite_literal type: (_) @bind.type))) @bind
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . (unary_expression operand: (composite_literal type: (_) @bind.type)))) @bind
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . [(identifier) (selector_expression)] @bind.value)) @bind
+(short_var_declaration left: (expression_list (identifier) @bind.name)) @bind
+(var_spec name: (identifier) @bind.name type: (_) @bind.type) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . (call_expression function: (_) @bind.call))) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . (composite_literal type: (_) @bind.type))) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . (unary_expression operand: (composite_literal type: (_) @bind.type)))) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . [(identifier) (selector_expression)] @bind.value)) @bind
+(var_spec name: (identifier) @bind.name) @bind
+(parameter_declaration name: (identifier) @bind.name type: (_) @bind.type) @bind
+(variadic_parameter_declaration name: (identifier) @bind.name) @bind
+(range_clause left: (expression_list (identifier) @bind.name)) @bind
+(type_switch_statement alias: (expression_list (identifier) @bind.name)) @bind
+(field_declaration name: (field_identifier) @bind.name type: (_) @bind.type) @bind
+(method_elem name: (field_identifier) @bind.name) @bind
+(function_declaration
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+(function_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
+(method_declaration
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+(method_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns

@@ -1,0 +1,155 @@
+"""Go's rules for receiver types (issue 14), used by :mod:`semgraph.graph.typed`,
+:mod:`semgraph.graph.scope` and :mod:`semgraph.graph.tiers` where Go differs.
+
+* A type's methods may be declared in any file of its package: ``func (s *Server) Handle()``
+  in ``handler.go`` is a method of ``Server`` of ``server.go`` (its qualified name is the
+  file's module, the receiver type and the name; its parent is the file when the type is
+  declared elsewhere). :meth:`GoTypes.methods` finds them by that name.
+* A package's other files see its top-level names without an import (:meth:`GoTypes.package_name`:
+  types, functions, package-level variables).
+* A call on a value of an interface type is **interface dispatch**: the candidates are the
+  methods of that name of every Go type of the repository whose methods include each method
+  the interface declares (the query records an interface's methods as untyped names in its
+  scope). Such a call is resolved in tier :data:`INTERFACE_TIER` with an edge to every
+  implementation (``candidates`` = their number); an interface no type of the repository
+  implements gives none (the call stays unresolved: the value comes from outside).
+
+Embedded fields and embedded interfaces are not followed (a promoted method is not found).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, ClassVar
+
+GO = "go"
+INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
+MAX_IMPLEMENTATIONS = 50  # more and the call is not a dispatch worth listing: none
+
+_METHODS = (
+    "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
+    "AND f.family = 'go' AND s.kind = 'method' AND s.name = ? "
+    "AND s.qn = f.module || '.' || ? || '.' || s.name"
+)
+_METHOD_NAMES = (
+    "SELECT DISTINCT s.name FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
+    "AND f.family = 'go' AND s.kind = 'method' AND s.qn = f.module || '.' || ? || '.' || s.name"
+)
+_BY_NAME = (
+    "SELECT s.key, s.qn, f.module, f.dir FROM symbols s JOIN files f ON f.path = s.path "
+    "WHERE s.name = ? AND s.family = 'go' AND s.kind = 'method' ORDER BY s.key"
+)
+
+
+def is_go_key(key: str) -> bool:
+    """Whether a symbol key (``repo|path|qn``) is of a Go file."""
+    parts = key.split("|", 2)
+    return len(parts) == 3 and parts[1].endswith(".go")
+
+
+class GoTypes:
+    """Go lookups over one resolution's symbol table (one per its name lookups, cached)."""
+
+    _by_db: ClassVar[weakref.WeakKeyDictionary[Any, GoTypes]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._types: dict[str, tuple[str, str, str, str] | None] = {}
+        self._method_names: dict[tuple[str, str], frozenset[str]] = {}
+        self._dispatch: dict[tuple[str, str], list[str] | None] = {}
+
+    @classmethod
+    def of(cls, names: Any) -> GoTypes:
+        """The lookups of one resolution (its :class:`~semgraph.graph.scope.NameLookups`)."""
+        found = cls._by_db.get(names)
+        if found is None:
+            found = cls._by_db[names] = GoTypes(names.db)
+        return found
+
+    def _type(self, key: str) -> tuple[str, str, str, str] | None:
+        """(path, name, kind, package dir) of a Go type's symbol."""
+        if key not in self._types:
+            row = self.db.execute(
+                "SELECT s.path, s.name, s.kind, f.dir FROM symbols s JOIN files f "
+                "ON f.path = s.path WHERE s.key = ? AND f.family = 'go'",
+                (key,),
+            ).fetchone()
+            self._types[key] = tuple(row) if row is not None else None
+        return self._types[key]
+
+    def methods(self, type_key: str, name: str) -> list[str]:
+        """Methods ``name`` of the Go type ``type_key`` declared in any file of its package."""
+        found = self._type(type_key)
+        if found is None:
+            return []
+        _, type_name, _, directory = found
+        return [r[0] for r in self.db.execute(_METHODS, (directory, name, type_name))]
+
+    def _names_of(self, directory: str, type_name: str) -> frozenset[str]:
+        hit = self._method_names.get((directory, type_name))
+        if hit is None:
+            rows = self.db.execute(_METHOD_NAMES, (directory, type_name))
+            hit = self._method_names[(directory, type_name)] = frozenset(r[0] for r in rows)
+        return hit
+
+    def implementations(self, iface_key: str, name: str) -> list[str] | None:
+        """The methods a call of ``name`` on a value of interface ``iface_key`` may run; None
+        when ``iface_key`` is no Go interface."""
+        cache_key = (iface_key, name)
+        if cache_key in self._dispatch:
+            return self._dispatch[cache_key]
+        found = self._type(iface_key)
+        out: list[str] | None = None
+        if found is not None and found[2] == "interface":
+            path, _, _, _ = found
+            qn = iface_key.split("|", 2)[2]
+            declared = {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT DISTINCT name FROM typed_raw WHERE path = ? AND scope = ? "
+                    "AND kind = 'name'",
+                    (path, qn),
+                )
+            }
+            required = declared | {name}
+            out = []
+            for key, method_qn, module, directory in self.db.execute(_BY_NAME, (name,)):
+                owner = method_qn[len(module) + 1 :].rsplit(".", 1)[0]
+                if "." in owner or not required <= self._names_of(directory, owner):
+                    continue
+                out.append(key)
+            if len(out) > MAX_IMPLEMENTATIONS:
+                out = []
+        self._dispatch[cache_key] = out
+        return out
+
+    def dispatch(self, type_keys: tuple[str, ...], name: str) -> list[str]:
+        """Interface dispatch over the types a receiver may have: every implementation."""
+        out: list[str] = []
+        for key in type_keys:
+            out += self.implementations(key, name) or []
+        return list(dict.fromkeys(out))
+
+    def package_var(self, directory: str, name: str) -> str | None:
+        """The file of ``directory`` that declares the package-level variable ``name``."""
+        row = self.db.execute(
+            "SELECT t.path FROM typed_raw t JOIN files f ON f.path = t.path "
+            "WHERE f.dir = ? AND f.family = 'go' AND t.scope = f.module AND t.name = ? "
+            "ORDER BY t.path LIMIT 1",
+            (directory, name),
+        ).fetchone()
+        return str(row[0]) if row is not None else None
+
+
+def package_name(typed: Any, ctx: Any, name: str) -> tuple[str, tuple[str, ...]] | None:
+    """``name`` seen from a Go file: a type, function or package-level variable of its
+    package (any file), as a :mod:`semgraph.graph.typed` value; None when it is none."""
+    keys = typed.names.top_level("dir", ctx.f.dir, name, GO)
+    value: tuple[str, tuple[str, ...]] | None = None
+    if keys:
+        value = typed.of_symbols(keys)
+    else:
+        path = GoTypes.of(typed.names).package_var(ctx.f.dir, name)
+        if path is not None:
+            value = typed.module_value(path, name, 0)
+    return value

@@ -1,0 +1,203 @@
+"""Go call resolution against the real graph server (issue 14, item 10): locals from
+constructors and composite literals, chained builders through declared results, methods
+declared in another file of the package, interface dispatch (tier ``interface``, an edge to
+every implementation), function values, a local that shadows a package name, and the
+false-edge rule (no ``unique`` edge for a receiver of unknown type or a bare name the package
+does not define)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.graph.reader import GraphReader
+from tests.integration.resolution_repo import callees, callers, publish
+
+pytestmark = pytest.mark.integration
+
+REPO = "gores"
+FILES = {
+    "go.mod": "module example.com/app\n\ngo 1.22\n",
+    "store/store.go": """package store
+
+type DB struct{ name string }
+
+func Open(name string) *DB { return &DB{name: name} }
+
+func (d *DB) Query(q string) int { return len(q) }
+
+func (d *DB) Close() {}
+""",
+    "app/builder.go": """package app
+
+import "example.com/app/store"
+
+type Builder struct {
+\tdb    *store.DB
+\tsteps []string
+}
+
+func NewBuilder() *Builder { return &Builder{db: store.Open("x")} }
+
+func (b *Builder) Handle(s string) *Builder { b.steps = append(b.steps, s); return b }
+""",
+    "app/more.go": """package app
+
+// methods of Builder declared in another file of the package
+func (b *Builder) With(n int) *Builder { return b }
+
+func (b *Builder) Run() int { return b.db.Query("q") }
+
+type Runner interface {
+\tRun() int
+}
+
+type Stopper interface {
+\tRun() int
+\tStop()
+}
+
+type Fake struct{}
+
+func (Fake) Run() int { return 0 }
+
+func (*Fake) Stop() {}
+
+func Helper() int { return 1 }
+
+func Close() {}
+""",
+    "app/use.go": """package app
+
+import "example.com/app/store"
+
+func Local() int {
+\tb := NewBuilder()
+\treturn b.Run()
+}
+
+func Pointer() int {
+\tvar b = &Builder{}
+\treturn b.Run()
+}
+
+func Literal() int {
+\tb := Builder{}
+\tvar c Builder
+\treturn b.Run() + c.Run()
+}
+
+func Chain() int {
+\treturn NewBuilder().Handle("a").With(2).Run()
+}
+
+func Dispatch(r Runner) int {
+\treturn r.Run()
+}
+
+func DispatchNarrow(s Stopper) {
+\ts.Stop()
+}
+
+func FuncValue() int {
+\tf := Helper
+\tg := store.Open
+\treturn f() + g("y").Query("z")
+}
+
+func Shadow() int {
+\tstore := NewBuilder()
+\treturn store.Run()
+}
+
+func Unknown(x interface{ Close() }, db *store.DB) {
+\tx.Close()
+\tdb.Close()
+}
+
+func Closure() {
+\tCloser := func() {}
+\tCloser()
+\tUndefined()
+}
+""",
+    "other/other.go": """package other
+
+func Undefined() {}
+
+type Closer struct{}
+
+func (Closer) Close() {}
+""",
+}
+APP = "app"
+
+
+@pytest.fixture
+def reader(graph: Graph, settings: Settings, tmp_path: Path) -> GraphReader:
+    found, _ = publish(graph, settings, tmp_path, FILES, REPO)
+    return found
+
+
+def test_locals_from_constructors_and_literals(reader: GraphReader) -> None:
+    run = (f"{APP}.more.Builder.Run", "receiver")
+    assert callees(reader, f"{APP}.use.Local", REPO) == {
+        (f"{APP}.builder.NewBuilder", "module"),
+        run,  # b := NewBuilder() -> *Builder; Run is in more.go
+    }
+    assert callees(reader, f"{APP}.use.Pointer", REPO) == {run}  # var b = &Builder{}
+    assert callees(reader, f"{APP}.use.Literal", REPO) == {run}  # b := Builder{}; var c Builder
+    # a struct field's type: b.db is *store.DB
+    assert callees(reader, f"{APP}.more.Builder.Run", REPO) == {
+        ("store.store.DB.Query", "receiver")
+    }
+
+
+def test_chained_builder_through_declared_results(reader: GraphReader) -> None:
+    assert callees(reader, f"{APP}.use.Chain", REPO) == {
+        (f"{APP}.builder.NewBuilder", "module"),
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+    assert callers(reader, f"{APP}.more.Builder.With", REPO) == {(f"{APP}.use.Chain", "receiver")}
+
+
+def test_interface_calls_dispatch_to_every_implementation(reader: GraphReader) -> None:
+    # Runner is implemented by Builder and Fake (the repository's types with a Run method)
+    assert callees(reader, f"{APP}.use.Dispatch", REPO) == {
+        (f"{APP}.more.Builder.Run", "interface"),
+        (f"{APP}.more.Fake.Run", "interface"),
+    }
+    edges = reader.callees(f"{APP}.use.Dispatch", repo=REPO).edges
+    assert {e["candidates"] for e in edges} == {2}
+    # Stopper needs Run and Stop: only Fake has both (Builder has no Stop)
+    assert callees(reader, f"{APP}.use.DispatchNarrow", REPO) == {
+        (f"{APP}.more.Fake.Stop", "interface")
+    }
+
+
+def test_function_values_and_a_local_shadowing_a_package(reader: GraphReader) -> None:
+    assert callees(reader, f"{APP}.use.FuncValue", REPO) == {
+        (f"{APP}.more.Helper", "scope"),  # f := Helper; f()
+        ("store.store.Open", "scope"),  # g := store.Open; g("y")
+        ("store.store.DB.Query", "receiver"),  # g("y") returns *store.DB
+    }
+    # `store := NewBuilder()` shadows the imported package: store.Run() is Builder's
+    assert callees(reader, f"{APP}.use.Shadow", REPO) == {
+        (f"{APP}.builder.NewBuilder", "module"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+
+
+def test_no_unique_edge_for_unknown_receivers_or_foreign_bare_names(reader: GraphReader) -> None:
+    # x's type is an interface no type of the repository declares; db's Close is DB's
+    assert callees(reader, f"{APP}.use.Unknown", REPO) == {("store.store.DB.Close", "receiver")}
+    # a called local closure, and a bare name only another package defines: no edge
+    assert callees(reader, f"{APP}.use.Closure", REPO) == set()
+    assert callers(reader, "other.other.Undefined", REPO) == set()
+    assert callers(reader, "other.other.Closer.Close", REPO) == set()
+    assert callers(reader, f"{APP}.more.Close", REPO) == set()
