@@ -161,7 +161,7 @@ def main() -> None:
     from neo4j import GraphDatabase
 
     from bench.bench_reuse import snapshot
-    from bench.peers import CGC_SPECS, PEERS, ensure_venv
+    from bench.peers import CGC_SPECS, PEERS, ensure_venv, wipe
     from semgraph.config import load_settings
 
     tools = [t for t in args.tools.split(",") if t]
@@ -211,6 +211,7 @@ def main() -> None:
                     rows[tool].append(row)
                     emit("firstindex.run", **row)
                     print(_human(row), flush=True)
+            wipe(driver)  # the peer's constraints would break semgraph's schema on this server
     best = {
         t: min(r["wall_s"] for r in rs if r["rc"] == 0)
         for t, rs in rows.items()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,10 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings, load_settings
+from semgraph.db import Graph
+from semgraph.indexer.pipeline import Reindex
+from semgraph.indexer.request import ReindexRequest
+from semgraph.jobs import shared_embedder
 from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search import store_bodies
 from semgraph.search.embed import Embedder
@@ -24,6 +30,7 @@ from semgraph.search.index import SearchIndex
 from semgraph.search.loader import IndexStats
 from semgraph.search.store_bodies import decode_vector
 from semgraph.search.vectorstore import VectorStore, store_name
+from tests.repos import POLYGLOT, commit, make_repo
 
 pytestmark = pytest.mark.integration
 
@@ -322,3 +329,30 @@ def test_removing_a_repository_leaves_the_store(
     assert es.count(index=name)["count"] == 12
     _, stats = load(es, settings_small, embedder, "fork", "r1", project())
     assert (stats.embedded, stats.store_reused) == (0, 12)
+
+
+def test_a_forks_first_index_through_the_job_reuses_every_unchanged_chunk(
+    settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path
+) -> None:
+    """The real job and the real model: a copy of the repository under another path (a
+    fork: another key, no live index) with one file changed and one added embeds only
+    those files' chunks; every other vector comes from the store and equals the origin's."""
+    embedder = shared_embedder(settings)
+    origin = make_repo(tmp_path / "origin", POLYGLOT)
+    fork = tmp_path / "fork"
+    shutil.copytree(origin, fork)
+    commit(fork, {"app/extra.py": "def extra(n):\n    return n + 1\n"}, "fork: a new file")
+
+    def run(source: Path) -> dict[str, Any]:
+        request = ReindexRequest(source=str(source))
+        result = Reindex(settings, graph, es, request, embedder=embedder).run()
+        assert result.status == "succeeded"
+        return dict(result.stats["index"])
+
+    first = run(origin)
+    assert first["embedded"] == first["chunks"] - first["deduplicated"] > 0
+    assert first["store_written"] == first["embedded"]
+    second = run(fork)
+    assert second["chunks"] == first["chunks"] + 1
+    assert (second["embedded"], second["store_reused"]) == (1, first["embedded"])
+    assert second["reused"] == 0 and second["store_errors"] == 0
