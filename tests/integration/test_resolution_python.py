@@ -170,3 +170,93 @@ def test_overloads_generic_bases_and_function_imports(
     # the import inside first() is first()'s only: second() calls this module's helper
     assert callees(reader, "lib.io.first", "shapes") == {("lib.other.helper", "import")}
     assert callees(reader, "lib.io.second", "shapes") == {("lib.io.helper", "module")}
+
+
+SRC_LAYOUT = {
+    "pyproject.toml": "[project]\nname = 'pkg'\n\n[tool.setuptools.packages.find]\n"
+    "where = ['src']\n",
+    "src/pkg/__init__.py": "from .api import fetch\n",
+    "src/pkg/api.py": (
+        "def fetch():\n    return 1\n\n\nclass Client:\n"
+        "    def get(self):\n        return fetch()\n"
+    ),
+    "src/pkg/sub/__init__.py": "",
+    "src/pkg/sub/mod.py": "from ..api import Client\n\n\ndef run():\n    return Client().get()\n",
+    "tests/conftest.py": (
+        "import pytest\nfrom pkg.api import Client\n\n\n@pytest.fixture\ndef client():\n"
+        "    c = Client()\n    yield c\n"
+    ),
+    "tests/test_api.py": (
+        "import pkg\n\n\ndef test_fetch(client, tmp_path):\n    pkg.fetch()\n    client.get()\n"
+        "    tmp_path.joinpath('x')\n"
+    ),
+}
+
+
+def test_src_layout_names_and_fixtures(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    reader, _ = publish(graph, settings, tmp_path, SRC_LAYOUT, "srclay")
+    # the module is what an import says (pkg.api), found from pyproject.toml's `where`
+    found = reader.definitions("fetch", repo="srclay")
+    assert [m["qualified_name"] for m in found.matches] == ["pkg.api.fetch"]
+    assert [
+        m["qualified_name"] for m in reader.definitions("api.fetch", repo="srclay").matches
+    ] == ["pkg.api.fetch"]
+    assert reader.definitions("src.pkg.api.fetch", repo="srclay").matches == []
+    assert callers(reader, "api.fetch", repo="srclay") == {
+        ("pkg.api.Client.get", "module"),
+        ("tests.test_api.test_fetch", "import"),  # pkg.fetch through the package __init__
+    }
+    assert callees(reader, "pkg.sub.mod.run", "srclay") == {
+        ("pkg.api.Client", "import"),  # from ..api: relative to the renamed package
+        ("pkg.api.Client.get", "receiver"),
+    }
+    # the `client` parameter is the conftest fixture's yielded Client; tmp_path is no
+    # definition of the repository
+    assert callees(reader, "test_fetch", "srclay") == {
+        ("pkg.api.fetch", "import"),
+        ("pkg.api.Client.get", "receiver"),
+    }
+
+
+FALSE_EDGES = {
+    "kit/__init__.py": '"""Kit."""\n',
+    "kit/json/__init__.py": (
+        "import json as _json\n\n\ndef dumps(obj):\n    return _json.dumps(obj)\n\n\n"
+        "def loads(s):\n    return _json.loads(s)\n"
+    ),
+    "kit/globals.py": (
+        "from contextvars import ContextVar\n\n\nclass Config:\n    def load(self):\n"
+        "        return 1\n\n    @property\n    def child(self) -> 'Config':\n"
+        "        return self\n\n\n"
+        "current: ContextVar[int] = ContextVar('current')\nsettings = Config()\n"
+    ),
+    "kit/registry.py": (
+        "class Registry:\n    def command(self):\n        return 1\n\n    def clear(self):\n"
+        "        return 2\n\n    def getvalue(self):\n        return 3\n"
+    ),
+    "kit/use.py": (
+        "import kit\nfrom kit.globals import current, settings\n\n\n"
+        "def group(f):\n    return f\n\n\n"
+        "def main(runner):\n    current.set(1)\n    settings.load()\n    settings.child.load()\n"
+        "    @group\n    def cli():\n        pass\n\n    cli.command()\n"
+        "    with runner.isolation() as (out, err):\n        out.getvalue()\n"
+        "    kit.missing.clear()\n    kit.nothing_here()\n    [].clear()\n"
+    ),
+}
+
+
+def test_no_invented_edges(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    reader, counts = publish(graph, settings, tmp_path, FALSE_EDGES, "falsy")
+    # the standard library's json, not the package's own kit.json (a suffix match)
+    assert callees(reader, "kit.json.dumps", "falsy") == set()
+    assert callees(reader, "kit.use.main", "falsy") == {
+        ("kit.globals.Config.load", "receiver"),  # an imported module-level value; a property
+    }
+    # ContextVar.set, a decorated function's .command(), a with-target's .getvalue(), a
+    # missing submodule's .clear() and a list literal's: none is the repository's Registry
+    for name in ("command", "clear", "getvalue"):
+        assert callers(reader, f"kit.registry.Registry.{name}", "falsy") == set()
+    reasons = counts["calls_unresolved_by_reason"]
+    assert reasons["untyped_local"] >= 1  # out.getvalue()
+    assert reasons["untyped_expression"] >= 2  # cli.command(), kit.missing.clear()
+    assert reasons["no_member"] >= 1  # kit.nothing_here()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import posixpath
 import sqlite3
+import sys
 from collections.abc import Iterator
 from functools import partial
 
@@ -33,6 +34,7 @@ from semgraph.graph.symtab import SymbolTable
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 C_EXTENSIONS = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp")
 RUST_EXTERNAL_ROOTS = frozenset({"std", "core", "alloc"})
+_STDLIB = frozenset(sys.stdlib_module_names)
 __all__ = ["MEMBER_SEP", "ImportFile", "ImportOutcome", "ImportResolver", "iter_raw_imports"]
 
 
@@ -110,11 +112,25 @@ class ImportResolver:
             return self._python_module(f, absolute, alias, relative=dots > 0)
         return self._python_from(f, absolute, names, alias, relative=dots > 0)
 
+    def _py_path(self, f: ImportFile, dotted: str, relative: bool) -> str | None:
+        """The file of a Python module; an absolute import of a standard library name (or
+        of the importing file itself) must name the module exactly (``import json`` in
+        ``pkg/json/__init__.py`` is the standard library's)."""
+        target = self.module_path(dotted, "python", f.dir)
+        if target is None or relative:
+            return target
+        exact = self.db.execute(
+            "SELECT 1 FROM files WHERE path = ? AND module = ?", (target, dotted)
+        ).fetchone()
+        if exact is None and (target == f.path or dotted.split(".")[0] in _STDLIB):
+            return None
+        return target
+
     def _python_module(
         self, f: ImportFile, absolute: str, alias: str | None, relative: bool
     ) -> ImportOutcome:
         """``import a.b.c [as x]``."""
-        target = self.module_path(absolute, "python", f.dir)
+        target = self._py_path(f, absolute, relative)
         local = alias or absolute.split(".")[0]
         if target is None:
             if relative:
@@ -122,7 +138,7 @@ class ImportResolver:
             return ImportOutcome("external", "external", absolute, ((local, "external", absolute),))
         binds = [(alias or absolute, "file", target)]
         if not alias and "." in absolute:
-            root = self.module_path(local, "python", f.dir)
+            root = self._py_path(f, local, relative)
             if root is not None:
                 binds.append((local, "file", root))
         return ImportOutcome("internal", "file", target, tuple(binds))
@@ -131,7 +147,7 @@ class ImportResolver:
         self, f: ImportFile, absolute: str, names: list[str], alias: str | None, relative: bool
     ) -> ImportOutcome:
         """``from m import a, b as c`` (each name a submodule or a member of ``m``)."""
-        mod_path = self.module_path(absolute, "python", f.dir) if absolute else None
+        mod_path = self._py_path(f, absolute, relative) if absolute else None
         binds: list[tuple[str, str, str]] = []
         sub_target: str | None = None
         for name in names:
@@ -140,7 +156,7 @@ class ImportResolver:
                 if mod_path:
                     binds.append(("*", "file", mod_path))
                 continue
-            sub = self.module_path(f"{absolute}.{name}" if absolute else name, "python", f.dir)
+            sub = self._py_path(f, f"{absolute}.{name}" if absolute else name, relative)
             if sub is not None:
                 binds.append((local, "file", sub))
                 sub_target = sub_target or sub

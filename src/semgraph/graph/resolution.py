@@ -39,6 +39,7 @@ class Reason(enum.StrEnum):
     """Why a call site stayed ``unresolved`` (counted in ``calls_unresolved_by_reason``)."""
 
     UNTYPED_LOCAL = "untyped_local"  # the callee or receiver is a local/parameter/attribute
+    UNTYPED_EXPRESSION = "untyped_expression"  # f().m(), x[0].m(): a receiver not followed
     NO_MEMBER = "no_member"  # the receiver's class (known) has no such member
     NO_DEFINITION = "no_definition"  # nothing of the repository has that name
 

@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from semgraph.graph import pyroots
 from semgraph.graph.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.graph.resolution import (
     AMBIGUOUS_TIER,
@@ -71,6 +72,11 @@ def resolve(
     workdir.mkdir(parents=True, exist_ok=True)
     stats = _FileCounter()
     table = SymbolTable.build(workdir / "symtab.sqlite", repo_key, stats.count(files()))
+    roots = pyroots.find_roots(
+        table.db.execute("SELECT path, text FROM packaging ORDER BY path").fetchall(),
+        [r[0] for r in table.db.execute("SELECT path FROM files WHERE language = 'python'")],
+    )
+    renamed = pyroots.apply_roots(table.db, repo_key, roots)
     table.build_dir_suffixes()
     table.db.executescript(RESULT_DDL)
     res = Resolution(repo_key=repo_key, table=table, ambiguous_cap=ambiguous_cap)
@@ -78,7 +84,7 @@ def resolve(
     res.files_by_status = dict(stats.statuses)
     res.skipped = dict(stats.skipped)
     res.symbols = table.db.execute("SELECT count(*) FROM symbols").fetchone()[0]
-    _Resolver(res).run()
+    _Resolver(res, renamed).run()
     return res
 
 
@@ -111,8 +117,9 @@ class _FileCounter:
 
 
 class _Resolver:
-    def __init__(self, res: Resolution) -> None:
+    def __init__(self, res: Resolution, renamed: dict[str, str]) -> None:
         self.res = res
+        self.renamed = renamed  # path -> the source-root prefix dropped from its module
         self.db = res.table.db
         self.imports = ImportResolver(res.table)
         self.names = NameLookups(self.db, res.ambiguous_cap)
@@ -121,6 +128,8 @@ class _Resolver:
 
     def run(self) -> None:
         files = [ImportFile(*row) for row in self.res.table.iter_files()]
+        for path, prefix in sorted(self.renamed.items()):
+            self._part(path, ("source root", prefix))
         for f in files:
             self._resolve_imports(f)
         self.db.commit()

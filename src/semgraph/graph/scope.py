@@ -212,6 +212,16 @@ class NameLookups:
         _, keys = self.by_name(name, f.family, tuple(sorted(CLASS_KINDS)))
         return keys
 
+    def has_external_base(self, cls: str, up: int = 0) -> bool:
+        """Whether class ``cls`` (or a base) names a base the repository does not define
+        (its members may be that base's)."""
+        named = self.db.execute("SELECT count(*) FROM bases WHERE child_key = ?", (cls,))
+        resolved = self.db.execute("SELECT count(*) FROM inherits WHERE child_key = ?", (cls,))
+        if int(named.fetchone()[0]) > int(resolved.fetchone()[0]):
+            return True
+        parents = self.db.execute("SELECT parent_key FROM inherits WHERE child_key = ?", (cls,))
+        return up < 4 and any(self.has_external_base(p, up + 1) for (p,) in parents.fetchall())
+
     def is_class(self, key: str) -> bool:
         row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()
         return row is not None and row[0] in CLASS_KINDS

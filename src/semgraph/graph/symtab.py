@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+from semgraph.graph import pyroots
 from semgraph.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
 
 CODE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "java", "rust"}) | {
@@ -149,6 +150,7 @@ CREATE TABLE imports_raw (id INTEGER PRIMARY KEY, path TEXT, module TEXT, names 
 CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, callee TEXT,
                         receiver TEXT, line INTEGER);
 CREATE TABLE go_modules (dir TEXT, module TEXT);
+CREATE TABLE packaging (path TEXT, text TEXT);
 CREATE TABLE typed_raw (path TEXT, scope TEXT, name TEXT, kind TEXT, text TEXT, line INTEGER);
 """
 _INDEXES = """
@@ -165,6 +167,20 @@ CREATE INDEX bases_path ON bases (path);
 CREATE INDEX bases_child ON bases (child_key);
 CREATE INDEX typed_raw_path ON typed_raw (path);
 """
+
+
+def _project_files(
+    facts: FileFacts, directory: str, buf: dict[str, list[tuple[object, ...]]]
+) -> None:
+    """What a go.mod (its module path) and a Python packaging file (its text) say."""
+    packaging = pyroots.packaging_text(facts)
+    if packaging is not None:
+        buf.setdefault("packaging", []).append((facts.path, packaging))
+    if PurePosixPath(facts.path).name == "go.mod" and facts.chunks:
+        for line in facts.chunks[0].text.splitlines():
+            if line.startswith("module "):
+                buf.setdefault("go_modules", []).append((directory, line.split()[1]))
+                break
 
 
 class SymbolTable:
@@ -213,6 +229,7 @@ class SymbolTable:
         "VALUES (?,?,?,?,?)",
         "go_modules": "INSERT INTO go_modules VALUES (?,?)",
         "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?)",
+        "packaging": "INSERT INTO packaging VALUES (?,?)",
     }
 
     def _flush(self, buf: dict[str, list[tuple[object, ...]]]) -> None:
@@ -229,11 +246,7 @@ class SymbolTable:
         directory = str(PurePosixPath(path).parent)
         directory = "" if directory == "." else directory
         code = is_code(facts)
-        if PurePosixPath(path).name == "go.mod" and facts.chunks:
-            for line in facts.chunks[0].text.splitlines():
-                if line.startswith("module "):
-                    buf.setdefault("go_modules", []).append((directory, line.split()[1]))
-                    break
+        _project_files(facts, directory, buf)
         file_row = (
             path,
             file_key(repo_key, path),

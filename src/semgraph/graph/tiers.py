@@ -34,6 +34,7 @@ RECEIVER_SPLIT = re.compile(r"\.|::|->")
 # class, tier (for unresolved: the Reason), target keys, candidates
 Outcome = tuple[CallClass, str | None, list[str], int]
 _LITERAL = re.compile(r"""^(?:[rbfuRBFU]{0,2}["'`]|[\[{]|-?\d)""")  # "".join(), [].x(), 1.0.y()
+_DOTTED = re.compile(r"^[A-Za-z_$@][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 _TYPED_KINDS = frozenset({"instance", "class", "super"})
 
 
@@ -68,6 +69,8 @@ class CallTiers:
         found = self._with_receiver(scope, f, src, callee, receiver, line)
         if found is not None:
             return found
+        if not _DOTTED.match(receiver):  # x[0].m(), f().m(): an expression of unknown type
+            return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
         return self._unique(callee, f.family, RECEIVER_KINDS)
 
     def _bare(
@@ -126,14 +129,15 @@ class CallTiers:
                 impl = GoTypes.of(self.names).dispatch(classes, callee)
                 if impl:
                     return CallClass.RESOLVED, INTERFACE_TIER, impl, len(impl)
-            if local or kind == "super":
-                if any(self.typed.has_external_base(c) for c in classes):
-                    return CallClass.EXTERNAL, None, [], 0
-                return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
+            if any(self.names.has_external_base(c) for c in classes):
+                return CallClass.EXTERNAL, None, [], 0  # inherited from outside
+            return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
         elif kind == "external":
             return CallClass.EXTERNAL, None, [], 0
         elif kind in ("function", "unknown") and local:
             return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0
+        elif kind == "function":  # @group def cli(); cli.command(): what a decorator made
+            return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
         return None
 
     def _with_receiver(
@@ -143,7 +147,8 @@ class CallTiers:
         root = parts[0].strip()
         simple = len(parts) == 1 and "(" not in receiver
         shadows = f.family == GO and self.typed.local(Ctx(scope, f, src), root, line) is not None
-        if shadows or not (simple and (root in SELF_NAMES or self._is_import(scope, f, src, root))):
+        imported = simple and self._is_import(scope, f, src, root)
+        if shadows or not ((simple and root in SELF_NAMES) or imported):
             typed = self._typed(scope, f, src, callee, receiver, line)
             if typed is not None:
                 return typed
@@ -152,6 +157,12 @@ class CallTiers:
         via_import = self._receiver_import(scope, f, src, callee, receiver, root)
         if via_import is not None:
             return via_import
+        if imported and not shadows:  # an imported value (`from m import cfg`), typed there
+            typed = self._typed(scope, f, src, callee, receiver, line)
+            if typed is not None:
+                return typed
+        if f.family == "python" and scope.binding(root, src) is not None:
+            return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0  # not followed
         if root in BUILTIN_RECEIVERS.get(f.family, ()):
             return CallClass.EXTERNAL, None, [], 0
         if len(parts) == 1 and root[:1].isupper():
@@ -180,7 +191,7 @@ class CallTiers:
                 keys = self.names.members(cls.key, callee)
             if keys:
                 return _pick(keys, Tier.RECEIVER)
-            if self.typed.has_external_base(cls.key):  # inherited from outside the repository
+            if self.names.has_external_base(cls.key):  # inherited from outside the repository
                 return CallClass.EXTERNAL, None, [], 0
             return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
         elif f.family == "lua" and "." in src.qn:  # `self` in `function T:m()` is T
@@ -198,16 +209,22 @@ class CallTiers:
         self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, root: str
     ) -> Outcome | None:
         """``mod.f()`` / ``pkg.f()`` / ``ImportedClass.m()`` through the file's imports."""
-        for name in (receiver, root):
+        for name in dict.fromkeys((receiver, root)):
             bound = self.names.bound(scope, name, f.family, src)
             if bound is None:
                 continue
             if bound[0] == "external":
                 return CallClass.EXTERNAL, None, [], 0
+            if name != receiver and f.family == "python":  # pkg.sub.f() is not pkg's f
+                return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
             if bound[0] == "module":
                 kind, target = bound[1][0].split(MEMBER_SEP, 1)
                 keys = self.names.top_level(kind, target, callee, f.family)
-                return _pick(keys, Tier.IMPORT) if keys else None
+                if keys:
+                    return _pick(keys, Tier.IMPORT)
+                if f.family == "python" and name == receiver:  # not in that module
+                    return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
+                return None
             classes = [k for k in bound[1] if self.names.is_class(k)]
             keys = [m for c in classes for m in self.names.members(c, callee)]
             return _pick(keys, Tier.IMPORT) if keys else None

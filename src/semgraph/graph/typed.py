@@ -32,6 +32,7 @@ from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import CLASS_KINDS
+from semgraph.graph.typed_python import is_pytest, pytest_fixture
 from semgraph.graph.typeexpr import Segment, clean_type, split_receiver
 from semgraph.model import RETURN
 
@@ -105,8 +106,8 @@ class TypedNames:
     def receiver(
         self, scope: FileScope, f: ImportFile, src: Sym, receiver: str, line: int
     ) -> tuple[Value, bool] | None:
-        """(value of ``receiver``, whether its root is a local name of the enclosing code:
-        self, super, a parameter or local); None when it cannot be split."""
+        """(value of ``receiver``, whether its root is a name the file declares: self, super,
+        a parameter, a local or a module-level variable); None when it cannot be split."""
         segs = split_receiver(receiver)
         if segs is None:
             return None
@@ -114,6 +115,7 @@ class TypedNames:
         root = segs[0]
         local = root.name in SELF_ROOTS or root.name in SUPER_ROOTS
         local = local or self.local(ctx, root.name, line) is not None
+        local = local or (scope.module_qn, root.name) in self.bindings(f.path)
         return self.evaluate(ctx, segs, line, 0), local
 
     def local(self, ctx: Ctx, name: str, line: int) -> tuple[str, str] | None:
@@ -142,9 +144,12 @@ class TypedNames:
         for seg in segs[1:]:
             if value[0] in ("external", "unknown"):
                 return value
+            owner = value[0]
             value = self.member(value, seg.name, depth)
             if seg.called:
                 value = self.call(value, depth)
+            elif owner == "instance" and value[0] == "function":
+                value = self.call(value, depth)  # app.config.x(): a property's return type
         return value
 
     def root(self, ctx: Ctx, seg: Segment, line: int, depth: int) -> Value:
@@ -162,6 +167,10 @@ class TypedNames:
             kind = "class" if name == "cls" else "instance"
             return (kind, (cls,))
         bound = self.local(ctx, name, line)
+        if bound == ("name", "") and ctx.f.family == "python" and is_pytest(ctx.f.path):
+            fixture = pytest_fixture(self, ctx, name, depth)  # a test's parameter: its fixture
+            if fixture != UNKNOWN:
+                return fixture
         if bound is None:
             found = self.bindings(ctx.f.path).get((ctx.scope.module_qn, name))
             bound = _at(found, line) if found else None
@@ -188,20 +197,27 @@ class TypedNames:
         if target is not None and target[0] == "member":  # an imported module-level value
             path, member = target[1].split(MEMBER_SEP, 1)
             return self.module_value(path, member, 0)
+        value = self.package_value(ctx, name)
+        if value is not None:
+            return value
         fam = ctx.f.family
-        if fam == go_types.GO and (value := go_types.package_name(self, ctx, name)):
-            return value  # a Go package's files see its types, functions and variables
-        if fam in PACKAGE_SCOPED:  # the package's other files are visible without an import
+        if name in BUILTIN_CALLS.get(fam, ()) or name in BUILTIN_RECEIVERS.get(fam, ()):
+            return EXTERNAL
+        return UNKNOWN
+
+    def package_value(self, ctx: Ctx, name: str) -> Value | None:
+        """A name of the file's package, visible there without an import."""
+        fam = ctx.f.family
+        if fam == go_types.GO:  # the package's files see its names (types, funcs, vars)
+            return go_types.package_name(self, ctx, name)
+        if fam in PACKAGE_SCOPED:  # Java & co.: the package's classes
             same = [
                 k
                 for k in self.names.top_level("dir", ctx.f.dir, name, fam)
                 if self.kind(k) in CLASS_KINDS
             ]
-            if same:
-                return self.of_symbols(same)
-        if name in BUILTIN_CALLS.get(fam, ()) or name in BUILTIN_RECEIVERS.get(fam, ()):
-            return EXTERNAL
-        return UNKNOWN
+            return self.of_symbols(same) if same else None
+        return None
 
     def of_symbols(self, keys: list[str]) -> Value:
         keys = list(dict.fromkeys(keys))
@@ -282,7 +298,16 @@ class TypedNames:
             found = self.names.top_level(mkind, target, name, fam)
             if found:
                 return self.of_symbols(found)
-            return self.module_value(target, name, depth) if mkind == "file" else UNKNOWN
+            if mkind != "file":
+                return UNKNOWN
+            sub = self.db.execute(  # pkg.sub: a submodule of the package
+                "SELECT s.path FROM files m JOIN files s ON s.module = m.module || '.' || ? "
+                "AND s.family = m.family WHERE m.path = ? LIMIT 2",
+                (name, target),
+            ).fetchall()
+            if len(sub) == 1:
+                return ("module", (f"file{MEMBER_SEP}{sub[0][0]}",))
+            return self.module_value(target, name, depth)
         if kind not in ("instance", "class", "super"):
             return UNKNOWN
         methods = [m for c in keys for m in self.names.members(c, name)]
@@ -353,15 +378,6 @@ class TypedNames:
             f"SELECT family FROM files WHERE {column} = ? LIMIT 1", (target,)
         ).fetchone()
         return str(row[0]) if row is not None else ""
-
-    def has_external_base(self, cls: str, up: int = 0) -> bool:
-        """Whether ``cls`` (or a base) names a base the repository does not define (its
-        members may be that base's)."""
-        named = self.db.execute("SELECT count(*) FROM bases WHERE child_key = ?", (cls,))
-        resolved = self.db.execute("SELECT count(*) FROM inherits WHERE child_key = ?", (cls,))
-        if int(named.fetchone()[0]) > int(resolved.fetchone()[0]):
-            return True
-        return up < 4 and any(self.has_external_base(p, up + 1) for p in self.parents(cls))
 
 
 def _at(found: list[tuple[int, str, str]], line: int) -> tuple[str, str]:

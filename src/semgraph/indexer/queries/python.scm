@@ -35,3 +35,21 @@
 (dictionary_splat_pattern (identifier) @bind.name) @bind
 (function_definition return_type: (type) @bind.type) @returns
 (return_statement (call function: (_) @bind.call)) @returns
+(return_statement (identifier) @bind.ref) @returns
+(yield (call function: (_) @bind.call)) @returns
+(yield (identifier) @bind.ref) @returns
+(for_statement left: (pattern_list (identifier) @bind.name)) @bind
+(for_statement left: (tuple_pattern (identifier) @bind.name)) @bind
+(for_in_clause left: (identifier) @bind.name) @bind
+(for_in_clause left: (pattern_list (identifier) @bind.name)) @bind
+(for_in_clause left: (tuple_pattern (identifier) @bind.name)) @bind
+(assignment left: (pattern_list (identifier) @bind.name)) @bind
+(lambda_parameters (identifier) @bind.name) @bind
+(named_expression name: (identifier) @bind.name value: (call function: (_) @bind.call)) @bind
+(named_expression name: (identifier) @bind.name) @bind
+(global_statement (identifier) @bind.name) @bind
+(for_statement left: (pattern_list (tuple_pattern (identifier) @bind.name))) @bind
+
+(for_in_clause left: (pattern_list (tuple_pattern (identifier) @bind.name))) @bind
+(as_pattern alias: (as_pattern_target (tuple (identifier) @bind.name))) @bind
+(as_pattern alias: (as_pattern_target (list (identifier) @bind.name))) @bind
