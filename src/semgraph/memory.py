@@ -44,6 +44,23 @@ def peak_rss_bytes() -> int:
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
 
+def image_peak_rss_bytes() -> int:
+    """Peak RSS of this process's current program image (``VmHWM``), in bytes.
+
+    Unlike :func:`peak_rss_bytes` (``ru_maxrss``), it does not carry over the parent's peak:
+    Linux keeps ``ru_maxrss`` across fork + exec, so a child started from a large process
+    (a test runner with torch loaded) reports the parent's peak as its own.
+    """
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for raw in fh:
+                if raw.startswith(b"VmHWM:"):
+                    return int(raw.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return peak_rss_bytes()
+
+
 @cache
 def _libc_malloc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
     if not sys.platform.startswith("linux"):

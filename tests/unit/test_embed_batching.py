@@ -80,3 +80,14 @@ def test_memory_settings_are_validated() -> None:
     ):
         with pytest.raises(ConfigError):
             load_settings(**bad)
+
+
+def test_one_width_batches_never_mix_lengths() -> None:
+    lengths = [32, 16, 32, 48, 16, 16, 32, 48]
+    plan = plan_batches(lengths, max_batch=2, max_tokens=1000, one_width=True)
+    assert plan == [[3, 7], [0, 2], [6], [1, 4], [5]]
+    assert all(len({lengths[i] for i in b}) == 1 for b in plan)
+    # without one_width the same lengths share batches
+    assert plan_batches(lengths, max_batch=8, max_tokens=1000) == [[3, 7, 0, 2, 6, 1, 4, 5]]
+    with pytest.raises(ConfigError):
+        load_settings(embedding_pad_multiple=0)

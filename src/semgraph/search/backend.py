@@ -43,6 +43,8 @@ _LOADED_LOCK = threading.Lock()
 class Backend(Protocol):
     """A loaded model runtime."""
 
+    one_width: bool  # batches must hold texts of one length (the backend's padded width)
+
     def tokenize(self, texts: list[str]) -> list[Any]: ...
 
     def length(self, item: Any) -> int: ...
@@ -119,7 +121,14 @@ def calibration(settings: Settings) -> int:
 def load_backend(settings: Settings, model_dir: Path, backend: str, device: str) -> Backend:
     """The process's loaded runtime for this configuration (loaded on first use)."""
     quant = settings.embedding_quantization
-    key = (str(model_dir), backend, device, quant, str(settings.embedding_threads))
+    key = (
+        str(model_dir),
+        backend,
+        device,
+        quant,
+        str(settings.embedding_threads),
+        str(settings.embedding_pad_multiple),
+    )
     with _LOADED_LOCK:
         loaded = _LOADED.get(key)
         if loaded is not None:
@@ -142,6 +151,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
                     quantization=quant,
                     threads=settings.embedding_threads,
                     max_seq_length=max_seq_length(model_dir),
+                    pad_multiple=settings.embedding_pad_multiple,
                 )
             )
         _LOADED[key] = loaded
@@ -159,6 +169,10 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
 
 
 class OpenVinoBackend:
+    """The OpenVINO runtime; a batch holds texts of one padded width (``one_width``)."""
+
+    one_width = True
+
     def __init__(self, encoder: Any) -> None:
         self.encoder = encoder
         self.max_seq_length = encoder.max_seq_length
@@ -167,7 +181,7 @@ class OpenVinoBackend:
         return self.encoder.tokenize(texts)  # type: ignore[no-any-return]
 
     def length(self, item: Any) -> int:
-        return len(item.ids)
+        return int(self.encoder.width(len(item.ids)))
 
     def encode(self, items: list[Any]) -> np.ndarray:
         return self.encoder.encode(items)  # type: ignore[no-any-return]
@@ -175,6 +189,8 @@ class OpenVinoBackend:
 
 class TorchBackend:
     """sentence-transformers on torch (CUDA, or CPU when asked for)."""
+
+    one_width = False  # fp32 batches differ from a lone text only by float rounding
 
     def __init__(self, model_dir: Path, device: str) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

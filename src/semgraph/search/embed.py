@@ -61,12 +61,15 @@ def vector_key(model_id: str, text: str) -> str:
     return digest.hexdigest()
 
 
-def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> list[list[int]]:
+def plan_batches(
+    lengths: Sequence[int], *, max_batch: int, max_tokens: int, one_width: bool = False
+) -> list[list[int]]:
     """Indices of ``lengths`` grouped into model batches, longest first.
 
     Each batch holds at most ``max_batch`` texts and its padded size (count x its longest
     length) is at most ``max_tokens``; a text longer than ``max_tokens`` alone is a batch of
-    its own. Ties keep input order, so the plan is deterministic.
+    its own. With ``one_width`` a batch holds texts of one length only. Ties keep input
+    order, so the plan is deterministic.
     """
     if max_batch < 1 or max_tokens < 1:
         raise ConfigError("max_batch and max_tokens must be positive")
@@ -77,6 +80,7 @@ def plan_batches(lengths: Sequence[int], *, max_batch: int, max_tokens: int) -> 
         if current and (
             len(current) >= max_batch
             or (len(current) + 1) * max(lengths[current[0]], 1) > max_tokens
+            or (one_width and lengths[i] != lengths[current[0]])
         ):
             batches.append(current)
             current = []
@@ -186,6 +190,7 @@ class Embedder:
             [backend.length(item) for item in items],
             max_batch=self.batch_size,
             max_tokens=self.batch_tokens,
+            one_width=backend.one_width,
         )
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         for batch in batches:
