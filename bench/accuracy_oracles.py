@@ -102,7 +102,7 @@ def callgraph_edges(root: Path, name: str, commit: str) -> tuple[Path, Path]:
     """Run (or reuse) ``callgraph -algo=vta -test ./...`` in ``root``: the edges' file and
     the file list of the packages it loaded (``go list -test``)."""
     stem = ORACLES / "cache" / f"{name}-{commit[:12]}-{CALLGRAPH.rsplit('@', 1)[1]}"
-    edges, files = stem.with_suffix(".edges"), stem.with_suffix(".files")
+    edges, files = Path(f"{stem}.edges"), Path(f"{stem}.files")  # (stem ends in ".0")
     if not (edges.exists() and files.exists()):
         edges.parent.mkdir(parents=True, exist_ok=True)
         binary, env = ensure_callgraph(), _go_env()
@@ -123,7 +123,7 @@ def callgraph_edges(root: Path, name: str, commit: str) -> tuple[Path, Path]:
                 full = (Path(where) / fn).resolve()
                 if full.is_relative_to(root.resolve()):  # not the generated test mains
                     rels.add(str(full.relative_to(root.resolve())))
-        tmp = edges.with_suffix(".part")
+        tmp = Path(f"{stem}.part")
         with tmp.open("w") as fh:
             cmd = [str(binary), "-algo=vta", "-test", f"-format={CG_FORMAT}", "./..."]
             subprocess.run(cmd, cwd=root, env=env, check=True, stdout=fh)

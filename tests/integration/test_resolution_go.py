@@ -1,9 +1,9 @@
 """Go call resolution against the real graph server (issue 14, item 10): locals from
 constructors and composite literals, chained builders through declared results, methods
-declared in another file of the package, interface dispatch (tier ``interface``, an edge to
-every implementation), function values, a local that shadows a package name, and the
-false-edge rule (no ``unique`` edge for a receiver of unknown type or a bare name the package
-does not define)."""
+declared in another file of the package or promoted from embedded fields, interface dispatch
+(tier ``interface``, an edge to every implementation), function values, a local that shadows a
+package name, and the false-edge rule (no ``unique`` edge for a receiver of unknown type or a
+bare name the package does not define)."""
 
 from __future__ import annotations
 
@@ -124,6 +124,33 @@ func Closure() {
 \tUndefined()
 }
 """,
+    "app/embed.go": """package app
+
+type base struct{ loc int }
+
+func (b *base) Location() int { return b.loc }
+
+type Node interface {
+\tLocation() int
+\tString() string
+}
+
+type IntNode struct {
+\tbase
+\tV int
+}
+
+func (n *IntNode) String() string { return "" }
+
+type Attr int
+
+func (a Attr) String() string { return "" }
+
+func Promoted(n *IntNode, x Node, p *Node) int {
+\t_ = x.String()
+\treturn n.Location() + x.Location() + (*p).Location()
+}
+""",
     "other/other.go": """package other
 
 func Undefined() {}
@@ -201,3 +228,14 @@ def test_no_unique_edge_for_unknown_receivers_or_foreign_bare_names(reader: Grap
     assert callers(reader, "other.other.Undefined", REPO) == set()
     assert callers(reader, "other.other.Closer.Close", REPO) == set()
     assert callers(reader, f"{APP}.more.Close", REPO) == set()
+
+
+def test_embedded_fields_promote_methods_to_members_and_interfaces(reader: GraphReader) -> None:
+    # IntNode embeds base: n.Location() is base's, and IntNode implements Node (Location
+    # promoted, String its own); Attr has String but no Location, so it does not
+    assert callees(reader, f"{APP}.embed.Promoted", REPO) == {
+        (f"{APP}.embed.IntNode.String", "interface"),  # x.String()
+        (f"{APP}.embed.base.Location", "receiver"),  # n.Location()
+        (f"{APP}.embed.base.Location", "interface"),  # x.Location(), (*p).Location()
+    }
+    assert callers(reader, f"{APP}.embed.Attr.String", REPO) == set()

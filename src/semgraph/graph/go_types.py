@@ -14,17 +14,22 @@
   implementation (``candidates`` = their number); an interface no type of the repository
   implements gives none (the call stays unresolved: the value comes from outside).
 
-Embedded fields and embedded interfaces are not followed (a promoted method is not found).
+* A struct's embedded fields of its own package (``type IntegerNode struct { base }``, the
+  field named by its type) promote their methods: they are members of the struct and count
+  towards the interfaces it implements. Embedded types of other packages and embedded
+  interfaces are not followed.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any, ClassVar
 
 GO = "go"
 INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
 MAX_IMPLEMENTATIONS = 50  # more and the call is not a dispatch worth listing: none
+MAX_EMBED_DEPTH = 3
 
 _METHODS = (
     "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
@@ -35,10 +40,27 @@ _METHOD_NAMES = (
     "SELECT DISTINCT s.name FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
     "AND f.family = 'go' AND s.kind = 'method' AND s.qn = f.module || '.' || ? || '.' || s.name"
 )
-_BY_NAME = (
-    "SELECT s.key, s.qn, f.module, f.dir FROM symbols s JOIN files f ON f.path = s.path "
-    "WHERE s.name = ? AND s.family = 'go' AND s.kind = 'method' ORDER BY s.key"
+_EMBEDDED = (  # fields named by their own type, of a struct of the package
+    "SELECT DISTINCT t.name FROM typed_raw t JOIN files f ON f.path = t.path WHERE f.dir = ? "
+    "AND f.family = 'go' AND t.scope = f.module || '.' || ? AND t.kind = 'type' "
+    "AND t.text = t.name"
 )
+_STRUCTS = (  # types that may implement an interface: structs, and owners of methods `name`
+    "SELECT s.name, f.dir FROM symbols s JOIN files f ON f.path = s.path "
+    "WHERE f.family = 'go' AND s.kind = 'struct' "
+    "UNION SELECT substr(s.qn, length(f.module) + 2, length(s.qn) - length(f.module) "
+    "- length(s.name) - 2), f.dir FROM symbols s JOIN files f ON f.path = s.path "
+    "WHERE f.family = 'go' AND s.kind = 'method' AND s.name = ? ORDER BY 2, 1"
+)
+
+
+_PAREN = re.compile(r"^\(\s*\*?\s*([A-Za-z_][\w.]*)\s*\)$")  # (*node), (x)
+
+
+def unwrap(receiver: str) -> str:
+    """A Go receiver without a dereference in parentheses: ``(*node).m()`` is ``node.m()``."""
+    m = _PAREN.match(receiver)
+    return m.group(1) if m else receiver
 
 
 def is_go_key(key: str) -> bool:
@@ -78,18 +100,36 @@ class GoTypes:
         return self._types[key]
 
     def methods(self, type_key: str, name: str) -> list[str]:
-        """Methods ``name`` of the Go type ``type_key`` declared in any file of its package."""
+        """Methods ``name`` of the Go type ``type_key`` declared in any file of its package,
+        else promoted from its embedded fields."""
         found = self._type(type_key)
         if found is None:
             return []
-        _, type_name, _, directory = found
-        return [r[0] for r in self.db.execute(_METHODS, (directory, name, type_name))]
+        return self._methods_in(found[3], found[1], name, 0)
 
-    def _names_of(self, directory: str, type_name: str) -> frozenset[str]:
+    def _methods_in(self, directory: str, type_name: str, name: str, depth: int) -> list[str]:
+        own = [r[0] for r in self.db.execute(_METHODS, (directory, name, type_name))]
+        if own or depth >= MAX_EMBED_DEPTH:
+            return own
+        for embedded in self._embedded(directory, type_name):
+            promoted = self._methods_in(directory, embedded, name, depth + 1)
+            if promoted:
+                return promoted
+        return []
+
+    def _embedded(self, directory: str, type_name: str) -> list[str]:
+        return [r[0] for r in self.db.execute(_EMBEDDED, (directory, type_name))]
+
+    def _names_of(self, directory: str, type_name: str, depth: int = 0) -> frozenset[str]:
+        """The method names of a type, its embedded fields' included."""
         hit = self._method_names.get((directory, type_name))
         if hit is None:
             rows = self.db.execute(_METHOD_NAMES, (directory, type_name))
-            hit = self._method_names[(directory, type_name)] = frozenset(r[0] for r in rows)
+            names = {r[0] for r in rows}
+            if depth < MAX_EMBED_DEPTH:
+                for embedded in self._embedded(directory, type_name):
+                    names |= self._names_of(directory, embedded, depth + 1)
+            hit = self._method_names[(directory, type_name)] = frozenset(names)
         return hit
 
     def implementations(self, iface_key: str, name: str) -> list[str] | None:
@@ -113,11 +153,10 @@ class GoTypes:
             }
             required = declared | {name}
             out = []
-            for key, method_qn, module, directory in self.db.execute(_BY_NAME, (name,)):
-                owner = method_qn[len(module) + 1 :].rsplit(".", 1)[0]
-                if "." in owner or not required <= self._names_of(directory, owner):
-                    continue
-                out.append(key)
+            for type_name, directory in self.db.execute(_STRUCTS, (name,)).fetchall():
+                if "." not in type_name and required <= self._names_of(directory, type_name):
+                    out += self._methods_in(directory, type_name, name, 0)
+            out = list(dict.fromkeys(out))
             if len(out) > MAX_IMPLEMENTATIONS:
                 out = []
         self._dispatch[cache_key] = out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
-from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes
+from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes, unwrap
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.resolution import CallClass, Reason, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
@@ -63,7 +63,7 @@ class CallTiers:
             if f.family == GO:  # a bare Go name is of the package (found above) or nothing
                 return CallClass.UNRESOLVED, Reason.NO_DEFINITION.value, [], 0
             return self._unique(callee, f.family, BARE_KINDS)
-        receiver = receiver.strip()
+        receiver = receiver.strip() if f.family != GO else unwrap(receiver.strip())
         if _LITERAL.match(receiver):
             return CallClass.EXTERNAL, None, [], 0
         found = self._with_receiver(scope, f, src, callee, receiver, line)
