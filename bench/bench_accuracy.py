@@ -137,6 +137,13 @@ def our_sites(db: Any, language: str, files: set[str] | None) -> tuple[dict[Key,
 
 def _records(repo: Repo, result: Score, extra: dict[str, Any]) -> None:
     total = result.all_tiers
+    print(
+        f"{repo.name} ({repo.language}): {result.internal:,} sites the oracle resolves in the "
+        f"repository; recall {_r(result.recall)} ({_r(result.recall_ambiguous)} counting "
+        f"ambiguous candidates); precision {_r(total.precision_in_repo)} over those sites, "
+        f"{_r(total.precision_all)} over all sites; {total.counts['wrong']} wrong targets",
+        flush=True,
+    )
     emit(
         "accuracy.repo",
         repo=repo.name,
@@ -172,6 +179,10 @@ def _records(repo: Repo, result: Score, extra: dict[str, Any]) -> None:
         language=repo.language,
         misses=dict(result.misses.most_common()),
     )
+
+
+def _r(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:

@@ -90,6 +90,10 @@ func Literal() int {
 \treturn b.Run() + c.Run()
 }
 
+func Anonymous() int {
+\treturn new(Builder).Run() + Builder{}.Run()
+}
+
 func Chain() int {
 \treturn NewBuilder().Handle("a").With(2).Run()
 }
@@ -177,6 +181,7 @@ def test_locals_from_constructors_and_literals(reader: GraphReader) -> None:
     }
     assert callees(reader, f"{APP}.use.Pointer", REPO) == {run}  # var b = &Builder{}
     assert callees(reader, f"{APP}.use.Literal", REPO) == {run}  # b := Builder{}; var c Builder
+    assert callees(reader, f"{APP}.use.Anonymous", REPO) == {run}  # new(Builder), Builder{}
     # a struct field's type: b.db is *store.DB
     assert callees(reader, f"{APP}.more.Builder.Run", REPO) == {
         ("store.store.DB.Query", "receiver")

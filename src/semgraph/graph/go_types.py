@@ -55,12 +55,17 @@ _STRUCTS = (  # types that may implement an interface: structs, and owners of me
 
 
 _PAREN = re.compile(r"^\(\s*\*?\s*([A-Za-z_][\w.]*)\s*\)$")  # (*node), (x)
+_NEW = re.compile(r"^(?:new\(\s*([A-Za-z_][\w.]*)\s*\)|&?([A-Za-z_][\w.]*)\{\s*\})$")
 
 
 def unwrap(receiver: str) -> str:
-    """A Go receiver without a dereference in parentheses: ``(*node).m()`` is ``node.m()``."""
+    """A Go receiver as a name: ``(*node).m()`` is ``node.m()``; ``new(T).m()`` and
+    ``T{}.m()`` call a method of ``T``."""
     m = _PAREN.match(receiver)
-    return m.group(1) if m else receiver
+    if m:
+        return m.group(1)
+    m = _NEW.match(receiver)
+    return (m.group(1) or m.group(2)) if m else receiver
 
 
 def is_go_key(key: str) -> bool:
