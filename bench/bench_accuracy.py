@@ -160,6 +160,7 @@ def _records(repo: Repo, result: Score, extra: dict[str, Any]) -> None:
         precision_all=ratio(total.precision_all),
         **{k: total.counts[k] for k in ("correct", "wrong", "unmatched")},
         false_edges=sum(total.counts[k] for k in ("false_external", "false_nondef", "false_none")),
+        **{k: total.counts[k] for k in ("false_external", "false_nondef", "false_none")},
         **extra,
     )
     for tier, ts in sorted(result.tiers.items()):

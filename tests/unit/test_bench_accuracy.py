@@ -268,6 +268,17 @@ def test_figures_judge_the_issue_targets() -> None:
     wrong = next(f for n, f in figs.items() if n.startswith("wrong targets"))
     assert wrong.value == "1" and wrong.verdict == MISSED
     assert any(n.startswith("tier unique") for n in figs)
+    assert "2 edges the oracle says" in figs["precision over all sites"].baseline
+    split = {**repo, "false_external": 1, "false_nondef": 0, "false_none": 1}
+    figs = {f.name.split(",")[0]: f for f in figures_accuracy(_out(split, *tiers), None)}
+    assert figs["precision over all sites"].baseline.startswith("2 false edges: 1 external")
+
+
+def test_accuracy_stays_out_of_the_quick_run() -> None:
+    from bench.benches import BENCHES
+
+    accuracy = next(b for b in BENCHES if b.name == "accuracy")
+    assert accuracy.in_quick is False and accuracy.default == []
 
 
 def test_figures_without_records_say_not_measured() -> None:
