@@ -9,7 +9,6 @@ import random
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,16 +53,17 @@ def texts(n: int, seed: int = 0, max_words: int = 300) -> list[str]:
 
 
 class Recording(Embedder):
-    """The real embedder, recording what each model batch and each embed call held."""
+    """The real embedder, recording what each model batch and each embed call held
+    (torch backend: its tokenised items are (text, token count) pairs)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.batches: list[list[str]] = []
         self.calls: list[int] = []
 
-    def _encode(self, model: Any, texts: list[str]) -> Any:
-        self.batches.append(list(texts))
-        return super()._encode(model, texts)
+    def _encode_batch(self, items: list[Any]) -> Any:
+        self.batches.append([text for text, _ in items])
+        return super()._encode_batch(items)
 
     def embed(self, texts: list[str], on_batch: object = None) -> list[list[float]]:
         self.calls.append(len(texts))
@@ -71,7 +71,11 @@ class Recording(Embedder):
 
 
 def test_token_bounded_batches_give_the_models_own_vectors() -> None:
-    embedder = Recording(load_settings(embedding_batch_tokens=600, embedding_batch_size=16))
+    embedder = Recording(
+        load_settings(
+            embedding_backend="torch", embedding_batch_tokens=600, embedding_batch_size=16
+        )
+    )
     sample = texts(48, seed=1)
     ours = np.array(embedder.embed(sample))
     plain = embedder.model.encode(
@@ -88,18 +92,23 @@ def test_token_bounded_batches_give_the_models_own_vectors() -> None:
     assert embedder.embed([]) == []
 
 
-def test_truncated_and_hostile_texts_embed(tmp_path: Path) -> None:
-    embedder = Embedder(load_settings(embedding_batch_tokens=256))
+@pytest.mark.parametrize("backend", ["torch", "openvino"])
+def test_truncated_and_hostile_texts_embed(backend: str) -> None:
+    embedder = Embedder(load_settings(embedding_batch_tokens=256, embedding_backend=backend))
     odd = ["", " ", "\x00\x01", "\ufffd" * 50, "x" * 20_000, "名前 = 1\n" * 500]
     lengths = embedder.token_lengths(odd)
-    assert max(lengths) == embedder.model.max_seq_length  # truncated like the model does
+    assert max(lengths) == 256  # truncated at the model's max_seq_length
     vectors = np.array(embedder.embed(odd))
     assert vectors.shape == (len(odd), embedder.dims)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
 
 
 def test_window_flushes_at_its_byte_bound(es: Elasticsearch) -> None:
-    settings = load_settings(search_embed_window_bytes=100_000, search_embed_window_chunks=1000)
+    settings = load_settings(
+        search_embed_window_bytes=100_000,
+        search_embed_window_chunks=1000,
+        embedding_backend="torch",
+    )
     embedder = Recording(settings)
     manager = SearchIndex(es, settings)
     files = []

@@ -128,6 +128,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
         quant,
         str(settings.embedding_threads),
         str(settings.embedding_pad_multiple),
+        str(settings.state_dir),  # where its export cache is
     )
     with _LOADED_LOCK:
         loaded = _LOADED.get(key)
