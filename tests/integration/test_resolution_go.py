@@ -154,6 +154,17 @@ func Promoted(n *IntNode, x Node, p *Node) int {
 \t_ = x.String()
 \treturn n.Location() + x.Location() + (*p).Location()
 }
+
+type Bag struct {
+\titems []*IntNode
+\tbyKey map[string]*IntNode
+}
+
+func Index(b *Bag, nodes []IntNode, k string) string {
+\t_ = nodes[0].Location()
+\t_ = b.items[1].Location()
+\treturn b.byKey[k].String()
+}
 """,
     "other/other.go": """package other
 
@@ -244,3 +255,11 @@ def test_embedded_fields_promote_methods_to_members_and_interfaces(reader: Graph
         (f"{APP}.embed.base.Location", "interface"),  # x.Location(), (*p).Location()
     }
     assert callers(reader, f"{APP}.embed.Attr.String", REPO) == set()
+
+
+def test_elements_of_slices_and_maps_of_declared_types(reader: GraphReader) -> None:
+    # nodes []IntNode, the field items []*IntNode, the field byKey map[string]*IntNode
+    assert callees(reader, f"{APP}.embed.Index", REPO) == {
+        (f"{APP}.embed.base.Location", "receiver"),
+        (f"{APP}.embed.IntNode.String", "receiver"),
+    }

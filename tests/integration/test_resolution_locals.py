@@ -92,6 +92,16 @@ pub fn run(p: &Pool) {
 }
 """,
 }
+FILES |= {
+    "js/a.js": (
+        "export class Store { get() { return 1; } }\nexport class Other { get() { return 2; } }\n"
+    ),
+    "js/b.js": (
+        'import { Store } from "./a.js";\nclass App {\n  items = new Store();\n'
+        "  constructor() { this.s = new Store(); }\n"
+        "  run(p) { const s = new Store(); s.get(); this.s.get(); this.items.get(); p.get(); }\n}\n"
+    ),
+}
 JAVA = "src.main.java.app"
 
 
@@ -124,4 +134,64 @@ def test_typescript_and_rust_locals(graph: Graph, settings: Settings, tmp_path: 
     }
     assert callees(reader, "rs.src.lib.Conn.pool_of", "locals") == {
         ("rs.src.lib.Pool.size", "receiver")  # self.pool, a struct field
+    }
+
+
+def test_javascript_locals(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    reader, _ = publish(graph, settings, tmp_path, FILES, "locals")
+    # const s = new Store(), this.s = new Store(), a field `items = new Store()`; p.get() is
+    # an untyped parameter's (not Other.get, not Store.get)
+    assert callees(reader, "js.b.App.run", "locals") == {
+        ("js.a.Store", "import"),
+        ("js.a.Store.get", "receiver"),
+    }
+    assert callers(reader, "js.a.Other.get", "locals") == set()
+
+
+IMPORTS = {
+    "lib/src/main/java/com/acme/model/Part.java": (
+        "package com.acme.model;\npublic class Part {\n    public int weight() { return 1; }\n}\n"
+    ),
+    "app/src/main/java/com/acme/app/Use.java": (
+        "package com.acme.app;\nimport com.acme.model.Part;\nimport java.util.List;\n"
+        "public class Use {\n    int total(Part p, List<Part> ps) {\n"
+        "        Part q = new Part();\n        ps.add(q);\n"
+        "        return p.weight() + q.weight();\n"
+        "    }\n}\n"
+    ),
+    "web/src/repo.ts": "export class Repo {\n  find(): number { return 1; }\n}\n",
+    "web/src/main.ts": (
+        'import { Repo } from "./repo.js";\n'
+        "export function main(): number {\n  const r = new Repo();\n  return r.find();\n}\n"
+    ),
+    "rs/src/lib.rs": (
+        "pub struct Conf {}\nimpl Conf {\n"
+        "    pub fn load() -> anyhow::Result<Conf> { Ok(Conf {}) }\n"
+        "    pub fn size(&self) -> u32 { 1 }\n}\n"
+        "pub fn run() -> u32 {\n    let c = Conf::load().unwrap();\n    c.size()\n}\n"
+    ),
+}
+
+
+def test_class_imports_esm_paths_and_unwrapped_results(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    reader, _ = publish(graph, settings, tmp_path, IMPORTS, "imps")
+    model = "lib.src.main.java.com.acme.model.Part"
+    use = "app.src.main.java.com.acme.app.Use.Use.total"
+    # `import com.acme.model.Part` names Part.java's class (not an external module); the
+    # List<Part> parameter is java.util's: ps.add() gets no edge
+    assert callees(reader, use, "imps") == {
+        (f"{model}.Part", "import"),
+        (f"{model}.Part.weight", "receiver"),
+    }
+    # TypeScript ESM: "./repo.js" is the source repo.ts
+    assert callees(reader, "web.src.main.main", "imps") == {
+        ("web.src.repo.Repo", "import"),
+        ("web.src.repo.Repo.find", "receiver"),
+    }
+    # Rust: anyhow::Result<Conf> read as Conf; unwrap() is Result's own (no edge)
+    assert callees(reader, "rs.src.lib.run", "imps") == {
+        ("rs.src.lib.Conf.load", "receiver"),
+        ("rs.src.lib.Conf.size", "receiver"),
     }

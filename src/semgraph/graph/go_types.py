@@ -26,6 +26,8 @@ import re
 import weakref
 from typing import Any, ClassVar
 
+from semgraph.graph.typeexpr import Segment
+
 GO = "go"
 INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
 MAX_IMPLEMENTATIONS = 50  # more and the call is not a dispatch worth listing: none
@@ -197,3 +199,58 @@ def package_name(typed: Any, ctx: Any, name: str) -> tuple[str, tuple[str, ...]]
         if path is not None:
             value = typed.module_value(path, name, 0)
     return value
+
+
+_INDEXED = re.compile(r"^(?P<base>[A-Za-z_][\w.]*)\[[^\[\]]*\](?P<rest>(?:\.[A-Za-z_]\w*)*)$")
+_CONTAINER = re.compile(r"^(?:\[[^\]]*\]|map\[[^\]]*\])\s*")  # []T, [4]T, map[K]T (flat K)
+
+
+def element_type(text: str) -> str | None:
+    """The element type of a Go slice, array or map type (``[]*Item`` -> ``*Item``)."""
+    m = _CONTAINER.match(text.strip())
+    return text.strip()[m.end() :] if m else None
+
+
+def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[str, ...]] | None:
+    """The value of a Go receiver that indexes a slice, array or map of a declared type:
+    ``items[i]``, ``c.items[i]``, ``c.items[i].text``; None when it is not one or the type is
+    not known."""
+    m = _INDEXED.match(receiver)
+    if m is None:
+        return None
+    *prefix, last = m.group("base").split(".")
+    text, where = None, ctx
+    if not prefix:
+        bound = typed.local(ctx, last, line)
+        if bound is not None and bound[0] == "type":
+            text = bound[1]
+    else:
+        owner = typed.evaluate(ctx, [Segment(p, False) for p in prefix], line, 0)
+        if owner[0] == "instance":
+            text, where = _field_type(typed, ctx, owner[1], last)
+    elem = element_type(text) if text else None
+    if elem is None or where is None:
+        return None
+    value: tuple[str, tuple[str, ...]] = typed.value_of_type(where, elem, 0)
+    for field in filter(None, m.group("rest").split(".")):
+        if value[0] != "instance":
+            return None
+        value = typed.member(value, field, 0)
+    return value if value[0] == "instance" else None
+
+
+def _field_type(typed: Any, ctx: Any, types: tuple[str, ...], field: str) -> tuple[str | None, Any]:
+    """The declared type text of a struct field and the context to read it in (the struct's
+    file: a context of the same class as ``ctx``)."""
+    for key in types:
+        _, path, qn = key.split("|", 2)
+        binds = typed.bindings(path).get((qn, field))
+        found = typed.file_ctx(path)
+        texts = [t for _, k, t in binds or () if k == "type"]
+        if found is None or not texts:
+            continue
+        scope, f = found
+        sym = scope.by_key.get(key)
+        if sym is not None:
+            return texts[0], type(ctx)(scope, f, sym)
+    return None, None

@@ -183,6 +183,9 @@ class ImportResolver:
         if module.startswith("/"):
             base = posixpath.normpath(module.lstrip("/"))
         candidates = [base] + [base + ext for ext in JS_EXTENSIONS]
+        stem, dot, ext = base.rpartition(".")
+        if dot and ext in ("js", "jsx", "mjs", "cjs"):  # TS ESM: `./x.js` is the source x.ts
+            candidates += [f"{stem}.{ts}" for ts in ("ts", "tsx", "mts", "cts", "d.ts")]
         candidates += [f"{base}/index{ext}" for ext in JS_EXTENSIONS]
         target = next((c for c in candidates if self.file_exists(c)), None)
         if target is None:
@@ -250,6 +253,17 @@ class ImportResolver:
         pkg_path = target or (
             self.module_path(".".join(parts_pkg), f.family, f.dir) if parts_pkg else None
         )
+        if pkg_path is None and names and f.family == "java":  # `import a.b.C` as (a.b, [C])
+            files = [
+                (m, self.module_path(".".join([*parts_pkg, m]), f.family, f.dir)) for m in names
+            ]
+            found = [(m, p) for m, p in files if p is not None]
+            if found:
+                binds = tuple(
+                    ((alias if alias and len(names) == 1 else m), "member", f"{p}{MEMBER_SEP}{m}")
+                    for m, p in found
+                )
+                return ImportOutcome("internal", "file", found[0][1], binds)
         if pkg_path is not None:
             binds = tuple(
                 (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
-from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes, unwrap
+from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.resolution import CallClass, Reason, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
@@ -118,6 +118,9 @@ class CallTiers:
     ) -> Outcome | None:
         """The receiver tier through the receiver's type (:mod:`semgraph.graph.typed`)."""
         found = self.typed.receiver(scope, f, src, receiver, line)
+        if found is None and f.family == GO:  # items[i].m(): a slice's or map's element
+            element = indexed(self.typed, Ctx(scope, f, src), receiver, line)
+            found = (element, True) if element is not None else None
         if found is None:
             return None
         (kind, classes), local = found

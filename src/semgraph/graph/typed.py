@@ -45,6 +45,8 @@ SUPER_ROOTS = frozenset({"super", "base", "parent"})
 PACKAGE_SCOPED = frozenset({"java", "kotlin", "scala", "csharp"})
 # families whose methods see their class's fields without `this.` (Java `repo.save()`)
 IMPLICIT_THIS = frozenset({"java", "kotlin", "scala", "csharp", "c", "swift"})
+# Rust's Option/Result methods that give the wrapped value (clean_type reads Result<T> as T)
+RUST_UNWRAP = frozenset({"unwrap", "expect", "unwrap_or_default", "as_ref", "as_mut", "clone"})
 MAX_DEPTH = 8  # nested evaluations (a return type naming a call naming a return type...)
 _FILE_CACHE = 64
 
@@ -145,6 +147,8 @@ class TypedNames:
             if value[0] in ("external", "unknown"):
                 return value
             owner = value[0]
+            if ctx.f.family == "rust" and seg.name in RUST_UNWRAP:
+                continue  # x.unwrap(), x?: the wrapped value (Option<T>/Result<T> read as T)
             value = self.member(value, seg.name, depth)
             if seg.called:
                 value = self.call(value, depth)

@@ -52,7 +52,8 @@ def split_receiver(text: str) -> list[Segment] | None:
 
 MAX_TYPE_TEXT = 400  # binding texts are cut at 200 characters by the parser
 _WRAPPER = re.compile(
-    r"^(?:std::\w+::)?(?:Option|Result|Box|Rc|Arc|RefCell|Mutex|Promise|Optional|Awaitable"
+    r"^(?:(?:\w+::)+|(?:java\.util\.))?"
+    r"(?:Option|Result|Box|Rc|Arc|RefCell|Mutex|Promise|Optional|Awaitable"
     r"|Type|type)\s*[<\[](.*)[>\]]$"
 )
 

@@ -21,3 +21,16 @@
     object: (_) @receiver
     property: [(property_identifier) (private_property_identifier)] @callee)) @call
 (new_expression constructor: (identifier) @callee) @call
+
+; typed names (indexer/typed.py): locals from `new` and calls, `this.x = new T()`, parameters
+(variable_declarator name: (identifier) @bind.name value: (new_expression constructor: (_) @bind.call)) @bind
+(variable_declarator name: (identifier) @bind.name value: (call_expression function: (_) @bind.call)) @bind
+(variable_declarator name: (identifier) @bind.name
+  value: (await_expression (call_expression function: (_) @bind.call))) @bind
+(variable_declarator name: (identifier) @bind.name) @bind
+(formal_parameters (identifier) @bind.name) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (new_expression constructor: (_) @bind.call)) @bind
+(field_definition property: (property_identifier) @bind.name
+  value: (new_expression constructor: (_) @bind.call)) @bind
