@@ -76,7 +76,20 @@ def fork(origin: Path, dest: Path) -> dict[str, Any]:
     deleted.unlink()
     _commit(dest, "fork: a file added and a file deleted")
     rel = [str(p.relative_to(dest)) for p in (*added_to, edited, deleted)]
-    return {"added_function_to": rel[:3], "edited": rel[3], "deleted": rel[4]}
+    return {
+        "added_function_to": rel[:3],
+        "edited": rel[3],
+        "deleted": rel[4],
+        "added": "fork_extra.py",
+    }
+
+
+def changed_chunks(es: Any, settings: Any, repo_key: str, paths: list[str]) -> int:
+    """Chunks of the fork's changed files in its live index (at most what must be embedded)."""
+    from semgraph.search.index import SearchIndex
+
+    alias = SearchIndex(es, settings).alias_name(repo_key)
+    return int(es.count(index=alias, query={"terms": {"path": paths}})["count"])
 
 
 def index(settings: Any, graph: Any, es: Any, repo: Path) -> dict[str, Any]:
@@ -90,6 +103,7 @@ def index(settings: Any, graph: Any, es: Any, repo: Path) -> dict[str, Any]:
     stats = result.stats.get("index", {})
     return {
         "status": result.status,
+        "repo_key": result.repo_key,
         "wall_s": round(wall, 2),
         "embed_index_s": round(result.phases_s.get("embed_index", 0.0), 2),
         "files": stats.get("files"),
@@ -141,9 +155,11 @@ def main() -> None:
         )
         runs = {}
         for name in ("origin", "fork"):
-            runs[name] = index(settings, graph, es, Path(tmp) / name)
-            emit("reuse.run", repo=name, **runs[name])
-            r = runs[name]
+            runs[name] = r = index(settings, graph, es, Path(tmp) / name)
+            if name == "fork":
+                paths = [*changes["added_function_to"], changes["edited"], changes["added"]]
+                r["changed_chunks"] = changed_chunks(es, settings, r["repo_key"], paths)
+            emit("reuse.run", repo=name, **r)
             print(
                 f"{name}: {r['chunks']} chunks, {r['embedded']} embedded, {r['store_reused']} "
                 f"from the store, {r['deduplicated']} deduplicated; embed phase "
@@ -158,6 +174,7 @@ def main() -> None:
         fork_chunks=f["chunks"],
         fork_store_reused=f["store_reused"],
         fork_embedded=f["embedded"],
+        fork_changed_chunks=f["changed_chunks"],
         store_share_pct=round(100 * share, 1),
         embed_ratio=round(ratio, 4),
         origin_embed_s=o["embed_index_s"],

@@ -16,6 +16,7 @@ REUSE = "\n".join(
             fork_chunks=203,
             fork_store_reused=194,
             fork_embedded=9,
+            fork_changed_chunks=11,
             store_share_pct=95.6,
             embed_ratio=0.125,
         ),
@@ -27,6 +28,13 @@ def test_reuse_rows_name_the_share_and_the_ratio() -> None:
     share, ratio = figures_reuse(REUSE, [])
     assert share.value == "194 of 203 (95.6 %)" and share.verdict == MET
     assert ratio.ratio == "0.125x" and ratio.verdict == MET and ratio.load == "5.00"
+
+
+def test_reuse_embedding_more_than_the_changed_files_is_missed() -> None:
+    share, _ = figures_reuse(REUSE.replace('"fork_changed_chunks": 11', '"fork_changed_chunks": 8'))
+    assert share.verdict == MISSED
+    unknown, _ = figures_reuse(REUSE.replace('"fork_changed_chunks": 11, ', ""))
+    assert unknown.verdict == MISSED and "(not recorded)" in unknown.baseline
 
 
 def test_reuse_without_a_summary_or_a_run_has_no_rows() -> None:
