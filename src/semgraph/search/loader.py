@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 
 BULK_ERRORS_SHOWN = 3
-# keys remembered per run for in-run deduplication (about 150 bytes each); past it, a
+# keys remembered per run for in-run deduplication (about 170 bytes each); past it, a
 # duplicate in a later window comes from the store or the model
 RUN_KEYS_MAX = 1_000_000
 
@@ -222,7 +222,8 @@ class Loader:
         self.stats = IndexStats()
         self.meter = EmbedMeter(repo_key, run_id, clock)
         self.store = store
-        self.seen: dict[bytes, str] = {}  # vector key digest -> id of a document sent with it
+        # vector key digest -> the id of a document this run sent with that vector
+        self.seen: dict[bytes, str] = {}
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1

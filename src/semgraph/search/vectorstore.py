@@ -10,6 +10,9 @@ are idempotent ``_bulk`` index operations (the same key is the same vector); and
 scrolled ids and bulk deletes. The vector is a ``binary`` field (float32), never kNN-indexed, so
 the store costs no HNSW graph and about 2.2 KB per 384-float vector.
 
+Only freshly embedded vectors are written: a vector copied from a repository's live index
+was written when it was embedded (a store created later fills as repositories re-embed).
+
 Recency without a write per hit: a hit rewrites ``last_used`` only when the stored value is
 older than ``search_vector_store_touch_s`` (one day by default), in one ``_bulk`` per window.
 The GC (:meth:`VectorStore.maybe_gc`, at the end of a run when the last one, kept in the
