@@ -102,6 +102,8 @@ def test_typed_receivers_resolve(graph: Graph, settings: Settings, tmp_path: Pat
         ("shop.models.Cart.make", "receiver"),
         ("shop.models.Cart.helper_of", "receiver"),
     }
+    # cls(None) in the classmethod constructs the enclosing class
+    assert callees(reader, "shop.models.Cart.make", "typed") == {("shop.models.Cart", "receiver")}
     # event.set() is threading's (external), other.set() an untyped parameter: neither is
     # the repository's Helper.set through the unique tier
     assert callers(reader, "shop.models.Helper.set", "typed") == set()

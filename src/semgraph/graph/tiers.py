@@ -18,7 +18,7 @@ from semgraph.graph.imports import MEMBER_SEP, ImportFile
 from semgraph.graph.resolution import CallClass, Reason, Tier
 from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import CLASS_KINDS
-from semgraph.graph.typed import Ctx, TypedNames
+from semgraph.graph.typed import RUST_UNWRAP, Ctx, TypedNames
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
@@ -55,7 +55,7 @@ class CallTiers:
         line: int = 0,
     ) -> Outcome:
         if receiver is None or not receiver.strip():
-            found = self._bare(scope, f, src, callee, line)
+            found = self._cls_call(scope, f, src, callee) or self._bare(scope, f, src, callee, line)
             if found is not None:
                 return found
             if callee in BUILTIN_CALLS.get(f.family, ()):
@@ -105,6 +105,13 @@ class CallTiers:
             return _pick(local, Tier.MODULE)
         return None
 
+    def _cls_call(self, scope: FileScope, f: ImportFile, src: Sym, callee: str) -> Outcome | None:
+        """``cls(...)`` in a Python classmethod constructs the enclosing class."""
+        if callee != "cls" or f.family != "python":
+            return None
+        owner = self.typed.enclosing_class(Ctx(scope, f, src))
+        return _pick([owner], Tier.RECEIVER) if owner is not None else None
+
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
         """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved."""
         if bound[0] == "value":
@@ -124,6 +131,9 @@ class CallTiers:
         if found is None:
             return None
         (kind, classes), local = found
+        rust_unwrap = f.family == "rust" and callee in RUST_UNWRAP and kind in _TYPED_KINDS
+        if rust_unwrap and not any(self.names.members(c, callee) for c in classes):
+            return CallClass.EXTERNAL, None, [], 0  # Option/Result's own method
         if kind in _TYPED_KINDS:
             keys = [m for c in classes for m in self.names.members(c, callee)]
             if keys:
