@@ -43,7 +43,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
     ("vector_key", [("search/embed.py", "vector_key")]),
     ("module_name", [("semgraph/model.py", "module_name")]),
     ("search_errors", [("db.py", "search_errors")]),
-    ("rrf", [("search/query.py", "rrf")]),
+    ("minmax_fusion", [("search/query.py", "minmax_fusion")]),
     ("connect_graph", [("db.py", "connect_graph")]),
     ("split_lines", [("indexer/chunking.py", "split_lines")]),
     # meaning
@@ -55,7 +55,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
         "translate elasticsearch client exceptions into our own error types",
         [("db.py", "search_errors")],
     ),
-    ("reciprocal rank fusion of two rankings", [("search/query.py", "rrf")]),
+    ("fuse two rankings by their normalised scores", [("search/query.py", "minmax_fusion")]),
     (
         "delete staging indexes left behind by crashed runs",
         [
@@ -77,7 +77,7 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
         ],
     ),
     ("sha256 of the model id and the embedded text", [("search/embed.py", "vector_key")]),
-    ("use cuda when a GPU is visible otherwise the cpu", [("search/embed.py", "resolve_device")]),
+    ("use cuda when a GPU is visible otherwise the cpu", [("search/backend.py", "resolve_device")]),
     ("messages of an exception and all its causes", [("errors.py", "cause_chain")]),
     ("write one JSON object per log line", [("logs.py", "JsonFormatter")]),
     (
@@ -103,7 +103,10 @@ QUERIES: list[tuple[str, list[tuple[str, str]]]] = [
         "raise when the bulk response reports rejected documents",
         [("search/loader.py", "bulk")],
     ),
-    ("load the sentence transformers model once per process", [("search/embed.py", "_load")]),
+    (
+        "load the sentence transformers model once per process",
+        [("search/backend.py", "load_backend")],
+    ),
     (
         "fingerprint of the model files that does not depend on where it is installed",
         [("search/model_files.py", "model_fingerprint")],

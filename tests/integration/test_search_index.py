@@ -8,7 +8,7 @@ from elasticsearch import Elasticsearch
 from semgraph.config import Settings, load_settings
 from semgraph.errors import EmbeddingError, SearchBulkError, SearchRequestError
 from semgraph.model import Chunk, FileFacts, content_hash
-from semgraph.search.bodies import META_MARKER
+from semgraph.search.bodies import INDEX_FORMAT, META_MARKER
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.loader import IndexStats, lookup_vectors
@@ -88,7 +88,7 @@ def test_staging_index_has_meta_mapping_and_legal_name(
     assert name == name.lower()
     meta = manager.index_meta(name)
     assert meta is not None
-    assert meta[META_MARKER] == 1
+    assert meta[META_MARKER] == INDEX_FORMAT == 2
     assert meta["repo"] == "GitHub.com/Org/Repo"
     assert meta["created_at"] == NOW
     assert manager.index_run_id(name) == "Run-01"

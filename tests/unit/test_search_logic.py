@@ -25,8 +25,8 @@ from semgraph.search.documents import (
 from semgraph.search.embed import Embedder, embedding_text, resolve_device, vector_key
 from semgraph.search.model_files import declared_dims, model_fingerprint
 from semgraph.search.names import slug
-from semgraph.search.query import rrf, snippet, validate
-from semgraph.search.split import identifier_words, split_identifier, split_text
+from semgraph.search.query import minmax_fusion, snippet, validate
+from semgraph.search.split import identifier_words, query_words, split_identifier, split_text
 
 LEGAL_INDEX = re.compile(r"^[a-z0-9_.][a-z0-9_.-]*$")
 
@@ -88,14 +88,34 @@ def test_staging_name_never_equals_another_repos_alias() -> None:
     assert manager.alias_name("a-b") == "code-a-b"
 
 
-def test_rrf_sums_reciprocal_ranks_and_breaks_ties_deterministically() -> None:
-    fused = rrf([["a", "b", "c"], ["c", "a", "d"]], k=60)
+def test_minmax_fusion_scales_each_ranking_and_sums_the_weighted_scores() -> None:
+    bm25 = [("a", 12.0), ("b", 8.0), ("c", 4.0)]
+    knn = [("c", 0.9), ("a", 0.8), ("d", 0.7)]
+    fused = minmax_fusion([bm25, knn], [0.5, 0.5])
     scores = dict(fused)
-    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
-    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
+    assert scores["c"] == pytest.approx(0.5 * 0.0 + 0.5 * 1.0)
+    assert scores["b"] == pytest.approx(0.5 * 0.5) and scores["d"] == pytest.approx(0.0)
     assert [d for d, _ in fused] == ["a", "c", "b", "d"]
-    assert rrf([["x", "y"], ["y", "x"]], k=60) == rrf([["y", "x"], ["x", "y"]], k=60)
-    assert rrf([], 60) == []
+    # equal scores (one hit, or a tie over the whole window) count as the top, not 0/0
+    assert minmax_fusion([[("x", 3.0)]], [1.0]) == [("x", 1.0)]
+    assert dict(minmax_fusion([[("x", 2.0), ("y", 2.0)]], [1.0])) == {"x": 1.0, "y": 1.0}
+    # ties: best single rank, then id; the order of the rankings does not matter
+    assert [
+        d
+        for d, _ in minmax_fusion([[("p", 1.0), ("q", 0.0)], [("q", 1.0), ("p", 0.0)]], [1.0, 1.0])
+    ] == ["p", "q"]
+    assert minmax_fusion([], []) == [] and minmax_fusion([[], []], [0.5, 0.5]) == []
+    with pytest.raises(ValueError):
+        minmax_fusion([bm25], [0.5, 0.5])
+
+
+def test_query_words_drop_stop_words_but_never_everything() -> None:
+    assert query_words("Return the name of the file") == ["return", "name", "file"]
+    assert query_words("is_valid") == ["is_valid", "valid"]
+    assert query_words("to be or not to be") == ["to", "be", "or", "not", "to", "be"]
+    assert query_words("") == [] and query_words("?? !!") == []
+    assert query_words("the word " * 50_000) == ["word"] * 10_000
 
 
 def test_snippet_starts_at_the_best_line_and_is_bounded() -> None:
@@ -130,6 +150,13 @@ def test_bm25_body_only_uses_the_name_term_for_short_single_tokens() -> None:
     assert not has_term(bm25_body("a" * 129, [], 10))
 
 
+def test_bm25_body_sums_the_split_fields_of_the_query_without_stop_words() -> None:
+    match = bm25_body("Return the parseHTTP response", [], 10)["query"]["bool"]["should"][0]
+    assert match["multi_match"]["query"] == "return parsehttp parse http response"
+    assert match["multi_match"]["type"] == "most_fields"
+    assert "code" not in match["multi_match"]["fields"]
+
+
 def test_request_bodies() -> None:
     assert lookup_vectors_body(["k1", "k2"])["size"] == 2
     assert flip_alias_actions("code-a", "new", ["old", "new"]) == [
@@ -143,7 +170,7 @@ def test_documents_and_embedding_text() -> None:
         3, 4, "def flipAlias():\n    pass", content_hash("x"), "pkg.mod.flipAlias", "function"
     )
     text = embedding_text("pkg/mod.py", ch)
-    assert text == "pkg/mod.py pkg.mod.flipAlias\ndef flipAlias():\n    pass"
+    assert text == "flipalias flip alias\npkg/mod.py\ndef flipAlias():\n    pass"
     assert embedding_text("p", Chunk(1, 1, "y" * 100, "h"), max_chars=10) == "p\nyyyyyyyy"
     key = vector_key("model@1", text)
     assert key == vector_key("model@1", text) != vector_key("model@2", text)

@@ -18,9 +18,12 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from semgraph.search.split import split_text
+from semgraph.search.split import query_words
 
-INDEX_FORMAT = 1  # bump when the mapping changes incompatibly
+# bump when the mapping or what a document holds changes incompatibly (2: the embedded text
+# leads with the symbol's name words, see embedding_text; an incremental run must not keep
+# vectors of the old text for unchanged files)
+INDEX_FORMAT = 2
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
@@ -155,8 +158,10 @@ def bulk_delete_operations(target: str, ids: list[str]) -> list[dict[str, Any]]:
 
 HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
 
-BM25_FIELDS_RAW = ["code", "identifiers", "symbol_text^3", "path_text^0.5"]
-BM25_FIELDS_SPLIT = ["identifiers", "symbol_text^3", "path_text^0.5"]
+# one text per field, scores summed (most_fields): the split identifiers of the code, the
+# symbol's and the path's words; the raw code field (standard analyzer, identifiers unsplit)
+# and best_fields' maximum both ranked worse on the outside evaluation (bench/NOTES.md)
+BM25_FIELDS = ["identifiers", "symbol_text", "path_text^0.5"]
 BM25_NAME_BOOST = 5.0
 # a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
 MAX_NAME_TERM_CHARS = 128
@@ -176,13 +181,17 @@ def search_filters(
 
 
 def bm25_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
-    """BM25 over the code, the client-split identifiers, the symbol and the path."""
+    """BM25 over the client-split identifiers, the symbol and the path, with the query split
+    the same way and its stop words dropped; plus the exact name for a single token."""
     should: list[dict[str, Any]] = [
-        {"multi_match": {"query": query, "fields": BM25_FIELDS_RAW}},
+        {
+            "multi_match": {
+                "query": " ".join(query_words(query)),
+                "fields": BM25_FIELDS,
+                "type": "most_fields",
+            }
+        },
     ]
-    split = split_text(query)
-    if split and split != query.lower():
-        should.append({"multi_match": {"query": split, "fields": BM25_FIELDS_SPLIT}})
     token = query.strip()
     if 0 < len(token) <= MAX_NAME_TERM_CHARS and not any(c.isspace() for c in token):
         should.append(

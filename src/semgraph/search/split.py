@@ -5,6 +5,12 @@ The Elasticsearch distribution we test on has no ``analysis-common`` module (no
 already split here: ``parseHTTPResponse`` -> ``parse http response``, ``flip_alias`` ->
 ``flip alias``, ``src/semgraph/search/index.py`` -> ``src semgraph search index py``. The
 same function splits the query, so both sides agree.
+
+The BM25 query also drops English function words (:data:`STOP_WORDS`, Lucene's English stop
+set). In prose they are everywhere and weigh nothing; in code they are rare (string literals,
+error messages), so their inverse document frequency is high and a question such as "return
+the name of the file" ranked chunks by which error message said "the" and "of". On the
+outside evaluation's tuning half this alone moved BM25 recall@5 from 0.58 to 0.72.
 """
 
 from __future__ import annotations
@@ -75,3 +81,51 @@ def identifier_words(text: str, *, max_words: int = 20_000) -> list[str]:
 def split_text(text: str, *, max_words: int = 20_000) -> str:
     """:func:`identifier_words` joined with spaces (what goes into a text field)."""
     return " ".join(identifier_words(text, max_words=max_words))
+
+
+# Lucene's English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET)
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+
+def query_words(text: str, *, max_words: int = 20_000) -> list[str]:
+    """:func:`identifier_words` of a query without :data:`STOP_WORDS` (a compound identifier
+    such as ``is_valid`` keeps its whole form); all of them when nothing else is left."""
+    words = identifier_words(text, max_words=max_words)
+    kept = [w for w in words if w not in STOP_WORDS]
+    return kept or words
