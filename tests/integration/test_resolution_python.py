@@ -102,8 +102,8 @@ def test_typed_receivers_resolve(graph: Graph, settings: Settings, tmp_path: Pat
         ("shop.models.Cart.make", "receiver"),
         ("shop.models.Cart.helper_of", "receiver"),
     }
-    # cls(None) in the classmethod constructs the enclosing class
-    assert callees(reader, "shop.models.Cart.make", "typed") == {("shop.models.Cart", "receiver")}
+    # cls(None) calls a parameter (what jedi says too): no edge
+    assert callees(reader, "shop.models.Cart.make", "typed") == set()
     # event.set() is threading's (external), other.set() an untyped parameter: neither is
     # the repository's Helper.set through the unique tier
     assert callers(reader, "shop.models.Helper.set", "typed") == set()
@@ -262,3 +262,31 @@ def test_no_invented_edges(graph: Graph, settings: Settings, tmp_path: Path) -> 
     assert reasons["untyped_local"] >= 1  # out.getvalue()
     assert reasons["untyped_expression"] >= 2  # cli.command(), kit.missing.clear()
     assert reasons["no_member"] >= 1  # kit.nothing_here()
+
+
+DOTTED = {
+    "pk/__init__.py": '"""Pk."""\n',
+    "pk/views.py": "class View:\n    @classmethod\n    def as_view(cls):\n        return 1\n",
+    "pk/core.py": "def it():\n    return 1\n",
+    "t.py": (
+        "import pk\nimport pk.core\nimport pk.views\n\n\nclass Con:\n    def show(self):\n"
+        "        return 1\n\n\ndef make() -> Con:\n    return Con()\n\n\nclass Live:\n"
+        "    def __init__(self, console=None):\n        self.console = console or make()\n\n"
+        "    def go(self):\n        self.console.show()\n\n\ndef test():\n"
+        "    class Index(pk.views.View):\n        pass\n\n    Index.as_view()\n    pk.core.it()\n"
+    ),
+}
+
+
+def test_dotted_bases_submodules_and_or_defaults(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    reader, _ = publish(graph, settings, tmp_path, DOTTED, "dotted")
+    # class Index(pk.views.View) inherits View through the module path; pk.core.it() is the
+    # submodule's function, not pk's
+    assert callees(reader, "t.test", "dotted") == {
+        ("pk.views.View.as_view", "receiver"),
+        ("pk.core.it", "import"),
+    }
+    # self.console = console or make(): the call's declared return type
+    assert callees(reader, "t.Live.go", "dotted") == {("t.Con.show", "receiver")}

@@ -42,10 +42,12 @@ from semgraph.graph.resolution import (
 from semgraph.graph.scope import FileScope, NameLookups, Sym
 from semgraph.graph.symtab import SymbolTable
 from semgraph.graph.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
-from semgraph.graph.typed import TypedNames
+from semgraph.graph.typed import Ctx, TypedNames
+from semgraph.graph.typeexpr import Segment
 from semgraph.model import FileFacts, SkippedFile
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
+_DOTTED_BASE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$")
 _BASE_CLEAN = re.compile(r"<[^<>]*>|\[[^\[\]]*]|\([^()]*\)")  # innermost first
 
 
@@ -226,13 +228,23 @@ class _Resolver:
             name = RECEIVER_SPLIT.split(cleaned.strip())[-1].strip()
             if not name:
                 continue
-            keys = self.names.classes_named(scope, name, f)
+            keys = self._dotted_base(scope, f, child, cleaned.strip())
+            keys = keys or self.names.classes_named(scope, name, f)
             outcome = "resolved" if len(keys) == 1 else ("ambiguous" if keys else "unresolved")
             self.res.inherits_counts[outcome] = self.res.inherits_counts.get(outcome, 0) + 1
             if len(keys) == 1 and keys[0] != child:
                 out.append((child, keys[0]))
         self.db.executemany("INSERT INTO inherits VALUES (?,?)", out)
         self._part(f.path, ("bases", sorted(out)))
+
+    def _dotted_base(self, scope: FileScope, f: ImportFile, child: str, text: str) -> list[str]:
+        """A base named through a module (``flask.views.View``): the class it evaluates to."""
+        sym = scope.by_key.get(child)
+        if sym is None or not _DOTTED_BASE.match(text) or not RECEIVER_SPLIT.search(text):
+            return []
+        segs = [Segment(p, False) for p in RECEIVER_SPLIT.split(text)]
+        kind, keys = self.typed.evaluate(Ctx(scope, f, sym), segs, sym.start, 0)
+        return list(keys) if kind == "class" and len(keys) == 1 else []
 
     # -- calls ---------------------------------------------------------------------------------
 

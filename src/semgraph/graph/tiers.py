@@ -55,7 +55,7 @@ class CallTiers:
         line: int = 0,
     ) -> Outcome:
         if receiver is None or not receiver.strip():
-            found = self._cls_call(scope, f, src, callee) or self._bare(scope, f, src, callee, line)
+            found = self._bare(scope, f, src, callee, line)
             if found is not None:
                 return found
             if callee in BUILTIN_CALLS.get(f.family, ()):
@@ -105,13 +105,6 @@ class CallTiers:
             return _pick(local, Tier.MODULE)
         return None
 
-    def _cls_call(self, scope: FileScope, f: ImportFile, src: Sym, callee: str) -> Outcome | None:
-        """``cls(...)`` in a Python classmethod constructs the enclosing class."""
-        if callee != "cls" or f.family != "python":
-            return None
-        owner = self.typed.enclosing_class(Ctx(scope, f, src))
-        return _pick([owner], Tier.RECEIVER) if owner is not None else None
-
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
         """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved."""
         if bound[0] == "value":
@@ -145,11 +138,21 @@ class CallTiers:
             if any(self.names.has_external_base(c) for c in classes):
                 return CallClass.EXTERNAL, None, [], 0  # inherited from outside
             return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
-        elif kind == "external":
+        return self._untyped(f, callee, kind, classes, local)
+
+    def _untyped(
+        self, f: ImportFile, callee: str, kind: str, values: tuple[str, ...], local: bool
+    ) -> Outcome | None:
+        """A receiver that is no instance or class: external, a module, a function value."""
+        if kind == "external":
             return CallClass.EXTERNAL, None, [], 0
-        elif kind in ("function", "unknown") and local:
+        if kind in ("function", "unknown") and local:
             return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0
-        elif kind == "function":  # @group def cli(); cli.command(): what a decorator made
+        if kind == "module" and not local:  # click.core.f(): a submodule's definition
+            mkind, target = values[0].split(MEMBER_SEP, 1)
+            keys = self.names.top_level(mkind, target, callee, f.family)
+            return _pick(keys, Tier.IMPORT) if keys else None
+        if kind == "function":  # @group def cli(); cli.command(): what a decorator made
             return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
         return None
 

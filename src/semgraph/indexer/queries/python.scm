@@ -53,3 +53,9 @@
 (for_in_clause left: (pattern_list (tuple_pattern (identifier) @bind.name))) @bind
 (as_pattern alias: (as_pattern_target (tuple (identifier) @bind.name))) @bind
 (as_pattern alias: (as_pattern_target (list (identifier) @bind.name))) @bind
+(assignment left: (identifier) @bind.name
+  right: (boolean_operator left: (identifier) @bind.ref)) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (boolean_operator left: (identifier) @bind.ref)) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (boolean_operator right: (call function: (_) @bind.call))) @bind
