@@ -267,7 +267,10 @@ def test_no_invented_edges(graph: Graph, settings: Settings, tmp_path: Path) -> 
 DOTTED = {
     "pk/__init__.py": '"""Pk."""\n',
     "pk/views.py": "class View:\n    @classmethod\n    def as_view(cls):\n        return 1\n",
-    "pk/core.py": "def it():\n    return 1\n",
+    "pk/core.py": (
+        "class Err(Exception):\n    def show(self):\n        return 1\n\n\n"
+        "def it():\n    try:\n        return 1\n    except Err as e:\n        e.show()\n"
+    ),
     "t.py": (
         "import pk\nimport pk.core\nimport pk.views\n\n\nclass Con:\n    def show(self):\n"
         "        return 1\n\n\ndef make() -> Con:\n    return Con()\n\n\nclass Live:\n"
@@ -288,5 +291,6 @@ def test_dotted_bases_submodules_and_or_defaults(
         ("pk.views.View.as_view", "receiver"),
         ("pk.core.it", "import"),
     }
+    assert callees(reader, "pk.core.it", "dotted") == {("pk.core.Err.show", "receiver")}  # except
     # self.console = console or make(): the call's declared return type
     assert callees(reader, "t.Live.go", "dotted") == {("t.Con.show", "receiver")}

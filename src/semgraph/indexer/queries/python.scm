@@ -59,3 +59,7 @@
   right: (boolean_operator left: (identifier) @bind.ref)) @bind
 (assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
   right: (boolean_operator right: (call function: (_) @bind.call))) @bind
+(except_clause value: (as_pattern [(identifier) (attribute)] @bind.type
+  alias: (as_pattern_target (identifier) @bind.name)) @bind)
+(assignment left: (identifier) @bind.name
+  right: (conditional_expression . (call function: (_) @bind.call))) @bind
