@@ -165,6 +165,19 @@ func Index(b *Bag, nodes []IntNode, k string) string {
 \t_ = b.items[1].Location()
 \treturn b.byKey[k].String()
 }
+
+func Ranges(b *Bag, nodes []*IntNode) {
+\tfor _, n := range nodes {
+\t\tn.Location()
+\t}
+\tfor k, v := range b.byKey {
+\t\t_ = k
+\t\tv.String()
+\t}
+\tfor i := range nodes {
+\t\t_ = i
+\t}
+}
 """,
     "other/other.go": """package other
 
@@ -260,6 +273,11 @@ def test_embedded_fields_promote_methods_to_members_and_interfaces(reader: Graph
 def test_elements_of_slices_and_maps_of_declared_types(reader: GraphReader) -> None:
     # nodes []IntNode, the field items []*IntNode, the field byKey map[string]*IntNode
     assert callees(reader, f"{APP}.embed.Index", REPO) == {
+        (f"{APP}.embed.base.Location", "receiver"),
+        (f"{APP}.embed.IntNode.String", "receiver"),
+    }
+    # for _, n := range nodes; for k, v := range b.byKey: the element's type
+    assert callees(reader, f"{APP}.embed.Ranges", REPO) == {
         (f"{APP}.embed.base.Location", "receiver"),
         (f"{APP}.embed.IntNode.String", "receiver"),
     }

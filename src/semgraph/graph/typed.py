@@ -238,6 +238,8 @@ class TypedNames:
         kind, text = bound
         if kind == "type":
             return self.value_of_type(ctx, text, depth)
+        if kind == "elem":  # Go `for _, v := range xs`: an element of xs
+            return go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end) or UNKNOWN
         if kind == "value":  # Go `f := pkg.Func`: what the expression names
             named = split_receiver(text)
             return UNKNOWN if named is None else self.evaluate(ctx, named, ctx.src.end, depth + 1)

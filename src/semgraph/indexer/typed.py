@@ -13,6 +13,8 @@ A language's query declares them with these captures (all optional but the first
   that name's binding in the same function, when it has one;
 * ``@bind.value`` (a name or ``pkg.Name`` as the value, Go ``f := pkg.Func``): the name holds
   what that expression names (a function value: calling the local calls it);
+* ``@bind.elem`` (a name or ``a.b`` ranged over, Go ``for _, v := range xs``): the name holds
+  an element of that slice, array or map;
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
 
@@ -32,7 +34,7 @@ from semgraph.indexer.imports import text
 from semgraph.model import RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
-_RANK = {"name": 0, "ref": 1, "value": 2, "call": 3, "type": 4}
+_RANK = {"name": 0, "ref": 1, "elem": 2, "value": 3, "call": 4, "type": 5}
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
 
@@ -48,7 +50,7 @@ class RawBinding:
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
     kind, value = "name", ""
-    for tag in ("type", "call", "value", "ref"):
+    for tag in ("type", "call", "value", "elem", "ref"):
         nodes = caps.get(f"bind.{tag}")
         if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
             kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)

@@ -56,6 +56,9 @@
 (parameter_declaration name: (identifier) @bind.name type: (_) @bind.type) @bind
 (variadic_parameter_declaration name: (identifier) @bind.name) @bind
 (range_clause left: (expression_list (identifier) @bind.name)) @bind
+(range_clause
+  left: (expression_list . (identifier) . (identifier) @bind.name .)
+  right: [(identifier) (selector_expression)] @bind.elem) @bind
 (type_switch_statement alias: (expression_list (identifier) @bind.name)) @bind
 (field_declaration name: (field_identifier) @bind.name type: (_) @bind.type) @bind
 ; an embedded field is named by its type (`base`, `*base`, `pkg.Base`): its methods are promoted
