@@ -1,7 +1,7 @@
 """Peak RSS of the worker and of its parse pool for the WHOLE reindex job, against repository
 size, with each size's phase split.
 
-    python -m bench.bench_memory [--sizes 100,200,400] [--small-files]
+    python -m bench.bench_memory [--sizes 100,200,400] [--small-files] [--backend auto]
 
 Each size runs in a fresh process (so one size's peak cannot hide another's): it generates a
 synthetic repository (``bench.synth``), then runs the real job (``Reindex``: checkout, parse
@@ -13,7 +13,9 @@ each size prints the ratio to it (target for the worker: <= 1.3 from the smalles
 largest size, i.e. memory bounded by window size, not repository size).
 
 Each size also reports the peak RSS of every phase (an ``RssSampler`` thread, marked at the
-job's checkpoints), so growth can be pinned to a phase.
+job's checkpoints), so growth can be pinned to a phase. ``--backend`` sets
+``SEMGRAPH_EMBEDDING_BACKEND`` for the jobs (``torch`` measures the torch path on the CPU);
+each size records the embedding model id and whether the worker imported torch.
 
 The embedding phase dominates the job's time on a CPU-only machine (~30 chunks/s), and the
 default generator makes ~13 chunks per file, so the default sizes are small.
@@ -65,6 +67,8 @@ def run_one(n_files: int, small: bool = False) -> dict[str, Any]:
             result = Reindex(settings, graph, es, request, checkpoint=sampler.mark).run()
             sampler.mark("after_job")
         wall = time.perf_counter() - started
+    from semgraph.search.embed import Embedder
+
     parse = result.stats.get("parse", {})
     index = result.stats.get("index", {})
     return {
@@ -81,6 +85,8 @@ def run_one(n_files: int, small: bool = False) -> dict[str, Any]:
         "pool_peak_rss_bytes": parse.get("child_peak_rss_bytes", 0),
         "pool_size": parse.get("pool_size"),
         "phase_peak_rss_bytes": sampler.peaks,
+        "embedding_model_id": Embedder(settings).model_id,
+        "torch_imported": "torch" in sys.modules,
     }
 
 
@@ -90,8 +96,11 @@ def main() -> None:
     parser.add_argument(
         "--small-files", action="store_true", help="one or two short functions per file"
     )
+    parser.add_argument("--backend", choices=("auto", "openvino", "torch"))
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.backend:
+        os.environ["SEMGRAPH_EMBEDDING_BACKEND"] = args.backend
     if args.one:
         print(json.dumps(run_one(args.one, small=args.small_files)))
         return
@@ -130,6 +139,7 @@ def main() -> None:
             f"{r['pool_peak_rss_bytes'] / mib:.1f} MiB "
             f"({r['pool_peak_rss_bytes'] / max(base['pool_peak_rss_bytes'], 1):.3f}x); "
             + ", ".join(f"{k} {v:.1f}s" for k, v in r["phases_s"].items())
+            + f"; model {r.get('embedding_model_id')}, torch imported: {r.get('torch_imported')}"
         )
         print(
             "        phase peak RSS: "

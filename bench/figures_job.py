@@ -230,17 +230,46 @@ def figures_embed(out: str, args: Sequence[str] | None = None) -> list[Figure]:
     reps = [r for r in records.read(out, "embed.repeat") if num(r, "raw_s", "phase_s", "reuse_s")]
     if not reps:
         return []
-    heads = records.read(out, "embed.texts")
+    # logs before issue 20 have one backend (torch) and no backend field
+    names = list(dict.fromkeys(str(r.get("backend") or "torch") for r in reps))
+    figs: list[Figure] = []
+    for name in names:
+        figs += _embed_backend(
+            out, name, [r for r in reps if (r.get("backend") or "torch") == name]
+        )
+    pairs = records.read(out, "embed.backends")
+    if pairs and num(pairs[-1], "phase_speedup", "raw_speedup"):
+        pair = pairs[-1]
+        figs.append(
+            Figure(
+                "embedding phase, torch fp32 / OpenVINO int8 (same texts, same run)",
+                f"{pair['phase_speedup']:.2f}x",
+                f"raw call {pair['raw_speedup']:.2f}x",
+                f"{pair['phase_speedup']:.2f}",
+                "ratio >= 5",
+                ok(pair["phase_speedup"] >= 5),
+            )
+        )
+    return figs
+
+
+def _embed_backend(out: str, name: str, reps: list[dict[str, Any]]) -> list[Figure]:
+    heads = [h for h in records.read(out, "embed.texts") if (h.get("backend") or "torch") == name]
     head = heads[-1] if heads else None
-    summaries = records.read(out, "embed.summary")
+    summaries = [
+        s for s in records.read(out, "embed.summary") if (s.get("backend") or "torch") == name
+    ]
     summary = summaries[-1] if summaries else {}
     raw = min(r["raw_s"] for r in reps)
     phase = min(r["phase_s"] for r in reps)
     reuse = min(r["reuse_s"] for r in reps)
     hits = sorted({str(r["hit_rate_pct"]) for r in reps if num(r, "hit_rate_pct")})
     what = f"{head['chunks']} chunks of {head['files']} files, {head['device']}" if head else ""
-    what = what or "same texts"
+    if head and head.get("source"):
+        what += f", {head['source']}"
+    what = f"{name}: " + (what or "same texts")
     best = f"best of {len(reps)} repeats"
+    call = "raw model.encode" if name == "torch" else f"raw {name} call"
     # the bench's own ratios are computed before rounding: prefer them to the rounded seconds
     ratio = summary["ratio"] if num(summary, "ratio") else (phase / raw if raw else float("inf"))
     reuse_ratio = (
@@ -256,17 +285,15 @@ def figures_embed(out: str, args: Sequence[str] | None = None) -> list[Figure]:
     rate = f" ({summary['texts_per_s']:.1f} texts/s)" if num(summary, "texts_per_s") else ""
     return [
         Figure(
-            f"embedding phase vs raw model.encode ({what}; {best})",
+            f"embedding phase vs {call} ({what}; {best})",
             f"{f(phase)} s (all: {', '.join(f(r['phase_s']) for r in reps)})",
-            f"{f(raw)} s raw model.encode"
-            + rate
-            + f" (all: {', '.join(f(r['raw_s']) for r in reps)})",
+            f"{f(raw)} s {call}" + rate + f" (all: {', '.join(f(r['raw_s']) for r in reps)})",
             f"{ratio:.3f}",
             "ratio <= 1.15",
             ok(ratio <= 1.15),
         ),
         Figure(
-            "embedding phase of unchanged content (every vector reused"
+            f"{name}: embedding phase of unchanged content (every vector reused"
             + (f", hit rate {'/'.join(hits)}%" if hits else "")
             + f"; {best})",
             f"{f(reuse)} s",
