@@ -122,6 +122,12 @@ func Unknown(x interface{ Close() }, db *store.DB) {
 \tdb.Close()
 }
 
+func AnonymousStruct() {
+\tcases := []struct{ store string }{{store: "x"}}
+\t_ = cases
+\tstore.Open("y")
+}
+
 func Closure() {
 \tCloser := func() {}
 \tCloser()
@@ -252,6 +258,8 @@ def test_function_values_and_a_local_shadowing_a_package(reader: GraphReader) ->
 def test_no_unique_edge_for_unknown_receivers_or_foreign_bare_names(reader: GraphReader) -> None:
     # x's type is an interface no type of the repository declares; db's Close is DB's
     assert callees(reader, f"{APP}.use.Unknown", REPO) == {("store.store.DB.Close", "receiver")}
+    # the field `store` of an anonymous struct is no local: store.Open is the package's
+    assert callees(reader, f"{APP}.use.AnonymousStruct", REPO) == {("store.store.Open", "import")}
     # a called local closure, and a bare name only another package defines: no edge
     assert callees(reader, f"{APP}.use.Closure", REPO) == set()
     assert callers(reader, "other.other.Undefined", REPO) == set()

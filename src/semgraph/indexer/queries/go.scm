@@ -60,10 +60,15 @@
   left: (expression_list . (identifier) . (identifier) @bind.name .)
   right: [(identifier) (selector_expression)] @bind.elem) @bind
 (type_switch_statement alias: (expression_list (identifier) @bind.name)) @bind
-(field_declaration name: (field_identifier) @bind.name type: (_) @bind.type) @bind
-; an embedded field is named by its type (`base`, `*base`, `pkg.Base`): its methods are promoted
-(field_declaration !name type: (type_identifier) @bind.name @bind.type) @bind
-(field_declaration !name type: (qualified_type name: (type_identifier) @bind.name) @bind.type) @bind
+; fields of a declared struct type only (an anonymous struct's fields are no names of the code
+; around it); an embedded field is named by its type (`base`, `*base`, `pkg.Base`): its methods
+; are promoted
+(type_spec type: (struct_type (field_declaration_list
+  (field_declaration name: (field_identifier) @bind.name type: (_) @bind.type) @bind)))
+(type_spec type: (struct_type (field_declaration_list
+  (field_declaration !name type: (type_identifier) @bind.name @bind.type) @bind)))
+(type_spec type: (struct_type (field_declaration_list
+  (field_declaration !name type: (qualified_type name: (type_identifier) @bind.name) @bind.type) @bind)))
 (method_elem name: (field_identifier) @bind.name) @bind
 (function_declaration
   result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
