@@ -33,27 +33,17 @@ INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interfa
 MAX_IMPLEMENTATIONS = 50  # more and the call is not a dispatch worth listing: none
 MAX_EMBED_DEPTH = 3
 
-_METHODS = (
-    "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
-    "AND f.family = 'go' AND s.kind = 'method' AND s.name = ? "
-    "AND s.qn = f.module || '.' || ? || '.' || s.name"
+_ALL_METHODS = (  # (dir, receiver type, name, key) of every Go method
+    "SELECT f.dir, substr(s.qn, length(f.module) + 2, length(s.qn) - length(f.module) "
+    "- length(s.name) - 2), s.name, s.key FROM symbols s JOIN files f ON f.path = s.path "
+    "WHERE f.family = 'go' AND s.kind = 'method' ORDER BY s.key"
 )
-_METHOD_NAMES = (
-    "SELECT DISTINCT s.name FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
-    "AND f.family = 'go' AND s.kind = 'method' AND s.qn = f.module || '.' || ? || '.' || s.name"
+_EMBEDDINGS = (  # (dir, struct scope, file module, embedded type) of every embedded field
+    "SELECT DISTINCT f.dir, t.scope, f.module, t.name FROM typed_raw t JOIN files f "
+    "ON f.path = t.path WHERE f.family = 'go' AND t.kind = 'type' AND t.text = t.name"
 )
-_EMBEDDED = (  # fields named by their own type, of a struct of the package
-    "SELECT DISTINCT t.name FROM typed_raw t JOIN files f ON f.path = t.path WHERE f.dir = ? "
-    "AND f.family = 'go' AND t.scope = f.module || '.' || ? AND t.kind = 'type' "
-    "AND t.text = t.name"
-)
-_STRUCTS = (  # types that may implement an interface: structs, and owners of methods `name`
-    "SELECT s.name, f.dir FROM symbols s JOIN files f ON f.path = s.path "
-    "WHERE f.family = 'go' AND s.kind = 'struct' "
-    "UNION SELECT substr(s.qn, length(f.module) + 2, length(s.qn) - length(f.module) "
-    "- length(s.name) - 2), f.dir FROM symbols s JOIN files f ON f.path = s.path "
-    "WHERE f.family = 'go' AND s.kind = 'method' AND s.name = ? ORDER BY 2, 1"
-)
+
+TypeRef = tuple[str, str]  # (package dir, type name)
 
 
 _PAREN = re.compile(r"^\(\s*\*?\s*([A-Za-z_][\w.]*)\s*\)$")  # (*node), (x)
@@ -84,8 +74,12 @@ class GoTypes:
     def __init__(self, db: Any) -> None:
         self.db = db
         self._types: dict[str, tuple[str, str, str, str] | None] = {}
-        self._method_names: dict[tuple[str, str], frozenset[str]] = {}
         self._dispatch: dict[tuple[str, str], list[str] | None] = {}
+        self._with: dict[str, frozenset[TypeRef]] = {}
+        self._own: dict[TypeRef, dict[str, list[str]]] | None = None
+        self._by_name: dict[str, set[TypeRef]] = {}
+        self._embeds: dict[TypeRef, list[str]] = {}
+        self._embedders: dict[TypeRef, set[TypeRef]] = {}
 
     @classmethod
     def of(cls, names: Any) -> GoTypes:
@@ -94,6 +88,23 @@ class GoTypes:
         if found is None:
             found = cls._by_db[names] = GoTypes(names.db)
         return found
+
+    def _index(self) -> dict[TypeRef, dict[str, list[str]]]:
+        """Every Go method by its type, and every embedded field, read once (the symbol table
+        does not change while calls are resolved)."""
+        if self._own is None:
+            own: dict[TypeRef, dict[str, list[str]]] = {}
+            for directory, owner, name, key in self.db.execute(_ALL_METHODS):
+                if owner and "." not in owner:
+                    own.setdefault((directory, owner), {}).setdefault(name, []).append(key)
+                    self._by_name.setdefault(name, set()).add((directory, owner))
+            for directory, scope, module, embedded in self.db.execute(_EMBEDDINGS):
+                outer = scope[len(module) + 1 :] if scope.startswith(module + ".") else ""
+                if outer and "." not in outer:
+                    self._embeds.setdefault((directory, outer), []).append(embedded)
+                    self._embedders.setdefault((directory, embedded), set()).add((directory, outer))
+            self._own = own
+        return self._own
 
     def _type(self, key: str) -> tuple[str, str, str, str] | None:
         """(path, name, kind, package dir) of a Go type's symbol."""
@@ -112,32 +123,17 @@ class GoTypes:
         found = self._type(type_key)
         if found is None:
             return []
-        return self._methods_in(found[3], found[1], name, 0)
+        return self._methods_in((found[3], found[1]), name, 0)
 
-    def _methods_in(self, directory: str, type_name: str, name: str, depth: int) -> list[str]:
-        own = [r[0] for r in self.db.execute(_METHODS, (directory, name, type_name))]
+    def _methods_in(self, ref: TypeRef, name: str, depth: int) -> list[str]:
+        own = self._index().get(ref, {}).get(name, [])
         if own or depth >= MAX_EMBED_DEPTH:
-            return own
-        for embedded in self._embedded(directory, type_name):
-            promoted = self._methods_in(directory, embedded, name, depth + 1)
+            return list(own)
+        for embedded in self._embeds.get(ref, ()):
+            promoted = self._methods_in((ref[0], embedded), name, depth + 1)
             if promoted:
                 return promoted
         return []
-
-    def _embedded(self, directory: str, type_name: str) -> list[str]:
-        return [r[0] for r in self.db.execute(_EMBEDDED, (directory, type_name))]
-
-    def _names_of(self, directory: str, type_name: str, depth: int = 0) -> frozenset[str]:
-        """The method names of a type, its embedded fields' included."""
-        hit = self._method_names.get((directory, type_name))
-        if hit is None:
-            rows = self.db.execute(_METHOD_NAMES, (directory, type_name))
-            names = {r[0] for r in rows}
-            if depth < MAX_EMBED_DEPTH:
-                for embedded in self._embedded(directory, type_name):
-                    names |= self._names_of(directory, embedded, depth + 1)
-            hit = self._method_names[(directory, type_name)] = frozenset(names)
-        return hit
 
     def implementations(self, iface_key: str, name: str) -> list[str] | None:
         """The methods a call of ``name`` on a value of interface ``iface_key`` may run; None
@@ -159,15 +155,29 @@ class GoTypes:
                 )
             }
             required = declared | {name}
+            types = frozenset.intersection(*(self._types_with(n) for n in sorted(required)))
             out = []
-            for type_name, directory in self.db.execute(_STRUCTS, (name,)).fetchall():
-                if "." not in type_name and required <= self._names_of(directory, type_name):
-                    out += self._methods_in(directory, type_name, name, 0)
+            for ref in sorted(types):
+                out += self._methods_in(ref, name, 0)
             out = list(dict.fromkeys(out))
             if len(out) > MAX_IMPLEMENTATIONS:
                 out = []
         self._dispatch[cache_key] = out
         return out
+
+    def _types_with(self, name: str) -> frozenset[TypeRef]:
+        """Every Go type with a method ``name``, its own or promoted from an embedded field
+        (an inverted index: dispatch intersects one set per method of the interface)."""
+        hit = self._with.get(name)
+        if hit is None:
+            self._index()
+            found = set(self._by_name.get(name, ()))
+            frontier = set(found)
+            for _ in range(MAX_EMBED_DEPTH):
+                frontier = {o for t in frontier for o in self._embedders.get(t, ())} - found
+                found |= frontier
+            hit = self._with[name] = frozenset(found)
+        return hit
 
     def dispatch(self, type_keys: tuple[str, ...], name: str) -> list[str]:
         """Interface dispatch over the types a receiver may have: every implementation."""
