@@ -124,6 +124,7 @@ def _docstring_nodes(tree: ast.AST) -> list[tuple[ast.Expr, bool]]:
 
 def strip_python(source: str) -> str:
     """``source`` without docstrings and ``#`` comments (raises SyntaxError if unparsable)."""
+    ast.parse(source)  # before tokenize, whose errors are not SyntaxError
     lines = source.splitlines(keepends=True)
     # comments first (tokenize positions refer to the original lines)
     cuts: dict[int, int] = {}  # line (1-based) -> column where a comment starts

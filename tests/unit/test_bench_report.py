@@ -15,7 +15,8 @@ from bench import records, run_all
 from bench.benches import BENCHES
 from bench.figures import MET, MISSED, NOT_MEASURED, Bench, Figure, arg, ints
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
-from bench.figures_stores import figures_delta, figures_graph, figures_queue, figures_retrieval
+from bench.figures_retrieval import figures_retrieval
+from bench.figures_stores import figures_delta, figures_graph, figures_queue
 from bench.figures_webhook import figures_webhook
 from bench.logs import outcomes_from_log
 from bench.render import render
@@ -477,17 +478,36 @@ def test_embed_reindex_queue_retrieval() -> None:
         queue[0].ratio == "5.0x" and queue[0].name == "queue claim latency p50 (2000 jobs queued)"
     )
     assert [f.ratio for f in queue[-2:]] == ["10.0 round trips per job", "3.3 round trips per job"]
+
+    def row(name: str, half: str, mode: str, r5: float) -> tuple[str, dict[str, object]]:
+        fields = {"eval": name, "half": half, "repo": "all", "kind": "all", "mode": mode}
+        return "retrieval.eval", {**fields, "n": 300, "recall5": r5, "mrr10": r5 / 2}
+
     rec = figures_retrieval(
         lines(
-            ("retrieval.corpus", {"files": 70, "chunks": 800, "queries": 36, "k": 5}),
-            ("retrieval.indexed", {"seconds": 81.2}),
-            ("retrieval.recall", {"mode": "bm25", "recall": 0.5, "found": 18, "total": 36}),
-            ("retrieval.recall", {"mode": "knn", "recall": 0.8, "found": 29, "total": 36}),
-            ("retrieval.recall", {"mode": "hybrid", "recall": 0.7, "found": 25, "total": 36}),
+            row("own", "all", "bm25", 0.9),
+            row("own", "all", "knn", 0.8),
+            row("own", "all", "hybrid", 0.95),
+            row("outside", "test", "bm25", 0.7),
+            row("outside", "test", "knn", 0.8),
+            row("outside", "test", "hybrid", 0.78),
+            row("outside", "tune", "bm25", 0.7),
+            row("outside", "tune", "knn", 0.8),
+            (
+                "retrieval.bootstrap",
+                {"eval": "outside", "half": "test", "best": "knn", "n": 300, "diff": -0.02,
+                 "lo": -0.05, "hi": 0.01},
+            ),
         )
-    )
-    assert rec[2].verdict == MISSED and rec[2].ratio == "1.40x"  # below kNN alone
-    assert rec[-1].value == "81.2 s"
+    )  # fmt: skip
+    assert rec[0].name == "bm25 recall@5 / MRR@10, own (300 queries)"
+    assert rec[3].name == "bm25 recall@5 / MRR@10, outside, test half (300 queries)"
+    assert len(rec) == 6  # the tuning half lacks its hybrid row: not shown
+    own, test = rec[2], rec[5]
+    assert own.verdict == MET and own.value == "0.950 / 0.475" and own.target == ">= best single"
+    assert test.verdict == MISSED and test.baseline == "0.800 best single"  # below kNN alone
+    assert test.ratio == "-0.020 vs knn (95 % CI -0.050 .. +0.010)"
+    assert test.target == ">= best single, >= 0.75"
 
 
 def test_garbage_output_yields_no_figures_or_only_not_measured_rows() -> None:
