@@ -38,8 +38,8 @@ LAYERS: list[tuple[str, list[str]]] = [
 ]
 COMMANDS = len(LAYERS) - 1
 # Deferred because they are heavy (torch alone is seconds and hundreds of MB): the worker and
-# the web server load the model only when something is embedded.
-HEAVY = {"torch", "transformers", "sentence_transformers"}
+# the web server load the model only when something is embedded (openvino: ~40 MB, ~1 s).
+HEAVY = {"torch", "transformers", "sentence_transformers", "openvino"}
 
 
 @dataclass(frozen=True)
