@@ -41,6 +41,7 @@ _FILES = ("model.xml", "model.bin")
 # names openvino_export.calibration_texts: changes when the calibration texts change
 CALIBRATION_RECIPE = "stdlib-functions-v1"
 _EXPORT_TIMEOUT_S = 3600
+_HEARTBEAT_S = 10.0  # a log line at least this often while the export child runs
 
 
 def tool_versions() -> str:
@@ -162,16 +163,13 @@ def _export(entry: Path, key: str, model_dir: Path, quantization: str, n: int) -
     cmd = [sys.executable, "-m", "semgraph.search.openvino_export"]
     cmd += [str(model_dir), str(tmp), quantization, str(n)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    try:
-        done = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, timeout=_EXPORT_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired as exc:
+    returncode, stderr = _run_with_heartbeat(cmd, env, started)
+    if returncode is None:
         _remove(tmp)
-        raise EmbeddingError(f"OpenVINO export of {model_dir} timed out") from exc
-    if done.returncode != 0:
+        raise EmbeddingError(f"OpenVINO export of {model_dir} timed out")
+    if returncode != 0:
         _remove(tmp)
-        tail = done.stderr.strip().splitlines()[-5:]
+        tail = stderr.strip().splitlines()[-5:]
         raise EmbeddingError(f"OpenVINO export of {model_dir} failed: {' | '.join(tail)}")
     files = {
         name: {"size": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)}
@@ -187,3 +185,32 @@ def _export(entry: Path, key: str, model_dir: Path, quantization: str, n: int) -
         entry=str(entry),
         seconds=round(time.perf_counter() - started, 1),
     )
+
+
+def _run_with_heartbeat(
+    cmd: list[str], env: dict[str, str], started: float
+) -> tuple[int | None, str]:
+    """Run the export child, logging ``embedding_export_running`` every ``_HEARTBEAT_S``
+    (the export takes minutes and prints nothing); ``(None, ...)`` when it timed out."""
+    with subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as child:
+        chunks: list[str] = []
+        while True:
+            try:
+                _, err = child.communicate(timeout=_HEARTBEAT_S)
+                chunks.append(err or "")
+                return child.returncode, "".join(chunks)
+            except subprocess.TimeoutExpired:
+                elapsed = time.perf_counter() - started
+                if elapsed > _EXPORT_TIMEOUT_S:
+                    child.kill()
+                    child.communicate()
+                    return None, ""
+                event(
+                    log,
+                    logging.INFO,
+                    "embedding_export_running",
+                    f"exporting the embedding model to OpenVINO: {elapsed:.0f} s so far",
+                    seconds=round(elapsed),
+                )
