@@ -156,8 +156,7 @@ class Settings(BaseSettings):
     search_bulk_max_bytes: int = Field(default=8_000_000, ge=10_000, le=90_000_000)
     search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
     search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
-    search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before RRF
-    search_rrf_k: int = Field(default=60, ge=1, le=10_000)
+    search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
     search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
 
     # -- memory bounds of the embed + bulk phase (issue 8) -----------------------------------

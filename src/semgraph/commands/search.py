@@ -54,10 +54,10 @@ def search_cmd(
         False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the hits as JSON."
     ),
 ) -> None:
-    """Search indexed code: BM25 and kNN, fused with reciprocal rank fusion.
+    """Search indexed code: BM25 and kNN, each scaled to 0..1 and summed (score fusion).
 
-    Model and ranking settings: SEMGRAPH_EMBEDDING_MODEL, SEMGRAPH_EMBEDDING_DEVICE,
-    SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW, SEMGRAPH_SEARCH_RRF_K.
+    Model and ranking settings: SEMGRAPH_EMBEDDING_MODEL, SEMGRAPH_EMBEDDING_BACKEND,
+    SEMGRAPH_EMBEDDING_DEVICE, SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW.
     """
 
     settings = settings_from(ctx)
