@@ -97,6 +97,21 @@ def test_a_texts_vector_does_not_depend_on_its_batch(openvino: Embedder, texts: 
         assert cos.min() >= 0.9999, f"min cosine {cos.min():.6f} between batchings"
 
 
+def test_a_token_bound_truncates_what_the_model_sees(openvino: Embedder, texts: list[str]) -> None:
+    """``embedding_max_tokens`` cuts a long text where the bound says: its vector is the
+    vector of its first tokens, and no batch runs wider than the bound."""
+    long_text = max(texts, key=len)
+    bounded = Embedder(load_settings(embedding_backend="openvino", embedding_max_tokens=32))
+    assert max(bounded.token_lengths([long_text])) <= 32
+    words = long_text.split()
+    head = " ".join(words[: len(words) // 4])
+    tail_changed = head + " " + " ".join(reversed(words[len(words) // 4 :]))
+    a, b = np.array(bounded.embed([long_text, tail_changed]))
+    assert float(a @ b) >= 0.9999  # only the first 32 tokens count
+    full_a, full_b = np.array(openvino.embed([long_text, tail_changed]))
+    assert float(full_a @ full_b) < 0.9999  # the model's own bound sees the difference
+
+
 def test_model_id_names_backend_and_quantisation() -> None:
     ids = {
         Embedder(load_settings(embedding_backend="torch", embedding_device="cpu")).model_id,

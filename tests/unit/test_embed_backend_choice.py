@@ -137,3 +137,20 @@ def test_model_config_readers(tmp_path: Path) -> None:
     (tmp_path / "modules.json").write_text("[1, 2]")
     assert transformer_dir(tmp_path) == tmp_path
     assert cpu_threads(3) == 3 and cpu_threads(0) >= 1
+
+
+def test_a_token_bound_is_part_of_the_model_id_and_never_above_the_models_own() -> None:
+    from semgraph.search.backend import token_bound
+
+    own = max_seq_length(default_model_dir())
+    for backend in ("torch", "openvino"):
+        plain = Embedder(load_settings(embedding_backend=backend)).model_id
+        bounded = Embedder(
+            load_settings(embedding_backend=backend, embedding_max_tokens=128)
+        ).model_id
+        assert bounded == plain + "+max128tok"
+    assert token_bound(load_settings(), default_model_dir()) == own
+    assert token_bound(load_settings(embedding_max_tokens=64), default_model_dir()) == 64
+    assert token_bound(load_settings(embedding_max_tokens=own * 10), default_model_dir()) == own
+    with pytest.raises(ConfigError):
+        load_settings(embedding_max_tokens=-1)

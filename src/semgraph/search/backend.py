@@ -108,10 +108,21 @@ def choose_backend(settings: Settings, model_dir: Path) -> tuple[str, str]:
 
 
 def backend_model_id(fingerprint: str, backend: str, settings: Settings) -> str:
+    """The model id vectors are keyed by: the model's files, the backend and its recipe, and
+    a token bound when one is set (a truncated text's vector is another vector)."""
+    bound = f"+max{settings.embedding_max_tokens}tok" if settings.embedding_max_tokens else ""
     if backend == "torch":
-        return fingerprint
+        return fingerprint + bound
     key = export_key(fingerprint, settings.embedding_quantization, calibration(settings))
-    return f"{fingerprint}+openvino-{settings.embedding_quantization}-{key.rsplit('-', 1)[1]}"
+    recipe = key.rsplit("-", 1)[1]
+    return f"{fingerprint}+openvino-{settings.embedding_quantization}-{recipe}{bound}"
+
+
+def token_bound(settings: Settings, model_dir: Path) -> int:
+    """The tokens a text is truncated at: the model's ``max_seq_length``, lowered by
+    ``embedding_max_tokens`` when that is set."""
+    own = max_seq_length(model_dir)
+    return min(own, settings.embedding_max_tokens) if settings.embedding_max_tokens else own
 
 
 def calibration(settings: Settings) -> int:
@@ -128,6 +139,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
         quant,
         str(settings.embedding_threads),
         str(settings.embedding_pad_multiple),
+        str(settings.embedding_max_tokens),
         str(settings.state_dir),  # where its export cache is
     )
     with _LOADED_LOCK:
@@ -136,7 +148,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
             return loaded  # type: ignore[no-any-return]
         started = time.perf_counter()
         if backend == "torch":
-            loaded = TorchBackend(model_dir, device)
+            loaded = TorchBackend(model_dir, device, token_bound(settings, model_dir))
         else:
             xml = ensure_export(
                 settings.state_dir / "models",
@@ -151,7 +163,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
                     xml,
                     quantization=quant,
                     threads=settings.embedding_threads,
-                    max_seq_length=max_seq_length(model_dir),
+                    max_seq_length=token_bound(settings, model_dir),
                     pad_multiple=settings.embedding_pad_multiple,
                 )
             )
@@ -193,7 +205,7 @@ class TorchBackend:
 
     one_width = False  # fp32 batches differ from a lone text only by float rounding
 
-    def __init__(self, model_dir: Path, device: str) -> None:
+    def __init__(self, model_dir: Path, device: str, max_tokens: int | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -209,6 +221,8 @@ class TorchBackend:
                 f"cannot load embedding model {model_dir} on {device}: {exc}"
             ) from exc
         model.eval()
+        if max_tokens:
+            model.max_seq_length = min(model.max_seq_length or max_tokens, max_tokens)
         self.model = model
         self.max_seq_length = getattr(model, "max_seq_length", None) or None
 
