@@ -211,6 +211,6 @@ def _run_with_heartbeat(
                     log,
                     logging.INFO,
                     "embedding_export_running",
-                    f"exporting the embedding model to OpenVINO: {elapsed:.0f} s so far",
+                    f"OpenVINO export of the embedding model still running: {elapsed:.0f} s",
                     seconds=round(elapsed),
                 )
