@@ -33,6 +33,7 @@ RECORDS = {
     "embed.repeat": "bench_embed: one repeat of one backend (raw call, phase, unchanged re-run)",
     "embed.summary": "bench_embed: one backend's ratios over the best of the repeats",
     "embed.backends": "bench_embed: torch fp32 phase (and raw call) / OpenVINO's, same run",
+    "embed.token_bound": "bench_token_bound: OpenVINO at the model's bound vs embedding_max_tokens",
     "reindex.repo": "bench_reindex: the repository indexed",
     "reindex.run": "bench_reindex: one run (first, unchanged, forced) with its phases",
     "reindex.ratios": "bench_reindex: first/unchanged and first/forced",

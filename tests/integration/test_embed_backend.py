@@ -76,7 +76,7 @@ def test_int8_agrees_with_torch_fp32_on_real_code(openvino: Embedder, texts: lis
     assert cos.min() >= 0.9, f"min cosine {cos.min():.4f}"
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-4)
     lengths = openvino.token_lengths(texts)
-    assert max(lengths) == 256 and min(lengths) < 64  # mixed lengths, some truncated
+    assert max(lengths) == 128 and min(lengths) < 64  # mixed lengths, some truncated (default)
 
 
 def test_a_texts_vector_does_not_depend_on_its_batch(openvino: Embedder, texts: list[str]) -> None:
@@ -100,15 +100,21 @@ def test_a_texts_vector_does_not_depend_on_its_batch(openvino: Embedder, texts: 
 def test_a_token_bound_truncates_what_the_model_sees(openvino: Embedder, texts: list[str]) -> None:
     """``embedding_max_tokens`` cuts a long text where the bound says: its vector is the
     vector of its first tokens, and no batch runs wider than the bound."""
-    long_text = max(texts, key=len)
+    full = Embedder(load_settings(embedding_backend="openvino", embedding_max_tokens=0))
     bounded = Embedder(load_settings(embedding_backend="openvino", embedding_max_tokens=32))
+    long_text = max(texts, key=len)
     assert max(bounded.token_lengths([long_text])) <= 32
     words = long_text.split()
-    head = " ".join(words[: len(words) // 4])
-    tail_changed = head + " " + " ".join(reversed(words[len(words) // 4 :]))
-    a, b = np.array(bounded.embed([long_text, tail_changed]))
+    # a head of 48-200 tokens: past the bound of 32, inside the model's own 256
+    cut = next(
+        k for k in range(1, len(words)) if full.token_lengths([" ".join(words[:k])])[0] >= 48
+    )
+    head = " ".join(words[:cut])
+    assert full.token_lengths([head])[0] <= 200
+    changed = head + " " + " ".join(reversed(words[cut:]))
+    a, b = np.array(bounded.embed([long_text, changed]))
     assert float(a @ b) >= 0.9999  # only the first 32 tokens count
-    full_a, full_b = np.array(openvino.embed([long_text, tail_changed]))
+    full_a, full_b = np.array(full.embed([long_text, changed]))
     assert float(full_a @ full_b) < 0.9999  # the model's own bound sees the difference
 
 
@@ -125,7 +131,8 @@ def test_model_id_names_backend_and_quantisation() -> None:
     }
     assert len(ids) == 4
     fingerprint = model_fingerprint(default_model_dir())
-    assert fingerprint in ids  # torch keeps the id indexes built before the backend existed
+    # torch: the model's files and the token bound, no backend recipe
+    assert f"{fingerprint}+max128tok" in ids
     assert f"{fingerprint}+openvino-int8-" in " ".join(ids)
 
 

@@ -94,10 +94,13 @@ def test_token_bounded_batches_give_the_models_own_vectors() -> None:
 
 @pytest.mark.parametrize("backend", ["torch", "openvino"])
 def test_truncated_and_hostile_texts_embed(backend: str) -> None:
-    embedder = Embedder(load_settings(embedding_batch_tokens=256, embedding_backend=backend))
     odd = ["", " ", "\x00\x01", "\ufffd" * 50, "x" * 20_000, "名前 = 1\n" * 500]
-    lengths = embedder.token_lengths(odd)
-    assert max(lengths) == 256  # truncated at the model's max_seq_length
+    for bound, seen in ((0, 256), (128, 128)):  # the model's max_seq_length, the default bound
+        settings = load_settings(
+            embedding_batch_tokens=256, embedding_backend=backend, embedding_max_tokens=bound
+        )
+        assert max(Embedder(settings).token_lengths(odd)) == seen  # truncated there
+    embedder = Embedder(load_settings(embedding_batch_tokens=256, embedding_backend=backend))
     vectors = np.array(embedder.embed(odd))
     assert vectors.shape == (len(odd), embedder.dims)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)

@@ -74,7 +74,7 @@ def test_model_ids_and_cache_keys_differ_per_backend_and_recipe() -> None:
             load_settings(embedding_backend="openvino", embedding_quantization="fp32")
         ).model_id,
     }
-    assert len(ids) == 3 and "+" not in torch_id
+    assert len(ids) == 3 and "openvino" not in torch_id
     keys = {
         export_key("m@1", "int8", 200),
         export_key("m@1", "int8", 100),
@@ -144,12 +144,13 @@ def test_a_token_bound_is_part_of_the_model_id_and_never_above_the_models_own() 
 
     own = max_seq_length(default_model_dir())
     for backend in ("torch", "openvino"):
-        plain = Embedder(load_settings(embedding_backend=backend)).model_id
-        bounded = Embedder(
-            load_settings(embedding_backend=backend, embedding_max_tokens=128)
-        ).model_id
-        assert bounded == plain + "+max128tok"
-    assert token_bound(load_settings(), default_model_dir()) == own
+        plain = Embedder(load_settings(embedding_backend=backend, embedding_max_tokens=0))
+        bounded = Embedder(load_settings(embedding_backend=backend, embedding_max_tokens=64))
+        assert bounded.model_id == plain.model_id + "+max64tok"
+        default = Embedder(load_settings(embedding_backend=backend)).model_id
+        assert default == plain.model_id + "+max128tok"
+    assert token_bound(load_settings(embedding_max_tokens=0), default_model_dir()) == own
+    assert token_bound(load_settings(), default_model_dir()) == min(own, 128)
     assert token_bound(load_settings(embedding_max_tokens=64), default_model_dir()) == 64
     assert token_bound(load_settings(embedding_max_tokens=own * 10), default_model_dir()) == own
     with pytest.raises(ConfigError):
