@@ -118,6 +118,19 @@ def test_a_token_bound_truncates_what_the_model_sees(openvino: Embedder, texts: 
     assert float(full_a @ full_b) < 0.9999  # the model's own bound sees the difference
 
 
+def test_threads_embedding_at_once_share_the_model(openvino: Embedder, texts: list[str]) -> None:
+    """The web server embeds a query while a reindex embeds batches in the same process: one
+    loaded model serves both, each gets its own texts' vectors (was: Infer Request is busy)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sample = texts[:48]
+    alone = np.array(openvino.embed(sample))
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        parts = list(pool.map(lambda i: openvino.embed(sample[i::6]), range(6)))
+    for i, part in enumerate(parts):
+        assert cosines(alone[i::6], np.array(part)).min() >= 0.9999
+
+
 def test_model_id_names_backend_and_quantisation() -> None:
     ids = {
         Embedder(load_settings(embedding_backend="torch", embedding_device="cpu")).model_id,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,9 @@ class OpenVinoEncoder:
         except Exception as exc:  # openvino raises RuntimeError with the plugin's message
             raise EmbeddingError(f"cannot compile OpenVINO model {xml}: {exc}") from exc
         self.request = self.compiled.create_infer_request()
+        # one infer request is not reentrant ("Infer Request is busy"): a search's query and a
+        # reindex's batch in the same process (the web server, MCP) take turns on it
+        self._infer_lock = threading.Lock()
         self.input_names = [port.get_any_name() for port in self.compiled.inputs]
 
     def tokenize(self, texts: list[str]) -> list[Any]:
@@ -144,8 +148,9 @@ class OpenVinoEncoder:
             mask[row, :k] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         try:
-            result = self.request.infer({name: feeds[name] for name in self.input_names})
-            tokens = np.asarray(result[self.compiled.output(0)], dtype=np.float32)
+            with self._infer_lock:
+                result = self.request.infer({name: feeds[name] for name in self.input_names})
+                tokens = np.array(result[self.compiled.output(0)], dtype=np.float32)
         except Exception as exc:  # openvino raises RuntimeError from the plugin
             raise EmbeddingError(f"OpenVINO inference on {n} texts failed: {exc}") from exc
         if self.pooling == "cls":
