@@ -102,7 +102,14 @@ def _one_file(rel: str) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"path": rel, "line": line, "col": col, "name": name}
         targets, external = [], 0
         try:
-            for d in script.goto(nline, col, follow_imports=True):
+            found = script.goto(nline, col, follow_imports=True)
+            if not found:
+                # jedi 0.20.1 infers a pytest fixture parameter only once per Script: the same
+                # fixture in the file's next test function comes back empty (a fresh Script
+                # finds it), so an empty answer is asked again of a fresh Script
+                fresh = jedi.Script(code, path=str(path), project=_PROJECT)
+                found = fresh.goto(nline, col, follow_imports=True)
+            for d in found:
                 mp = d.module_path
                 where = Path(mp).resolve() if mp else None
                 if where is None or not where.is_relative_to(_ROOT) or d.line is None:

@@ -30,7 +30,11 @@ from typing import Any
 from bench.accuracy_score import Key, OracleSite
 
 ORACLES = Path(os.environ.get("SEMGRAPH_ORACLES_DIR", "/var/tmp/semgraph-oracles"))
-JEDI_SPECS = ["jedi==0.20.1"]
+# pytest beside jedi: jedi's pytest plugin follows a test's fixture parameters only when it
+# can infer the `pytest.fixture` decorator; without pytest in its environment it answered
+# nothing for every fixture receiver (runner.invoke, app.test_client), and those sites were
+# counted as false edges in the all-sites view (bench/accuracy_verdicts.md)
+JEDI_SPECS = ["jedi==0.20.1", "pytest==9.2.0"]
 CALLGRAPH = "golang.org/x/tools/cmd/callgraph@v0.52.0"
 GO = os.environ.get("SEMGRAPH_GO", "/usr/local/go/bin/go")
 JEDI_SCRIPT = Path(__file__).with_name("accuracy_jedi.py")
@@ -89,7 +93,8 @@ def ensure_callgraph() -> Path:
 
 def jedi_sites(root: Path, name: str, commit: str, jobs: int) -> Path:
     """Run (or reuse the cached run of) the jedi oracle; the path of its JSON lines."""
-    out = ORACLES / "cache" / f"{name}-{commit[:12]}-{JEDI_SPECS[0]}.jsonl"
+    # the name changes with the oracle's specs and its script (the retry on empty answers)
+    out = ORACLES / "cache" / f"{name}-{commit[:12]}-{'-'.join(JEDI_SPECS)}-r2.jsonl"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         python = ensure_jedi()
