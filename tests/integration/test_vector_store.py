@@ -147,6 +147,26 @@ def test_a_fork_reuses_the_store(es: Elasticsearch, settings_small: Settings) ->
     assert forked[("pkg/mod3.py", 4)] == origin[("pkg/mod3.py", 4)]
 
 
+def test_vendored_and_monorepo_copies_reuse_the_store(
+    es: Elasticsearch, settings_small: Settings
+) -> None:
+    """A copy of a package under a deeper path (vendored, or a second service of a monorepo)
+    embeds the same texts as the original: only the path's last two parts are embedded."""
+    embedder = Counting(settings_small)
+    load(es, settings_small, embedder, "lib-origin", "r1", project())
+    vendored = [facts(f"third_party/acme/{f.path}", *f.chunks) for f in project()] + [
+        facts(f"services/billing/{f.path}", *f.chunks) for f in project(2)
+    ]
+    embedder.texts.clear()
+    staging, stats = load(es, settings_small, embedder, "monorepo", "r1", vendored)
+    assert embedder.texts == []  # nothing embedded: every vector from the store or this run
+    assert stats.embedded == 0 and stats.store_reused + stats.deduplicated == stats.chunks == 16
+    origin = vectors_by_path(es, SearchIndex(es, settings_small).staging_name("lib-origin", "r1"))
+    copied = vectors_by_path(es, staging)
+    assert copied[("third_party/acme/pkg/mod3.py", 4)] == origin[("pkg/mod3.py", 4)]
+    assert copied[("services/billing/pkg/mod1.py", 1)] == origin[("pkg/mod1.py", 1)]
+
+
 def test_store_off_embeds_everything(es: Elasticsearch) -> None:
     settings = load_settings(search_vector_store=False)
     embedder = Counting(settings)

@@ -172,6 +172,9 @@ def test_documents_and_embedding_text() -> None:
     text = embedding_text("pkg/mod.py", ch)
     assert text == "flipalias flip alias\npkg/mod.py\ndef flipAlias():\n    pass"
     assert embedding_text("p", Chunk(1, 1, "y" * 100, "h"), max_chars=10) == "p\nyyyyyyyy"
+    # a vendored or monorepo copy embeds the same text: only the path's last two parts
+    assert embedding_text("third_party/acme/pkg/mod.py", ch) == text
+    assert embedding_text("/", Chunk(1, 1, "x", "h")) == "/\nx"
     key = vector_key("model@1", text)
     assert key == vector_key("model@1", text) != vector_key("model@2", text)
     assert len(key) == 64

@@ -56,11 +56,25 @@ def embedding_text(path: str, chunk: Chunk, *, max_chars: int = 8000) -> str:
     tuning half this moved kNN recall@5 from 0.744 to 0.758 and MRR@10 from 0.556 to 0.603
     against ``path symbol`` + code (``bench/NOTES.md``). A chunk without a symbol is path +
     code, as before; every other chunk's vector key changed with this text (a one-time
-    re-embed, forced by ``INDEX_FORMAT`` 2)."""
+    re-embed, forced by ``INDEX_FORMAT`` 2).
+
+    Only the path's last :data:`PATH_PARTS` parts are embedded (``lib/util.py`` of
+    ``services/billing/lib/util.py``): a vendored copy, a monorepo copy or a moved directory
+    then embeds the same text as its original, so its vectors come from the shared store
+    (:mod:`semgraph.search.vectorstore`); the full path stays searchable by BM25."""
     name = chunk.symbol.rsplit(".", 1)[-1] if chunk.symbol else ""
     words = split_text(name) if name else ""
-    head = f"{words}\n{path}" if words else path
+    where = path_tail(path)
+    head = f"{words}\n{where}" if words else where
     return clean_text(f"{head}\n{chunk.text}")[:max_chars]
+
+
+PATH_PARTS = 2  # the directory and the file name
+
+
+def path_tail(path: str, parts: int = PATH_PARTS) -> str:
+    """The last ``parts`` components of a ``/``-separated path."""
+    return "/".join(path.split("/")[-parts:])
 
 
 def vector_key(model_id: str, text: str) -> str:
