@@ -87,9 +87,9 @@ def materialise(repo: Repo, mirrors: Path, work: Path) -> Path:
 def index(root: Path, tmp: Path, key: str) -> Path:
     """semgraph's parse phase and resolver on ``root``: the resolver's SQLite file."""
     from semgraph.config import load_settings
-    from semgraph.graph.resolve import resolve
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
+    from semgraph.resolve.resolver import resolve
 
     settings = load_settings()
     parse_repository(settings, root, tmp / "spill")

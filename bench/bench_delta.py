@@ -104,12 +104,12 @@ def main() -> None:
     from semgraph.config import load_settings
     from semgraph.db import connect_graph
     from semgraph.graph import parity
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.schema import SCHEMA
     from semgraph.graph.writer import GraphWriter, RepoInfo
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
     from semgraph.model import FileFacts
+    from semgraph.resolve.resolver import resolve
 
     work = args.work or Path(tempfile.mkdtemp(prefix="semgraph-bench-delta-"))
     work.mkdir(parents=True, exist_ok=True)

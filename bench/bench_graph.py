@@ -40,11 +40,11 @@ def run_size(n_files: int, n_queries: int, seed: int, republish: bool) -> dict[s
     from semgraph.config import load_settings
     from semgraph.db import connect_graph
     from semgraph.graph.reader import GraphReader
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.schema import SCHEMA
     from semgraph.graph.writer import GraphWriter, RepoInfo
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
+    from semgraph.resolve.resolver import resolve
 
     repo_key = f"bench-{n_files}"
     with tempfile.TemporaryDirectory(prefix="semgraph-bench-graph-") as tmp:

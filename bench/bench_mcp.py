@@ -68,10 +68,10 @@ def publish_synthetic(
     NOTES.md); returns their keys. With ``search`` (an ES client), each repository's chunks
     are also loaded into its search index with synthetic document vectors."""
     from bench.synth import generate
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.writer import GraphWriter, RepoInfo
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
+    from semgraph.resolve.resolver import resolve
 
     keys = []
     vectors = None

@@ -28,12 +28,12 @@ from typing import Any
 
 def _phases(settings: Any, graph: Any, source: str, work: Path, run: str) -> dict[str, Any]:
     from bench.bench_txmem import Sampler, _read
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.writer import GraphWriter, RepoInfo
     from semgraph.indexer.checkout import checkout
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.parsecache import ParseCache
     from semgraph.indexer.spill import SpillReader
+    from semgraph.resolve.resolver import resolve
 
     out: dict[str, Any] = {"run": run}
     t0 = time.monotonic()

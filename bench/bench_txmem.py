@@ -103,11 +103,11 @@ def run_size(n_files: int, seed: int) -> dict[str, Any]:
     from semgraph.db import connect_graph
     from semgraph.errors import GraphTooLarge
     from semgraph.faults import Faults
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.schema import SCHEMA
     from semgraph.graph.writer import GraphWriter, RepoInfo
     from semgraph.indexer.parse import parse_repository
     from semgraph.indexer.spill import SpillReader
+    from semgraph.resolve.resolver import resolve
 
     repo_key = f"bench-txmem-{n_files}"
     out: dict[str, Any] = {"files": n_files}

@@ -23,7 +23,6 @@ from semgraph.db import Graph
 from semgraph.errors import SemgraphError
 from semgraph.graph import parity
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStore
 from semgraph.indexer.checkout import checkout
 from semgraph.indexer.parse import parse_repository
@@ -34,6 +33,7 @@ from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, death_reason
+from semgraph.resolve.resolver import resolve
 from semgraph.search.index import SearchIndex
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings, is_loopback_host, load_settings
 from semgraph.db import Graph
-from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import Chunk, FileFacts, content_hash
+from semgraph.resolve.resolver import resolve
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.web.fixtures import push_payload, signed_delivery

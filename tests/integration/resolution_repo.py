@@ -11,10 +11,10 @@ from typing import Any
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer.parse import parse_repository
 from semgraph.indexer.spill import SpillReader
+from semgraph.resolve.resolver import resolve
 from tests.repos import make_repo
 
 

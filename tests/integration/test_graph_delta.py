@@ -184,8 +184,8 @@ def test_a_graph_changed_behind_the_state_falls_back_to_a_full_publish(
 def test_the_model_row_count_is_what_a_first_publish_writes(
     graph: Graph, settings: Settings, tmp_path: Path
 ) -> None:
-    from semgraph.graph.resolve import resolve
     from semgraph.graph.writer import GraphWriter
+    from semgraph.resolve.resolver import resolve
 
     files = calling_helper()
     with resolve(lambda: iter(files), "shop", tmp_path / "res") as res:

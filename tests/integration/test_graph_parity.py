@@ -20,9 +20,9 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph import parity
 from semgraph.graph.publish_stats import PublishStats
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import FileFacts, Import, SkippedFile
+from semgraph.resolve.resolver import resolve
 from tests.graph_repos import call, facts, sym
 
 pytestmark = pytest.mark.integration

@@ -16,10 +16,10 @@ from semgraph.db import Graph
 from semgraph.errors import GraphInputError, GraphTooLarge
 from semgraph.faults import Faults
 from semgraph.graph.publish_stats import PublishStats
-from semgraph.graph.resolution import Resolution
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import FileFacts, SkippedFile
+from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.resolver import resolve
 from tests.graph_repos import other_repo, shop_repo
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphInputError
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.resolve.resolver import resolve
 from tests.graph_repos import other_repo, shop_repo
 
 pytestmark = pytest.mark.integration

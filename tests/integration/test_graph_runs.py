@@ -14,9 +14,9 @@ from semgraph.cli import app
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import GraphInputError, RunStateError
-from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.resolve.resolver import resolve
 from tests.graph_repos import shop_repo
 from tests.optional import some
 

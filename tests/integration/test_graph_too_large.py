@@ -16,9 +16,9 @@ import pytest
 
 from semgraph.config import Settings
 from semgraph.errors import GraphTooLarge
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.model import FileFacts, SkippedFile
+from semgraph.resolve.resolver import resolve
 from tests.bolt_servers import bolt_server
 from tests.graph_repos import call, facts, shop_repo, sym
 from tests.integration.test_graph_publish import snapshot

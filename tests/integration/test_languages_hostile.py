@@ -11,11 +11,11 @@ import pytest
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolve import resolve
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer.parse import parse_repository
 from semgraph.indexer.spill import SpillReader
 from semgraph.model import FileFacts
+from semgraph.resolve.resolver import resolve
 from tests.hostile_inputs import EXTENSIONS, ONE_LINE_BYTES, hostile_files
 from tests.lang_fixtures import FIXTURES
 from tests.repos import make_repo

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("settings", ["semgraph.config"]),
     ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect"]),
     ("connections", ["semgraph.db", "semgraph.alerts"]),
+    ("analysis", ["semgraph.resolve"]),
     ("stores", ["semgraph.graph", "semgraph.services"]),
     ("queue and search", ["semgraph.queue", "semgraph.search"]),
     ("indexer", ["semgraph.indexer"]),

@@ -1,4 +1,4 @@
-"""Go receiver text rules of semgraph.graph.go_types, with malformed, hostile and oversized
+"""Go receiver text rules of semgraph.resolve.go_types, with malformed, hostile and oversized
 input (the receiver text comes from the parsed source)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from semgraph.graph.go_types import element_type, is_go_key, unwrap
+from semgraph.resolve.go_types import element_type, is_go_key, unwrap
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from semgraph.graph.resolution import Resolution
-from semgraph.graph.resolve import resolve
-from semgraph.graph.symtab import symbol_rows
 from semgraph.model import FileFacts, Import, SkippedFile
+from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.resolver import resolve
+from semgraph.resolve.symtab import symbol_rows
 from tests.graph_repos import call, facts, shop_repo, sym
 
 JAVA = "src.main.java.com.acme"

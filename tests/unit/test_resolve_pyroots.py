@@ -1,16 +1,16 @@
-"""Python source roots from packaging metadata and layout (graph/pyroots.py), including
+"""Python source roots from packaging metadata and layout (resolve/pyroots.py), including
 malformed, hostile and oversized metadata."""
 
 from __future__ import annotations
 
-from semgraph.graph.pyroots import (
+from semgraph.indexer.extract import ExtractOptions, extract_file
+from semgraph.resolve.pyroots import (
     MAX_PACKAGING_CHARS,
     find_roots,
     packaging_text,
     roots_from_pyproject,
     roots_from_setup_cfg,
 )
-from semgraph.indexer.extract import ExtractOptions, extract_file
 
 
 def test_pyproject_forms() -> None:

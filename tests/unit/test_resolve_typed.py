@@ -1,4 +1,4 @@
-"""Receiver and type expressions (graph/typeexpr.py) and typed names from the parser
+"""Receiver and type expressions (resolve/typeexpr.py) and typed names from the parser
 (indexer/typed.py), including malformed, hostile and oversized input."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from semgraph.graph.resolve import clean_base
-from semgraph.graph.typeexpr import Segment, clean_type, split_receiver
 from semgraph.indexer.extract import extract_all
 from semgraph.indexer.typed import MAX_BINDINGS
 from semgraph.model import RETURN
+from semgraph.resolve.resolver import clean_base
+from semgraph.resolve.typeexpr import Segment, clean_type, split_receiver
 
 
 def test_split_receiver_segments() -> None:

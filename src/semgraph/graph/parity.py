@@ -23,8 +23,8 @@ from typing import Any
 
 from semgraph.db import Graph
 from semgraph.graph import queries as q
-from semgraph.graph.resolution import Resolution
 from semgraph.graph.rows import external_rows, file_groups, file_nodes
+from semgraph.resolve.resolution import Resolution
 
 MAX_SAMPLES = 20
 _STRUCTURAL = {"File": "CONTAINS", "Symbol": "DEFINES"}

@@ -13,7 +13,6 @@ from semgraph.graph import publish_queries as q
 from semgraph.graph.batches import Batcher
 from semgraph.graph.publish_stats import PublishMode
 from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState
-from semgraph.graph.resolution import Resolution
 from semgraph.graph.rows import (
     EXTERNAL,
     FILE,
@@ -24,6 +23,7 @@ from semgraph.graph.rows import (
     file_groups,
     file_nodes,
 )
+from semgraph.resolve.resolution import Resolution
 
 #: (edge type, target label) -> the statement creating a group's edges
 _CREATE_EDGES = {

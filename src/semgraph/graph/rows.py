@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from semgraph.graph import publish_queries as q
-from semgraph.graph.resolution import Resolution
-from semgraph.graph.symtab import CLASS_KINDS, external_key, file_key
+from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.symtab import CLASS_KINDS, external_key, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)

@@ -51,9 +51,9 @@ from semgraph.graph import publish_queries as q
 from semgraph.graph.batches import Batcher
 from semgraph.graph.publish_stats import PublishMode, PublishStats
 from semgraph.graph.pubstate import Entries, PublishedState, state_path
-from semgraph.graph.resolution import Resolution
 from semgraph.graph.row_writer import RowWriter
 from semgraph.logs import event
+from semgraph.resolve.resolution import Resolution
 
 log = logging.getLogger(__name__)
 DELETE_SLICE = 10_000  # nodes per sweep statement

@@ -40,8 +40,6 @@ from semgraph.errors import GraphError, GraphUnavailable, JobError
 from semgraph.faults import PROCESS, Faults
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolution import Resolution
-from semgraph.graph.resolve import resolve
 from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer.checkout import CheckoutResult, checkout, worktree_lock, worktree_path
@@ -60,6 +58,8 @@ from semgraph.indexer.spill import SpillReader
 from semgraph.indexer.staging import Staged, StagingRequest, stage
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
+from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.resolver import resolve
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.resolution import Resolution
 from semgraph.indexer.spill import SpillReader
 from semgraph.model import FileFacts
+from semgraph.resolve.resolution import Resolution
 from semgraph.search import incremental
 from semgraph.search.bodies import staging_meta
 from semgraph.search.embed import Embedder

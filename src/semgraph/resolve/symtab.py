@@ -5,7 +5,7 @@ stay in the spill. Node keys are computed here, by :func:`symbol_rows`, and the 
 calls the same function, so both agree on every key without holding a map in memory.
 
 The typed names of each file (``typed_raw``, :class:`semgraph.model.Binding`) go in too: the
-receiver types of call resolution (:mod:`semgraph.graph.typed`) are read from them.
+receiver types of call resolution (:mod:`semgraph.resolve.typed`) are read from them.
 
 It is a little over 300 lines because the DDL, the inserts and the row builder of one table
 change together and stay in one place.
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from semgraph.graph import pyroots
 from semgraph.model import FileFacts, ParseStatus, SkippedFile, SymbolKind
+from semgraph.resolve import pyroots
 
 CODE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "java", "rust"}) | {
     *("c", "cpp", "csharp", "kotlin", "ruby", "php", "swift", "scala", "bash", "lua")

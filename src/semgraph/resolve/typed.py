@@ -1,7 +1,7 @@
 """Receiver types for call resolution: what a receiver expression (``x``, ``self.attr``,
 ``a.b()``, ``super()``, ``pkg.Thing``) evaluates to, from the typed names the parser found
 (:class:`semgraph.model.Binding`, table ``typed_raw``), the file's imports and the symbol
-table. The ``receiver`` tier (:mod:`semgraph.graph.tiers`) asks :meth:`TypedNames.receiver`.
+table. The ``receiver`` tier (:mod:`semgraph.resolve.tiers`) asks :meth:`TypedNames.receiver`.
 
 A value is one of:
 
@@ -16,7 +16,7 @@ Everything is looked up lazily and cached per file. The module is over 300 lines
 evaluation is one recursive walk (roots, members, calls, return types, attributes through
 bases) whose steps call each other; split, each part would need all the others.
 
-Language rules are kept to a few places (:func:`semgraph.graph.typeexpr.clean_type`,
+Language rules are kept to a few places (:func:`semgraph.resolve.typeexpr.clean_type`,
 :data:`SELF_ROOTS`); a language that needs more (Go interface dispatch) extends
 :meth:`TypedNames.value_of_type` or :meth:`TypedNames.member`.
 """
@@ -27,14 +27,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph import go_types
-from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
-from semgraph.graph.imports import MEMBER_SEP, ImportFile
-from semgraph.graph.scope import FileScope, NameLookups, Sym
-from semgraph.graph.symtab import CLASS_KINDS
-from semgraph.graph.typed_python import is_pytest, pytest_fixture
-from semgraph.graph.typeexpr import Segment, clean_type, split_receiver
 from semgraph.model import RETURN
+from semgraph.resolve import go_types
+from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
+from semgraph.resolve.imports import MEMBER_SEP, ImportFile
+from semgraph.resolve.python_types import is_pytest, pytest_fixture
+from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.symtab import CLASS_KINDS
+from semgraph.resolve.typeexpr import Segment, clean_type, split_receiver
 
 Value = tuple[str, tuple[str, ...]]
 UNKNOWN: Value = ("unknown", ())

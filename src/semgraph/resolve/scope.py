@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph.go_types import GoTypes, is_go_key
-from semgraph.graph.imports import MEMBER_SEP, ImportFile
-from semgraph.graph.symtab import CLASS_KINDS
+from semgraph.resolve.go_types import GoTypes, is_go_key
+from semgraph.resolve.imports import MEMBER_SEP, ImportFile
+from semgraph.resolve.symtab import CLASS_KINDS
 
 
 @dataclass(slots=True)

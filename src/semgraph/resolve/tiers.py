@@ -1,8 +1,8 @@
-"""The tiers of call resolution (:mod:`semgraph.graph.resolve`): which definitions one call
+"""The tiers of call resolution (:mod:`semgraph.resolve.resolver`): which definitions one call
 site names, tried in order ``scope``, ``import``, ``module``, ``receiver``, ``unique``, and
 the call's class (``resolved``, ``ambiguous``, ``external`` or ``unresolved``).
 
-The ``receiver`` tier first asks the receiver's type (:mod:`semgraph.graph.typed`): a local,
+The ``receiver`` tier first asks the receiver's type (:mod:`semgraph.resolve.typed`): a local,
 parameter or attribute of a known class resolves to that class's member; one of an external
 or builtin type is ``external``; one of no known type stays ``unresolved`` (never ``unique``,
 which only names the only definition of a name when the receiver is no local at all).
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-from semgraph.graph.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
-from semgraph.graph.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
-from semgraph.graph.imports import MEMBER_SEP, ImportFile
-from semgraph.graph.resolution import CallClass, Reason, Tier
-from semgraph.graph.scope import FileScope, NameLookups, Sym
-from semgraph.graph.symtab import CLASS_KINDS
-from semgraph.graph.typed import RUST_UNWRAP, Ctx, TypedNames
+from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
+from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
+from semgraph.resolve.imports import MEMBER_SEP, ImportFile
+from semgraph.resolve.resolution import CallClass, Reason, Tier
+from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.symtab import CLASS_KINDS
+from semgraph.resolve.typed import RUST_UNWRAP, Ctx, TypedNames
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
@@ -116,7 +116,7 @@ class CallTiers:
     def _typed(
         self, scope: FileScope, f: ImportFile, src: Sym, callee: str, receiver: str, line: int
     ) -> Outcome | None:
-        """The receiver tier through the receiver's type (:mod:`semgraph.graph.typed`)."""
+        """The receiver tier through the receiver's type (:mod:`semgraph.resolve.typed`)."""
         found = self.typed.receiver(scope, f, src, receiver, line)
         if found is None and f.family == GO:  # items[i].m(): a slice's or map's element
             element = indexed(self.typed, Ctx(scope, f, src), receiver, line)

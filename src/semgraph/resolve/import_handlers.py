@@ -26,7 +26,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Protocol
 
-from semgraph.graph.import_types import MEMBER_SEP, UNRESOLVED, ImportFile, ImportOutcome
+from semgraph.resolve.import_types import MEMBER_SEP, UNRESOLVED, ImportFile, ImportOutcome
 
 CSHARP_EXTERNAL_ROOTS = frozenset({"System", "Microsoft", "Windows", "Newtonsoft", "Xunit"})
 SWIFT_EXTERNAL = frozenset(

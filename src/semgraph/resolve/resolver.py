@@ -1,8 +1,8 @@
 """Call and import resolution without a compiler, with honest accounting.
 
 :func:`resolve` streams the parsed model once into an on-disk symbol table
-(:mod:`semgraph.graph.symtab`), resolves imports (:mod:`semgraph.graph.imports`), base
-classes, then every call site, by tiers (:mod:`semgraph.graph.tiers`), in this order:
+(:mod:`semgraph.resolve.symtab`), resolves imports (:mod:`semgraph.resolve.imports`), base
+classes, then every call site, by tiers (:mod:`semgraph.resolve.tiers`), in this order:
 
 ``scope``     a nested definition visible from the enclosing function (and, in Java/C++,
               a member of the enclosing class called without a receiver);
@@ -15,8 +15,8 @@ classes, then every call site, by tiers (:mod:`semgraph.graph.tiers`), in this o
 Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (several candidates:
 never resolved to the first one; edges tagged ``ambiguous`` go to each candidate when there
 are at most ``ambiguous_cap`` of them), ``external`` (bound to an external import or a language
-builtin, :mod:`semgraph.graph.builtins`) or ``unresolved``. The results stay in the SQLite
-file for the writer to stream (:class:`~semgraph.graph.resolution.Resolution`).
+builtin, :mod:`semgraph.resolve.builtins`) or ``unresolved``. The results stay in the SQLite
+file for the writer to stream (:class:`~semgraph.resolve.resolution.Resolution`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from semgraph.graph import pyroots
-from semgraph.graph.imports import ImportFile, ImportResolver, iter_raw_imports
-from semgraph.graph.resolution import (
+from semgraph.model import FileFacts, SkippedFile
+from semgraph.resolve import pyroots
+from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
+from semgraph.resolve.resolution import (
     AMBIGUOUS_TIER,
     DEFAULT_AMBIGUOUS_CAP,
     EDGE_INDEXES,
@@ -39,12 +40,11 @@ from semgraph.graph.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.graph.scope import FileScope, NameLookups, Sym
-from semgraph.graph.symtab import SymbolTable
-from semgraph.graph.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
-from semgraph.graph.typed import Ctx, TypedNames
-from semgraph.graph.typeexpr import Segment
-from semgraph.model import FileFacts, SkippedFile
+from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.symtab import SymbolTable
+from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
+from semgraph.resolve.typed import Ctx, TypedNames
+from semgraph.resolve.typeexpr import Segment
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
 _DOTTED_BASE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$")

@@ -1,12 +1,36 @@
-"""Python-only rules of the receiver types (:mod:`semgraph.graph.typed`): a pytest test's
+"""Python-only rules of the receiver types (:mod:`semgraph.resolve.typed`): a pytest test's
 parameter is the value its fixture returns or yields. ``typed`` is the
-:class:`~semgraph.graph.typed.TypedNames` asking (not imported: typed.py imports this)."""
+:class:`~semgraph.resolve.typed.TypedNames` asking, seen through the :class:`Receivers`
+protocol (typed.py imports this module, so it cannot import typed.py back)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
-Value = tuple[str, tuple[str, ...]]  # as graph/typed.py (which imports this module)
+from semgraph.resolve.import_types import ImportFile
+from semgraph.resolve.scope import NameLookups, Sym
+
+Value = tuple[str, tuple[str, ...]]  # as resolve/typed.py (which imports this module)
+
+
+class Site(Protocol):
+    """Where a receiver is evaluated: :class:`semgraph.resolve.typed.Ctx`."""
+
+    @property
+    def f(self) -> ImportFile: ...
+
+    @property
+    def src(self) -> Sym: ...
+
+
+class Receivers(Protocol):
+    """What a fixture lookup asks of :class:`semgraph.resolve.typed.TypedNames`."""
+
+    names: NameLookups
+
+    def kind(self, key: str) -> str: ...
+
+    def returns(self, key: str, depth: int) -> Value: ...
 
 
 def is_pytest(path: str) -> bool:
@@ -15,7 +39,7 @@ def is_pytest(path: str) -> bool:
     return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
-def pytest_fixture(typed: Any, ctx: Any, name: str, depth: int) -> Value:
+def pytest_fixture(typed: Receivers, ctx: Site, name: str, depth: int) -> Value:
     """What the fixture ``name`` returns or yields: the one top-level function of that name
     in the test's file, else in a ``conftest.py`` of its directory or one above."""
     directory = ctx.f.dir

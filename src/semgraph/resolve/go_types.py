@@ -1,5 +1,5 @@
-"""Go's rules for receiver types (issue 14), used by :mod:`semgraph.graph.typed`,
-:mod:`semgraph.graph.scope` and :mod:`semgraph.graph.tiers` where Go differs.
+"""Go's rules for receiver types (issue 14), used by :mod:`semgraph.resolve.typed`,
+:mod:`semgraph.resolve.scope` and :mod:`semgraph.resolve.tiers` where Go differs.
 
 * A type's methods may be declared in any file of its package: ``func (s *Server) Handle()``
   in ``handler.go`` is a method of ``Server`` of ``server.go`` (its qualified name is the
@@ -26,7 +26,7 @@ import re
 import weakref
 from typing import Any, ClassVar
 
-from semgraph.graph.typeexpr import Segment
+from semgraph.resolve.typeexpr import Segment
 
 GO = "go"
 INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
@@ -83,7 +83,7 @@ class GoTypes:
 
     @classmethod
     def of(cls, names: Any) -> GoTypes:
-        """The lookups of one resolution (its :class:`~semgraph.graph.scope.NameLookups`)."""
+        """The lookups of one resolution (its :class:`~semgraph.resolve.scope.NameLookups`)."""
         found = cls._by_db.get(names)
         if found is None:
             found = cls._by_db[names] = GoTypes(names.db)
@@ -199,7 +199,7 @@ class GoTypes:
 
 def package_name(typed: Any, ctx: Any, name: str) -> tuple[str, tuple[str, ...]] | None:
     """``name`` seen from a Go file: a type, function or package-level variable of its
-    package (any file), as a :mod:`semgraph.graph.typed` value; None when it is none."""
+    package (any file), as a :mod:`semgraph.resolve.typed` value; None when it is none."""
     keys = typed.names.top_level("dir", ctx.f.dir, name, GO)
     value: tuple[str, tuple[str, ...]] | None = None
     if keys:

@@ -15,7 +15,7 @@ The module is over 300 lines because it is one resolver: the per-language rules 
 packages and relative imports, JS/TS paths and index files, Go modules, Java packages, Rust
 crates, C includes) share its lookups and its cache, and none is long enough to stand alone.
 The languages added later (C#, Kotlin, Scala, Ruby, PHP, Swift, Bash, Lua) are in
-:mod:`semgraph.graph.more_imports`, through the same lookups.
+:mod:`semgraph.resolve.import_handlers`, through the same lookups.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import sys
 from collections.abc import Iterator
 from functools import partial
 
-from semgraph.graph import more_imports
-from semgraph.graph.import_types import MEMBER_SEP, ImportFile, ImportOutcome
-from semgraph.graph.symtab import SymbolTable
+from semgraph.resolve import import_handlers
+from semgraph.resolve.import_types import MEMBER_SEP, ImportFile, ImportOutcome
+from semgraph.resolve.symtab import SymbolTable
 
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 C_EXTENSIONS = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp")
@@ -97,8 +97,8 @@ class ImportResolver:
             "rust": self._rust,
             "c": self._c,
         }.get(f.family)
-        if handler is None and f.family in more_imports.HANDLERS:
-            handler = partial(more_imports.HANDLERS[f.family], self)
+        if handler is None and f.family in import_handlers.HANDLERS:
+            handler = partial(import_handlers.HANDLERS[f.family], self)
         if handler is None or not module.strip():
             return ImportOutcome("unresolved", None, None, ())
         return handler(f, module.strip(), names, alias)

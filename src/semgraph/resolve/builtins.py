@@ -2,7 +2,7 @@
 call may name (``len``, ``printf``, ``panic``) and receivers whose methods are the language's
 or its standard library's (``console.log``, ``System.out``, ``Vec::new``). A call that names
 one, and nothing of the repository does, is classified ``external``
-(:mod:`semgraph.graph.tiers`).
+(:mod:`semgraph.resolve.tiers`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The values import resolution passes around: the importing file and what one import
-resolved to (shared by :mod:`semgraph.graph.imports` and :mod:`semgraph.graph.more_imports`)."""
+resolved to (shared by :mod:`semgraph.resolve.imports` and
+:mod:`semgraph.resolve.import_handlers`)."""
 
 from __future__ import annotations
 

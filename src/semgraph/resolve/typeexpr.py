@@ -1,4 +1,4 @@
-"""Receiver and type expressions as text, for :mod:`semgraph.graph.typed`: a receiver split
+"""Receiver and type expressions as text, for :mod:`semgraph.resolve.typed`: a receiver split
 into its segments (``a.b(x).c`` is ``a``, ``b()``, ``c``) and the class a type expression
 names (``Optional[Client]`` is ``Client``)."""
 

@@ -1,4 +1,4 @@
-"""What :func:`semgraph.graph.resolve.resolve` produces: the call classes and tiers, the
+"""What :func:`semgraph.resolve.resolver.resolve` produces: the call classes and tiers, the
 edges, and :class:`Resolution`, which keeps every result in the symbol table's SQLite file
 (the result tables are created by :data:`RESULT_DDL`) and reads it back: streamed for counts,
 per file for the graph writer and the parity check.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semgraph.graph.symtab import SymbolTable, external_key, file_key
+from semgraph.resolve.symtab import SymbolTable, external_key, file_key
 
 DEFAULT_AMBIGUOUS_CAP = 10
 
