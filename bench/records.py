@@ -58,6 +58,8 @@ RECORDS = {
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
     "accuracy.repo": "bench_accuracy: one repository's call resolution against its oracle",
     "accuracy.tier": "bench_accuracy: one tier's edges of one repository against the oracle",
+    "cli.command": "bench_cli: one command line's process wall time (median of the repeats)",
+    "cli.summary": "bench_cli: the python -c pass baseline of the same run, and the load",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 

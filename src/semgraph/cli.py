@@ -8,34 +8,105 @@ line each and exit non-zero; ``-v`` adds the traceback.
 from __future__ import annotations
 
 import sys
+import traceback
 from typing import Any
 
 import typer
 
-from semgraph import logs
-from semgraph.commands import queue as queue_cli
-from semgraph.commands.console import err, is_verbose, set_verbose
-from semgraph.commands.enqueue import enqueue_cmd
-from semgraph.commands.graph import graph_app, runs_app
-from semgraph.commands.index import check_cmd, index_cmd
-from semgraph.commands.mcp import mcp_cmd
-from semgraph.commands.repos import repos_app
-from semgraph.commands.search import search_cmd
-from semgraph.commands.serve import serve
-from semgraph.commands.services import doctor_cmd, init_cmd, services_app
-from semgraph.config import load_settings
+from semgraph.commands.invocation import Invocation, is_verbose, set_verbose
+from semgraph.commands.lazy import LazyGroup
 from semgraph.errors import SemgraphError, cause_chain
 
+# name -> (module, attribute, help line). Each module is imported when its command runs or
+# its own --help is asked, never for ``semgraph --help`` (tests/unit/test_cli_lazy.py checks
+# that each help line is the command's own; the architecture test reads the modules).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": (
+        "semgraph.commands.services",
+        "init_cmd",
+        "Create every constraint and index semgraph needs (idempotent, both dialects).",
+    ),
+    "doctor": (
+        "semgraph.commands.services",
+        "doctor_cmd",
+        "Print server kinds, versions and health; exit 1 when a server is unreachable.",
+    ),
+    "serve": (
+        "semgraph.commands.serve",
+        "serve",
+        "Serve webhooks (/webhooks/github|gitlab|gitea) and the HTTP API until stopped.",
+    ),
+    "probe-worker": (
+        "semgraph.commands.queue",
+        "probe_worker_cmd",
+        "Exit 1 unless this host's worker heartbeat recently (Kubernetes liveness probe).",
+    ),
+    "search": (
+        "semgraph.commands.search",
+        "search_cmd",
+        "Search indexed code: BM25 and kNN, each scaled to 0..1 and summed (score fusion).",
+    ),
+    "mcp": (
+        "semgraph.commands.mcp",
+        "mcp_cmd",
+        "Serve the Model Context Protocol on stdin/stdout (read-only tools for agents).",
+    ),
+    "enqueue": (
+        "semgraph.commands.enqueue",
+        "enqueue_cmd",
+        "Queue a reindex of REPO (merged into its pending job if there is one). An unknown key "
+        "is refused (exit 2) and nothing is queued: a job without a source could never run.",
+    ),
+    "worker": (
+        "semgraph.commands.queue",
+        "worker_cmd",
+        "Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop).",
+    ),
+    "index": (
+        "semgraph.commands.index",
+        "index_cmd",
+        "Enqueue a reindex of SOURCE and run that job here until it finishes (older pending "
+        "jobs of other repositories are left to the worker).",
+    ),
+    "check": (
+        "semgraph.commands.index",
+        "check_cmd",
+        "Compare each repository's graph run id with the index behind its alias; exit 1 when "
+        "any repository is diverged (and not repaired).",
+    ),
+    "services": (
+        "semgraph.commands.services",
+        "services_app",
+        "The local service stack (Elasticsearch + Bolt graph server).",
+    ),
+    "graph": (
+        "semgraph.commands.graph",
+        "graph_app",
+        "Query the code graph: definitions, callers, callees, imports.",
+    ),
+    "runs": ("semgraph.commands.graph", "runs_app", "Index runs: what each reindex did."),
+    "repos": (
+        "semgraph.commands.repos",
+        "repos_app",
+        "The repositories the graph knows: list, show, remove.",
+    ),
+    "jobs": ("semgraph.commands.queue", "jobs_app", "Inspect and steer the job queue."),
+}
+
+
+class RootGroup(LazyGroup):
+    table = COMMANDS
+
+
 app = typer.Typer(
+    rich_markup_mode=None,
     name="semgraph",
     help="Keep a code graph and a semantic code-search index fresh for many git repositories.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=RootGroup,
 )
-app.add_typer(services_app, name="services")
-app.command("init")(init_cmd)
-app.command("doctor")(doctor_cmd)
 
 
 @app.callback()
@@ -77,45 +148,7 @@ def main_callback(
         }.items()
         if v is not None
     }
-    settings = load_settings(**overrides)
-    logs.configure("DEBUG" if verbose else settings.log_level, settings.log_json)
-    ctx.obj = settings
-
-
-# -- web (issue 7) ---------------------------------------------------------------------------
-
-
-app.command("serve")(serve)
-app.command("probe-worker")(queue_cli.probe_worker_cmd)
-
-
-# -- search (issue 6) ------------------------------------------------------------------------
-
-
-app.command("search")(search_cmd)
-app.command("mcp")(mcp_cmd)  # the agent interface (issue 15)
-
-
-# -- code graph + index runs (issue 5) --------------------------------------------------------
-
-
-app.add_typer(graph_app, name="graph")
-app.add_typer(runs_app, name="runs")
-app.add_typer(repos_app, name="repos")  # repository lifecycle (issue 19)
-
-
-# -- job queue + worker (issue 3) -------------------------------------------------------------
-
-
-app.command("enqueue")(enqueue_cmd)
-app.add_typer(queue_cli.jobs_app, name="jobs")
-app.command("worker")(queue_cli.worker_cmd)
-
-
-# -- the main job and the divergence check ---------------------------------------------------
-
-app.command("index")(index_cmd)
-app.command("check")(check_cmd)
+    ctx.obj = Invocation(verbose=verbose, overrides=overrides)  # settings load when used
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -126,11 +159,11 @@ def _run(application: typer.Typer, args: list[str] | None = None) -> None:
         application(args=args, standalone_mode=True)
     except SemgraphError as exc:
         if is_verbose():
-            err.print_exception()
+            traceback.print_exc()
         chain = cause_chain(exc)
-        err.print(f"error: {chain[0].split(': ', 1)[-1]}", markup=False)
+        typer.echo(f"error: {chain[0].split(': ', 1)[-1]}", err=True)
         for cause in chain[1:]:
-            err.print(f"  caused by {cause}", markup=False)
+            typer.echo(f"  caused by {cause}", err=True)
         sys.exit(1)
 
 

@@ -1,43 +1,61 @@
 """What every command shares: the two consoles, the ``-v`` switch, the settings of this
 invocation and JSON output. The subcommand modules import this; :mod:`semgraph.cli` only
-assembles them.
+assembles them. Like every command module it imports what it uses when it runs (the
+settings, pydantic-settings, when a command first asks for them).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console
 
-from semgraph.config import Settings, load_settings
+from semgraph.commands.invocation import Invocation, is_verbose, set_verbose
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from rich.console import Console
 
+    from semgraph.config import Settings
 
-class _State:
-    verbose = False
-
-
-def set_verbose(verbose: bool) -> None:
-    _State.verbose = verbose
+__all__ = ["emit_json", "err", "is_verbose", "json_option", "out", "set_verbose", "settings_from"]
 
 
-def is_verbose() -> bool:
-    """Whether ``-v`` was given (tracebacks and detail)."""
-    return _State.verbose
+class _LazyConsole:
+    """A rich console made on first use (importing rich costs a tenth of a second, which a
+    ``--help`` does not need)."""
+
+    def __init__(self, *, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console  # deferred: only output needs rich
+
+            self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True)
+        return getattr(self._console, name)
+
+
+out = cast("Console", _LazyConsole(stderr=False))
+err = cast("Console", _LazyConsole(stderr=True))
 
 
 def settings_from(ctx: typer.Context) -> Settings:
-    """The settings the main callback loaded (or the environment's, for a bare sub-app)."""
-    settings = ctx.obj if isinstance(ctx.obj, Settings) else None
-    if settings is None:
-        root = ctx.find_root()
-        if not isinstance(root.obj, Settings):
-            root.obj = load_settings()
-        settings = root.obj
+    """The settings of this invocation: loaded on first use from the environment and the
+    global options the root callback recorded, with logging configured from them (the
+    environment's alone for a bare sub-app)."""
+    from semgraph import logs  # deferred: a command's --help loads no settings
+    from semgraph.config import Settings, load_settings
+
+    root = ctx.find_root()
+    if isinstance(root.obj, Settings):
+        return root.obj
+    invocation = root.obj if isinstance(root.obj, Invocation) else Invocation()
+    settings = load_settings(**invocation.overrides)
+    verbose = invocation.verbose or is_verbose()
+    logs.configure("DEBUG" if verbose else settings.log_level, settings.log_json)
+    root.obj = settings
     return settings
 
 

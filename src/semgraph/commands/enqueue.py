@@ -6,23 +6,24 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from semgraph.commands.console import emit_json, out
-from semgraph.commands.queue import bad_input, job_store
-from semgraph.db import Graph
 from semgraph.errors import CheckoutError, QueueInputError
-from semgraph.graph.reader import GraphReader
-from semgraph.indexer.request import ReindexArgs
-from semgraph.indexer.sources import normalize_source, repo_key_for
-from semgraph.queue.models import EnqueueResult
-from semgraph.queue.store import JobStore
+
+if TYPE_CHECKING:
+    from semgraph.db import Graph
+    from semgraph.queue.models import EnqueueResult
+    from semgraph.queue.store import JobStore
 
 
 def _known_source(graph: Graph, store: JobStore, key: str) -> str | None:
     """The source a known repository is recorded with (at its first enqueue), else the one
     it was published or last queued from (repositories indexed before records existed)."""
+    from semgraph.graph.reader import GraphReader
+
     record = store.record(key)
     if record is not None and record.source:
         return record.source
@@ -50,6 +51,8 @@ _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/]")
 
 def _target(graph: Graph, store: JobStore, repo: str) -> tuple[str, str]:
     """(key, source) of REPO: a known repository key, or a path or URL as ``index`` takes."""
+    from semgraph.indexer.sources import repo_key_for
+
     source = _known_source(graph, store, repo)
     if source is not None:
         return repo, source
@@ -76,6 +79,9 @@ def enqueue_repository(
     """Queue a reindex of REPO (a known key, or a path or URL) from its recorded source;
     :class:`typer.BadParameter` for an unknown key, :class:`SourceConflict` when a path or URL
     names a key recorded with another source."""
+    from semgraph.indexer.request import ReindexArgs
+    from semgraph.indexer.sources import normalize_source
+
     key, source = _target(store.graph, store, repo)
     return store.enqueue(
         key,
@@ -105,6 +111,11 @@ def enqueue_cmd(
 ) -> None:
     """Queue a reindex of REPO (merged into its pending job if there is one). An unknown key
     is refused (exit 2) and nothing is queued: a job without a source could never run."""
+    from semgraph.commands.queue import (
+        bad_input,
+        job_store,
+    )
+
     with job_store(ctx) as store:
         try:
             result = enqueue_repository(

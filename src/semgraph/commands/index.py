@@ -10,22 +10,8 @@ from typing import Any
 
 import typer
 
-from semgraph import jobs
-from semgraph.check import check_repositories, graph_parity
 from semgraph.commands.console import emit_json, err, is_verbose, out, settings_from
-from semgraph.commands.progress import progress_printer
-from semgraph.db import connect_graph, connect_search
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
-from semgraph.graph.runs import RunStore
-from semgraph.graph.schema import SCHEMA
-from semgraph.indexer.request import ReindexArgs
-from semgraph.indexer.sources import normalize_source, repo_key_for
-from semgraph.queue import registry
-from semgraph.queue.models import TERMINAL, JobStatus
-from semgraph.queue.store import JobStore
-from semgraph.queue.worker import Worker
-from semgraph.services import procs
-from semgraph.services.bolt import BoltService, running_heap
 
 _TOO_LARGE = f"{GraphTooLarge.__name__}: "
 _ROWS = re.compile(r"\((\d[\d,]*) rows")
@@ -59,6 +45,17 @@ def index_cmd(
 ) -> None:
     """Enqueue a reindex of SOURCE and run that job here until it finishes (older pending
     jobs of other repositories are left to the worker)."""
+    from semgraph import jobs
+    from semgraph.commands.progress import progress_printer
+    from semgraph.db import connect_graph
+    from semgraph.graph.runs import RunStore
+    from semgraph.graph.schema import SCHEMA
+    from semgraph.indexer.request import ReindexArgs
+    from semgraph.indexer.sources import normalize_source, repo_key_for
+    from semgraph.queue import registry
+    from semgraph.queue.models import JobStatus
+    from semgraph.queue.store import JobStore
+    from semgraph.queue.worker import Worker
 
     settings = settings_from(ctx)
     url = normalize_source(source)  # hostile or malformed sources fail here, before enqueue
@@ -104,6 +101,10 @@ def index_cmd(
 def _run_own_job(store: Any, worker: Any, job_id: str, settings: Any, as_json: bool) -> Any:
     """Run the job ``job_id`` here (only that one) until it is terminal; a failed attempt
     that is queued for retry ends the command."""
+    from semgraph.queue.models import (
+        TERMINAL,
+        JobStatus,
+    )
 
     while True:
         job = store.get(job_id)
@@ -192,6 +193,11 @@ def _exit_if_too_large(
 
 def _local_heap_mb(settings: Any) -> int | None:
     """The heap of this state directory's local Neo4j when it runs, else None."""
+    from semgraph.services import procs
+    from semgraph.services.bolt import (
+        BoltService,
+        running_heap,
+    )
 
     pid = BoltService(settings).pid()
     found = running_heap(procs.cmdline(pid)) if pid is not None else None
@@ -230,6 +236,8 @@ def check_cmd(
 ) -> None:
     """Compare each repository's graph run id with the index behind its alias; exit 1 when
     any repository is diverged (and not repaired)."""
+    from semgraph.check import check_repositories
+    from semgraph.db import connect_graph, connect_search
 
     settings = settings_from(ctx)
     if graph_parity is not None:
@@ -253,6 +261,8 @@ def check_cmd(
 
 
 def _graph_parity(settings: Any, repo: str, as_json: bool) -> None:
+    from semgraph.check import graph_parity
+    from semgraph.db import connect_graph
 
     with connect_graph(settings) as graph:
         report = graph_parity(settings, graph, repo)

@@ -6,16 +6,17 @@ from __future__ import annotations
 import typer
 
 from semgraph.commands.console import settings_from
-from semgraph.db import connect_graph, connect_search
-from semgraph.mcp.backend import Backend
-from semgraph.mcp.server import build_server
-from semgraph.mcp.tokens import TokenCounter
-from semgraph.mcp.tools import Tools
-from semgraph.queue.store import JobStore
 
 
 def mcp_cmd(ctx: typer.Context) -> None:
     """Serve the Model Context Protocol on stdin/stdout (read-only tools for agents)."""
+    from semgraph.db import connect_graph, connect_search
+    from semgraph.mcp.backend import Backend
+    from semgraph.mcp.server import build_server
+    from semgraph.mcp.tokens import TokenCounter
+    from semgraph.mcp.tools import Tools
+    from semgraph.queue.store import JobStore
+
     settings = settings_from(ctx)
     graph = connect_graph(settings)
     search = connect_search(settings)

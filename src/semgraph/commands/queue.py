@@ -12,21 +12,21 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
-from prometheus_client import start_http_server
 
 from semgraph.commands.console import emit_json, out, settings_from
-from semgraph.db import Graph, connect_graph
 from semgraph.errors import ConfigError, JobNotFound, QueueInputError, SemgraphError
-from semgraph.jobs import register_job_kinds
-from semgraph.queue import registry
-from semgraph.queue.models import Job, JobStatus
-from semgraph.queue.store import JobStore
-from semgraph.queue.worker import Worker, check_settings
-from semgraph.queue.workers import probe_worker
 
-jobs_app = typer.Typer(help="Inspect and steer the job queue.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from semgraph.db import Graph
+    from semgraph.queue.models import Job
+    from semgraph.queue.store import JobStore
+
+jobs_app = typer.Typer(
+    rich_markup_mode=None, help="Inspect and steer the job queue.", no_args_is_help=True
+)
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -45,6 +45,9 @@ def parse_duration(text: str) -> float:
 
 @contextmanager
 def job_store(ctx: typer.Context) -> Iterator[JobStore]:
+    from semgraph.db import connect_graph
+    from semgraph.queue.store import JobStore
+
     settings = settings_from(ctx)
     with connect_graph(settings) as graph:
         yield JobStore(graph, settings)
@@ -164,6 +167,8 @@ def abandon_cmd(
     ),
 ) -> None:
     """Abandon a pending job now, or ask a running job's worker to stop it."""
+    from semgraph.queue.models import JobStatus
+
     with job_store(ctx) as store:
         try:
             job = store.abandon(job_id, now=time.time(), reason=reason)
@@ -242,6 +247,12 @@ def worker_cmd(
     ),
 ) -> None:
     """Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop)."""
+    from prometheus_client import start_http_server
+
+    from semgraph.db import connect_graph
+    from semgraph.jobs import register_job_kinds
+    from semgraph.queue import registry
+    from semgraph.queue.worker import Worker, check_settings
 
     settings = settings_from(ctx)
     check_settings(settings)
@@ -267,6 +278,9 @@ def probe_worker_cmd(
     ),
 ) -> None:
     """Exit 1 unless this host's worker heartbeat recently (Kubernetes liveness probe)."""
+    from semgraph.db import connect_graph
+    from semgraph.queue.workers import probe_worker
+
     settings = settings_from(ctx)
     worker = name or settings.worker_name or socket.gethostname()
     with connect_graph(settings) as graph:

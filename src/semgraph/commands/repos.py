@@ -15,14 +15,12 @@ from typing import Any
 import typer
 
 from semgraph.commands.console import emit_json, err, json_option, out, settings_from
-from semgraph.db import connect_graph, connect_search
 from semgraph.errors import QueueInputError
-from semgraph.indexer import removal
-from semgraph.indexer.repos import check_key, list_repositories, show_repository
-from semgraph.queue.store import JobStore
 
 repos_app = typer.Typer(
-    help="The repositories the graph knows: list, show, remove.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="The repositories the graph knows: list, show, remove.",
+    no_args_is_help=True,
 )
 
 KEY_HELP = "The repository key (as `semgraph repos list` prints it)."
@@ -35,6 +33,8 @@ def _refuse(message: str) -> typer.Exit:
 
 
 def _key(key: str) -> str:
+    from semgraph.indexer.repos import check_key
+
     why = check_key(key)
     if why is not None:
         raise _refuse(why)
@@ -55,6 +55,9 @@ def _when(ts: Any) -> str:
 def list_cmd(ctx: typer.Context, as_json: bool = json_option()) -> None:
     """Every known repository with its state: live, removing (a removal started: not live)
     or unpublished (queued, never published)."""
+    from semgraph.db import connect_graph
+    from semgraph.indexer.repos import list_repositories
+
     with connect_graph(settings_from(ctx)) as graph:
         repos = list_repositories(graph)
     if as_json:
@@ -79,6 +82,12 @@ def show_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Everything about one repository: its record, state, graph counts, indexes, jobs."""
+    from semgraph.db import (
+        connect_graph,
+        connect_search,
+    )
+    from semgraph.indexer.repos import show_repository
+
     key = _key(key)
     settings = settings_from(ctx)
     with connect_graph(settings) as graph, contextlib.closing(connect_search(settings)) as es:
@@ -115,6 +124,10 @@ def remove_cmd(
 ) -> None:
     """Queue the removal of KEY from the graph, the search index and the worker's disk (a
     worker runs it; `semgraph jobs show JOB` follows it). Unknown keys exit 2."""
+    from semgraph.db import connect_graph
+    from semgraph.indexer import removal
+    from semgraph.queue.store import JobStore
+
     key = _key(key)
     settings = settings_from(ctx)
     with connect_graph(settings) as graph:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import typer
 
 from semgraph.commands.console import emit_json, out, settings_from
-from semgraph.db import connect_search
-from semgraph.search.embed import Embedder
-from semgraph.search.query import search, validate
 
 
 def search_cmd(
@@ -59,6 +56,9 @@ def search_cmd(
     Model and ranking settings: SEMGRAPH_EMBEDDING_MODEL, SEMGRAPH_EMBEDDING_BACKEND,
     SEMGRAPH_EMBEDDING_DEVICE, SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW.
     """
+    from semgraph.db import connect_search
+    from semgraph.search.embed import Embedder
+    from semgraph.search.query import search, validate
 
     settings = settings_from(ctx)
     validate(query, k=k, mode=mode, settings=settings)  # bad input fails before a model load

@@ -16,16 +16,15 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from semgraph.commands.console import settings_from
-from semgraph.config import Settings
-from semgraph.doctor import exposure_refusal
 from semgraph.errors import ConfigError
-from semgraph.logs import event
-from semgraph.web.app import create_app
-from semgraph.web.server import GracefulServer, bind_socket, server_config
+
+if TYPE_CHECKING:
+    from semgraph.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +40,9 @@ def _listeners(settings: Settings) -> list[tuple[str, int]]:
 
 
 def _bind(listeners: list[tuple[str, int]]) -> list[socket.socket]:
+    from semgraph.logs import event
+    from semgraph.web.server import bind_socket
+
     sockets: list[socket.socket] = []
     try:
         for host, port in listeners:
@@ -70,6 +72,14 @@ def serve(
     ),
 ) -> None:
     """Serve webhooks (/webhooks/github|gitlab|gitea) and the HTTP API until stopped."""
+    from semgraph.doctor import exposure_refusal
+    from semgraph.logs import event
+    from semgraph.web.app import create_app
+    from semgraph.web.server import (
+        GracefulServer,
+        server_config,
+    )
+
     base = settings_from(ctx)
     overrides = {
         k: v

@@ -8,13 +8,11 @@ from typing import Any
 import typer
 
 from semgraph.commands.console import emit_json, json_option, out, settings_from
-from semgraph.db import connect_graph
-from semgraph.doctor import run_doctor
-from semgraph.graph.schema import SCHEMA
-from semgraph.services import Stack
 
 services_app = typer.Typer(
-    help="The local service stack (Elasticsearch + Bolt graph server).", no_args_is_help=True
+    rich_markup_mode=None,
+    help="The local service stack (Elasticsearch + Bolt graph server).",
+    no_args_is_help=True,
 )
 
 
@@ -48,12 +46,16 @@ def services_up(
     as_json: bool = json_option(),
 ) -> None:
     """Start Elasticsearch and the Bolt graph server (no-op when already running)."""
+    from semgraph.services import Stack
+
     _print_states(Stack(settings_from(ctx)).up(), as_json)
 
 
 @services_app.command("down")
 def services_down(ctx: typer.Context) -> None:
     """Stop the services this state directory started (pid files), nothing else."""
+    from semgraph.services import Stack
+
     stopped = Stack(settings_from(ctx)).down()
     out.print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
@@ -64,6 +66,8 @@ def services_status(
     as_json: bool = json_option(),
 ) -> None:
     """Show whether each local service runs and answers; exit 1 unless all are healthy."""
+    from semgraph.services import Stack
+
     states = Stack(settings_from(ctx)).status()
     _print_states(states, as_json)
     if not all(s.healthy for s in states):
@@ -72,6 +76,9 @@ def services_status(
 
 def init_cmd(ctx: typer.Context) -> None:
     """Create every constraint and index semgraph needs (idempotent, both dialects)."""
+    from semgraph.db import connect_graph
+    from semgraph.graph.schema import SCHEMA
+
     with connect_graph(settings_from(ctx)) as graph:
         graph.ensure_schema(SCHEMA)
         kind = graph.dialect.kind.value
@@ -84,6 +91,8 @@ def doctor_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Print server kinds, versions and health; exit 1 when a server is unreachable."""
+    from semgraph.doctor import run_doctor
+
     checks = run_doctor(settings_from(ctx))
     if as_json:
         emit_json([c.__dict__ for c in checks])
