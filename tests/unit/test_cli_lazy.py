@@ -25,7 +25,8 @@ try:
     main()
 except SystemExit:
     pass
-print("\\nMODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith(("semgraph", "neo4j", "elasticsearch", "pydantic", "rich", "fastapi", "mcp")))))
+watched = ("semgraph", "neo4j", "elasticsearch", "pydantic", "rich", "fastapi", "mcp")
+print("\\nMODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith(watched))))
 """
 
 
