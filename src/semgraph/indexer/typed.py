@@ -17,6 +17,8 @@ A language's query declares them with these captures (all optional but the first
   an element of that slice, array or map;
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
+* ``@decorated`` (a function) with ``@bind.value`` (its outermost decorator as written,
+  ``click.group()``): named :data:`semgraph.model.DECORATOR`, in the function's own scope.
 
 When several patterns capture one name node the most specific wins: type, then call, then
 none (``y: Client = make()`` is a ``Client``).
@@ -31,7 +33,7 @@ from tree_sitter import Node
 
 from semgraph.indexer.describe import MAX_EXPR, one_line
 from semgraph.indexer.imports import text
-from semgraph.model import RETURN, Binding
+from semgraph.model import DECORATOR, RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
 _RANK = {"name": 0, "ref": 1, "elem": 2, "value": 3, "call": 4, "type": 5}
@@ -60,6 +62,9 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
             return
         node = caps["returns"][0]
         key, name = -node.id - 1, RETURN
+    elif "decorated" in caps:  # keyed by the function node: no name node has its id
+        node = caps["decorated"][0]
+        key, name = node.id, DECORATOR
     else:
         names = caps.get("bind.name")
         if not names or "bind" not in caps:

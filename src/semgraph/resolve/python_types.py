@@ -5,32 +5,36 @@ protocol (typed.py imports this module, so it cannot import typed.py back)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from semgraph.resolve.import_types import ImportFile
-from semgraph.resolve.scope import NameLookups, Sym
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups
+from semgraph.resolve.typeexpr import Segment
 
 Value = tuple[str, tuple[str, ...]]  # as resolve/typed.py (which imports this module)
 
 
-class Site(Protocol):
-    """Where a receiver is evaluated: :class:`semgraph.resolve.typed.Ctx`."""
-
-    @property
-    def f(self) -> ImportFile: ...
-
-    @property
-    def src(self) -> Sym: ...
-
-
 class Receivers(Protocol):
-    """What a fixture lookup asks of :class:`semgraph.resolve.typed.TypedNames`."""
+    """What the Python rules ask of :class:`semgraph.resolve.typed.TypedNames`."""
 
+    db: Any
     names: NameLookups
+    made: dict[str, Value | None]  # what decorators made of functions (resolve/decorators.py)
+    decorating: dict[str, bool]
 
     def kind(self, key: str) -> str: ...
 
     def returns(self, key: str, depth: int) -> Value: ...
+
+    def file_ctx(self, path: str) -> tuple[FileScope, ImportFile] | None: ...
+
+    def bindings(self, path: str) -> dict[tuple[str, str], list[tuple[int, str, str]]]: ...
+
+    def evaluate(self, ctx: Ctx, segs: list[Segment], line: int, depth: int) -> Value: ...
+
+    def value_of_type(self, ctx: Ctx, text: str, depth: int) -> Value: ...
+
+    def member(self, value: Value, name: str, depth: int) -> Value: ...
 
 
 def is_pytest(path: str) -> bool:
@@ -39,7 +43,7 @@ def is_pytest(path: str) -> bool:
     return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
-def pytest_fixture(typed: Receivers, ctx: Site, name: str, depth: int) -> Value:
+def pytest_fixture(typed: Receivers, ctx: Ctx, name: str, depth: int) -> Value:
     """What the fixture ``name`` returns or yields: the one top-level function of that name
     in the test's file, else in a ``conftest.py`` of its directory or one above."""
     directory = ctx.f.dir

@@ -16,9 +16,9 @@ from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
 from semgraph.resolve.resolution import CallClass, Reason, Tier
-from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
-from semgraph.resolve.typed import RUST_UNWRAP, Ctx, TypedNames
+from semgraph.resolve.typed import RUST_UNWRAP, TypedNames
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP

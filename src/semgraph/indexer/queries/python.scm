@@ -38,6 +38,9 @@
 (return_statement (identifier) @bind.ref) @returns
 (yield (call function: (_) @bind.call)) @returns
 (yield (identifier) @bind.ref) @returns
+; a decorated function's outermost decorator (resolve/python_types.py: what it makes of it)
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @bind.value)
+  definition: (function_definition) @decorated)
 (for_statement left: (pattern_list (identifier) @bind.name)) @bind
 (for_statement left: (tuple_pattern (identifier) @bind.name)) @bind
 (for_in_clause left: (identifier) @bind.name) @bind
