@@ -4,14 +4,13 @@ nothing that a decorator could have made otherwise."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Mapping
 from pathlib import Path
 
 from semgraph.indexer.extract import extract_all
-from semgraph.model import DECORATOR, FileFacts
-from semgraph.resolve.decorators import alternatives, parameters, split_call, split_top
-from semgraph.resolve.resolver import resolve
+from semgraph.model import DECORATOR
+from semgraph.resolve.decorators import parameters, split_call
+from semgraph.resolve.typeexpr import alternatives, split_top
+from tests.parsed_python import edges_from
 
 
 def test_split_call_reads_arguments_outside_strings() -> None:
@@ -149,33 +148,15 @@ def main():
 """
 
 
-def _edges(tmp_path: Path, files: Mapping[str, str]) -> dict[int, str]:
-    facts = []
-    for path, text in files.items():
-        symbols, imports, calls, binds, _ = extract_all(path, "python", text.encode())
-        lines = text.count("\n") + 1
-        facts.append(FileFacts(path, "python", path.ljust(40, "0"), len(text), lines, "ok", None))
-        facts[-1].symbols, facts[-1].imports, facts[-1].calls = symbols, imports, calls
-        facts[-1].bindings = binds
-    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
-        db = sqlite3.connect(res.path)
-        rows = db.execute(
-            "SELECT e.line, d.qn FROM call_edges e JOIN symbols s ON s.key = e.src_key "
-            "JOIN symbols d ON d.key = e.dst_key WHERE s.qn = 'app.main'"
-        ).fetchall()
-        db.close()
-    return {line - APP.count("\n", 0, APP.index("def main")) - 1: qn for line, qn in rows}
-
-
 def test_decorated_functions_are_what_their_decorators_make(tmp_path: Path) -> None:
-    edges = _edges(tmp_path, {"lib.py": LIB, "app.py": APP})
+    edges = edges_from(tmp_path, {"lib.py": LIB, "app.py": APP}, "app.main")
     assert edges == {
-        1: "lib.Group.command",  # @group(): the factory's callable returns a Group
-        2: "lib.Command.invoke",  # @cli.command(...): Group.command's callable gives Command
-        3: "lib.Group.command",  # @group: applied directly, the non-callable alternative
+        (1, "lib.Group.command"),  # @group(): the factory's callable returns a Group
+        (2, "lib.Command.invoke"),  # @cli.command(...): Group.command's callable gives Command
+        (3, "lib.Group.command"),  # @group: applied directly, the non-callable alternative
         # 4, 5: cls= / a second positional can bind GrpType: the caller's choice, unknown
         # 6: keep(f: F) -> F is no class: kept stays a function, kept.command() unresolved
-        7: "lib.Command.invoke",  # @Wrapper(): what Wrapper.__call__ returns
-        8: "lib.Group.command",  # @build: inferred from `return Group()`
-        9: "lib.Command.invoke",  # @Group: an instance of the class
+        (7, "lib.Command.invoke"),  # @Wrapper(): what Wrapper.__call__ returns
+        (8, "lib.Group.command"),  # @build: inferred from `return Group()`
+        (9, "lib.Command.invoke"),  # @Group: an instance of the class
     }

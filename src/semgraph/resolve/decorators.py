@@ -24,13 +24,17 @@ import re
 from semgraph.model import DECORATOR, RETURN
 from semgraph.resolve.python_types import Receivers, Value
 from semgraph.resolve.scope import Ctx
-from semgraph.resolve.typeexpr import split_receiver
+from semgraph.resolve.typeexpr import (
+    BRACKETS_CLOSE,
+    BRACKETS_OPEN,
+    alternatives,
+    outside_quotes,
+    split_receiver,
+    split_top,
+)
 
 _CALLABLE = re.compile(r"^(?:typing\.|t\.|collections\.abc\.|abc\.)?Callable\[(.*)\]$", re.S)
-_UNION = re.compile(r"^(?:typing\.|t\.)?(?:Union|Optional)\[(.*)\]$", re.S)
-_NONE = frozenset({"None", "NoneType"})
 _TYPEVAR = re.compile(r"(?:^|\.)TypeVar$")
-_OPEN, _CLOSE = "([{", ")]}"
 
 
 def decorated(typed: Receivers, key: str) -> Value | None:
@@ -131,63 +135,17 @@ def _callable_returns(inner: str) -> list[str]:
     return alternatives(parts[-1]) if len(parts) == 2 else []
 
 
-def alternatives(text: str) -> list[str]:
-    """The members of a union type as written (``A | B``, ``Union[A, B]``, ``Optional[A]``),
-    without ``None``; a string annotation is read as its content."""
-    t = text.strip().strip("'\"").strip()
-    parts = split_top(t, "|")
-    if len(parts) == 1:
-        m = _UNION.match(t)
-        if m is None:
-            return [t] if t not in _NONE else []
-        parts = split_top(m[1], ",")
-    return [a for p in parts for a in alternatives(p)]
-
-
-def _outside_quotes(text: str) -> list[tuple[int, str]]:
-    """(index, character) of ``text`` outside string literals."""
-    out, quote, i = [], "", 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        else:
-            out.append((i, ch))
-        i += 1
-    return out
-
-
-def split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside brackets and string literals."""
-    out, depth, start = [], 0, 0
-    for i, ch in _outside_quotes(text):
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == sep and depth == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    out.append(text[start:].strip())
-    return out
-
-
 def split_call(text: str) -> tuple[str, list[str]] | None:
     """``cli.command("x", cls=C)`` as the called expression and its arguments as written;
     None when ``text`` does not end with a call."""
     text = text.rstrip()
     depth, opened = 0, -1
-    for i, ch in _outside_quotes(text):
-        if ch in _OPEN:
+    for i, ch in outside_quotes(text):
+        if ch in BRACKETS_OPEN:
             if depth == 0 and ch == "(":
                 opened = i
             depth += 1
-        elif ch in _CLOSE:
+        elif ch in BRACKETS_CLOSE:
             depth -= 1
     if opened <= 0 or not text.endswith(")"):
         return None
@@ -201,9 +159,9 @@ def parameters(signature: str, method: bool) -> list[str] | None:
         return None
     depth, end = 0, -1
     for i in range(start, len(signature)):
-        if signature[i] in _OPEN:
+        if signature[i] in BRACKETS_OPEN:
             depth += 1
-        elif signature[i] in _CLOSE:
+        elif signature[i] in BRACKETS_CLOSE:
             depth -= 1
             if depth == 0:
                 end = i

@@ -1,17 +1,34 @@
 """Python-only rules of the receiver types (:mod:`semgraph.resolve.typed`): a pytest test's
-parameter is the value its fixture returns or yields. ``typed`` is the
+parameter is the value its fixture returns or yields; a loop variable is an element of the
+collection type its iterable declares (``for item in self.items`` with ``items:
+list[Item]``). ``typed`` is the
 :class:`~semgraph.resolve.typed.TypedNames` asking, seen through the :class:`Receivers`
 protocol (typed.py imports this module, so it cannot import typed.py back)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
+from semgraph.model import RETURN
 from semgraph.resolve.import_types import ImportFile
 from semgraph.resolve.scope import Ctx, FileScope, NameLookups
-from semgraph.resolve.typeexpr import Segment
+from semgraph.resolve.typeexpr import Segment, alternatives, split_receiver, split_top
 
 Value = tuple[str, tuple[str, ...]]  # as resolve/typed.py (which imports this module)
+UNKNOWN: Value = ("unknown", ())
+_ABC = r"^(?:typing\.|t\.|cabc\.|abc\.|collections\.abc\.|collections\.)?"
+_ITERABLE = re.compile(  # what iterating gives: the first argument (a mapping's keys)
+    _ABC + r"(?:list|List|Sequence|MutableSequence|Iterable|Iterator|Collection|Reversible"
+    r"|set|Set|MutableSet|AbstractSet|frozenset|FrozenSet|Generator|deque|Deque|KeysView"
+    r"|ValuesView|dict|Dict|Mapping|MutableMapping|OrderedDict|defaultdict)\[(.*)\]$",
+    re.S,
+)
+_MAPPING = re.compile(
+    _ABC + r"(?:dict|Dict|Mapping|MutableMapping|OrderedDict|defaultdict)\[(.*)\]$", re.S
+)
+_TUPLE = re.compile(r"^(?:typing\.|t\.)?(?:tuple|Tuple)\[(.*),\s*\.\.\.\]$", re.S)
+MAX_BASES = 4  # an attribute declared by a base of a base...
 
 
 class Receivers(Protocol):
@@ -35,6 +52,10 @@ class Receivers(Protocol):
     def value_of_type(self, ctx: Ctx, text: str, depth: int) -> Value: ...
 
     def member(self, value: Value, name: str, depth: int) -> Value: ...
+
+    def local(self, ctx: Ctx, name: str, line: int) -> tuple[str, str] | None: ...
+
+    def parents(self, cls: str) -> list[str]: ...
 
 
 def is_pytest(path: str) -> bool:
@@ -63,3 +84,81 @@ def pytest_fixture(typed: Receivers, ctx: Ctx, name: str, depth: int) -> Value:
             value: Value = typed.returns(keys[0], depth + 1)
             return value
     return ("unknown", ())
+
+
+def element(typed: Receivers, ctx: Ctx, text: str, depth: int) -> Value:
+    """An element of the iterable ``text`` (``for x in self.items``, ``[... for x in xs]``)
+    from the collection type declared for it where it is defined: ``list[Item]``,
+    ``Sequence[Item]``, ``set[Item]``, ``Iterator[Item]``, ``tuple[Item, ...]``, a mapping's
+    keys, and ``m.values()`` of a ``dict[K, V]``; UNKNOWN for anything else."""
+    view = text.endswith((".values()", ".keys()"))  # a mapping's values or keys
+    index = 1 if text.endswith(".values()") else 0
+    found = declared(typed, ctx, text.rpartition(".")[0] if view else text, depth)
+    alts = alternatives(found[1]) if found is not None else []
+    if found is None or len(alts) != 1:
+        return UNKNOWN
+    match = _MAPPING.match(alts[0]) if view else _ITERABLE.match(alts[0]) or _TUPLE.match(alts[0])
+    args = split_top(match[1], ",") if match is not None else []
+    if len(args) <= index:
+        return UNKNOWN
+    return typed.value_of_type(found[0], args[index], depth + 1)
+
+
+def declared(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx, str] | None:
+    """The type the source declares for the expression ``text`` (a typed local or
+    parameter, a function's or method's declared return, a class's typed attribute), with
+    where it is written (names in it are looked up there)."""
+    segs = split_receiver(text)
+    if segs is None or depth > 8:
+        return None
+    last, line = segs[-1], ctx.src.end
+    if len(segs) > 1:
+        owner = typed.evaluate(ctx, segs[:-1], line, depth + 1)
+        if owner[0] not in ("instance", "class") or len(owner[1]) != 1:
+            return None
+        if last.called:
+            methods = typed.names.members(owner[1][0], last.name)
+            return declared_return(typed, methods[0]) if len(methods) == 1 else None
+        return _attribute(typed, owner[1][0], last.name)
+    if last.called:
+        value = typed.evaluate(ctx, [Segment(last.name, False)], line, depth + 1)
+        return declared_return(typed, value[1][0]) if value[0] == "function" else None
+    bound = typed.local(ctx, last.name, line)
+    if bound is None:
+        module = typed.bindings(ctx.f.path).get((ctx.scope.module_qn, last.name), [])
+        bound = (module[-1][1], module[-1][2]) if len(module) == 1 else None
+    if bound is not None and bound[0] == "call":  # xs = self.items_of(...): what it returns
+        return declared(typed, ctx, f"{bound[1]}()", depth + 1)
+    return (ctx, bound[1]) if bound is not None and bound[0] == "type" else None
+
+
+def declared_return(typed: Receivers, key: str) -> tuple[Ctx, str] | None:
+    """A function's declared return type (one annotation) and where it is written."""
+    row = typed.db.execute("SELECT path FROM symbols WHERE key = ?", (key,)).fetchone()
+    found = typed.file_ctx(row[0]) if row is not None else None
+    sym = found[0].by_key.get(key) if found is not None else None
+    if found is None or sym is None:
+        return None
+    binds = typed.bindings(found[1].path).get((sym.qn, RETURN), [])
+    texts = {t for _, k, t in binds if k == "type"}
+    return (Ctx(found[0], found[1], sym), texts.pop()) if len(texts) == 1 else None
+
+
+def _attribute(typed: Receivers, cls: str, name: str) -> tuple[Ctx, str] | None:
+    """The declared type of attribute ``name`` of class ``cls`` or, undeclared there, of a
+    base; an attribute bound there only untyped (``self.x = f()``) has none."""
+    for _ in range(MAX_BASES + 1):
+        row = typed.db.execute("SELECT path FROM symbols WHERE key = ?", (cls,)).fetchone()
+        found = typed.file_ctx(row[0]) if row is not None else None
+        sym = found[0].by_key.get(cls) if found is not None else None
+        if found is None or sym is None:
+            return None
+        binds = typed.bindings(found[1].path).get((sym.qn, name))
+        if binds:
+            texts = {t for _, k, t in binds if k == "type"}
+            return (Ctx(found[0], found[1], sym), texts.pop()) if len(texts) == 1 else None
+        parents = typed.parents(cls)
+        if len(parents) != 1:
+            return None
+        cls = parents[0]
+    return None

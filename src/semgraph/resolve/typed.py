@@ -31,7 +31,7 @@ from semgraph.resolve import go_types
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.decorators import decorated
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
-from semgraph.resolve.python_types import is_pytest, pytest_fixture
+from semgraph.resolve.python_types import element, is_pytest, pytest_fixture
 from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
 from semgraph.resolve.typeexpr import Segment, clean_type, split_receiver
@@ -236,6 +236,8 @@ class TypedNames:
         kind, text = bound
         if kind == "type":
             return self.value_of_type(ctx, text, depth)
+        if kind == "elem" and ctx.f.family == "python":  # `for x in xs`: an element of xs
+            return element(self, ctx, text, depth)
         if kind == "elem":  # Go `for _, v := range xs`: an element of xs
             return go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end) or UNKNOWN
         if kind == "value":  # Go `f := pkg.Func`: what the expression names

@@ -27,6 +27,7 @@
 (as_pattern (call function: (_) @bind.call) alias: (as_pattern_target (identifier) @bind.name)) @bind
 (as_pattern alias: (as_pattern_target (identifier) @bind.name)) @bind
 (for_statement left: (identifier) @bind.name) @bind
+(for_statement left: (identifier) @bind.name right: (_) @bind.elem) @bind
 (typed_parameter (identifier) @bind.name type: (type) @bind.type) @bind
 (typed_default_parameter name: (identifier) @bind.name type: (type) @bind.type) @bind
 (parameters (identifier) @bind.name) @bind
@@ -44,6 +45,7 @@
 (for_statement left: (pattern_list (identifier) @bind.name)) @bind
 (for_statement left: (tuple_pattern (identifier) @bind.name)) @bind
 (for_in_clause left: (identifier) @bind.name) @bind
+(for_in_clause left: (identifier) @bind.name right: (_) @bind.elem) @bind
 (for_in_clause left: (pattern_list (identifier) @bind.name)) @bind
 (for_in_clause left: (tuple_pattern (identifier) @bind.name)) @bind
 (assignment left: (pattern_list (identifier) @bind.name)) @bind

@@ -1,0 +1,130 @@
+"""Loop variables over typed collections (resolve/python_types.py ``element``), and the
+receivers typed through constructor arguments and factory returns, on parsed Python (the
+real extraction, no servers): what the declarations say is linked, nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.parsed_python import edges_from
+
+MODELS = """import typing as t
+from collections.abc import Iterator
+
+
+class Item:
+    def close(self):
+        return 1
+
+
+class Other:
+    def close(self):
+        return 2
+
+
+class Database:
+    def query(self):
+        return 3
+
+
+class Base:
+    inherited: list[Item]
+
+
+class Foo:
+    def run(self):
+        return 4
+
+    @classmethod
+    def create(cls):
+        return cls()
+
+
+def build_foo():
+    return Foo()
+
+
+def make() -> Foo:
+    return build_foo()
+
+
+def chained():
+    return make()
+
+
+def items() -> Iterator[Item]:
+    yield Item()
+
+
+class Service(Base):
+    items: list[Item]
+    pairs: dict[str, Item]
+    loose = []
+
+    def __init__(self, db: Database, extra: t.Optional[t.Sequence[Item]] = None, raw=None):
+        self.db = db
+        self.extra = extra or []
+        self.raw = raw
+
+    def get_items(self) -> "tuple[Item, ...]":
+        return tuple(self.items)
+
+    def work(self, given: set[Item], mixed: list[Item | Other]):
+        self.db.query()
+        make().run()
+        chained().run()
+        Foo.create().run()
+        for item in self.items:
+            item.close()
+        for it in self.get_items():
+            it.close()
+        for e in self.extra:
+            e.close()
+        for x in items():
+            x.close()
+        for k in self.pairs:
+            k.close()
+        for v in self.pairs.values():
+            v.close()
+        for b in self.inherited:
+            b.close()
+        for g in given:
+            g.close()
+        for m in mixed:
+            m.close()
+        for r in self.raw:
+            r.close()
+        for u in self.loose:
+            u.close()
+        listed = self.get_items()
+        for w in listed:
+            w.close()
+        return [y.close() for y in self.items]
+"""
+
+
+def test_declared_collections_type_their_loop_variables(tmp_path: Path) -> None:
+    edges = edges_from(tmp_path, {"models.py": MODELS}, "models.Service.work")
+    assert edges == {
+        (1, "models.Database.query"),  # self.db = db, db: Database (a constructor argument)
+        (2, "models.make"),
+        (2, "models.Foo.run"),  # make() -> Foo
+        (3, "models.chained"),
+        (3, "models.Foo.run"),  # return make(): a factory's factory
+        (4, "models.Foo.create"),
+        (4, "models.Foo.run"),  # a classmethod's `return cls()`
+        (6, "models.Item.close"),  # items: list[Item]
+        (7, "models.Service.get_items"),
+        (8, "models.Item.close"),  # -> "tuple[Item, ...]"
+        (10, "models.Item.close"),  # extra or [], extra: Optional[Sequence[Item]]
+        (11, "models.items"),
+        (12, "models.Item.close"),  # -> Iterator[Item]
+        # 14: the keys of dict[str, Item] are str: external, no edge
+        (16, "models.Item.close"),  # .values() of dict[str, Item]
+        (18, "models.Item.close"),  # inherited: list[Item], declared by the base
+        (20, "models.Item.close"),  # given: set[Item]
+        # 22: list[Item | Other]: two classes, no edge; 24, 26: nothing declared
+        (27, "models.Service.get_items"),
+        (29, "models.Item.close"),  # listed = self.get_items(): what it is declared to return
+        (30, "models.Item.close"),  # a comprehension's variable
+    }
