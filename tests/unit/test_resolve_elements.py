@@ -128,3 +128,42 @@ def test_declared_collections_type_their_loop_variables(tmp_path: Path) -> None:
         (29, "models.Item.close"),  # listed = self.get_items(): what it is declared to return
         (30, "models.Item.close"),  # a comprehension's variable
     }
+
+
+UNPACKED = """import typing as t
+
+from models import Item, Other
+
+
+class Registry:
+    pairs: list[tuple[Item, Other]]
+    named: dict[str, Item]
+    rows: t.Sequence[t.Tuple[Item, ...]]
+
+    def walk(self, items: list[Item]):
+        for item, other in self.pairs:
+            item.close()
+            other.close()
+        for name, found in self.named.items():
+            found.close()
+        for i, each in enumerate(items):
+            each.close()
+        for first, second in self.rows:
+            first.close()
+        for a, *rest in self.pairs:
+            a.close()
+        for (p, q), r in self.pairs:
+            p.close()
+        return {k: v.close() for k, v in self.named.items()}
+"""
+
+
+def test_unpacked_loop_variables(tmp_path: Path) -> None:
+    files = {"models.py": MODELS, "registry.py": UNPACKED}
+    assert edges_from(tmp_path, files, "registry.Registry.walk") == {
+        (2, "models.Item.close"),  # tuple[Item, Other], position 0
+        (3, "models.Other.close"),  # position 1
+        (5, "models.Item.close"),  # dict[str, Item].items(), position 1
+        (7, "models.Item.close"),  # enumerate(list[Item]), position 1
+        (14, "models.Item.close"),  # a dict comprehension over .items()
+    }  # 9: tuple[Item, ...] has no fixed positions; 11, 13: starred and nested: not followed

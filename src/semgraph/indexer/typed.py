@@ -14,7 +14,8 @@ A language's query declares them with these captures (all optional but the first
 * ``@bind.value`` (a name or ``pkg.Name`` as the value, Go ``f := pkg.Func``): the name holds
   what that expression names (a function value: calling the local calls it);
 * ``@bind.elem`` (a name or ``a.b`` ranged over, Go ``for _, v := range xs``): the name holds
-  an element of that slice, array or map;
+  an element of that slice, array or map; a name unpacked from it (Python ``for k, v in
+  xs``) has its position after a ``#`` (``xs#1``);
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
 * ``@decorated`` (a function) with ``@bind.value`` (its outermost decorator as written,
@@ -36,6 +37,7 @@ from semgraph.indexer.imports import text
 from semgraph.model import DECORATOR, RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
+_UNPACKING = frozenset({"pattern_list", "tuple_pattern"})  # Python's `for a, b in xs`
 _RANK = {"name": 0, "ref": 1, "elem": 2, "value": 3, "call": 4, "type": 5}
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
@@ -57,6 +59,8 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
             kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
             break
+    if kind == "elem" and caps.get("bind.name"):
+        value = _unpacked(caps["bind.name"][0], value)
     if "returns" in caps:
         if kind == "name":
             return
@@ -75,6 +79,17 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     old = found.get(key)
     if old is None or _RANK[kind] > _RANK[old.kind]:
         found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
+
+
+def _unpacked(name: Node, iterable: str) -> str:
+    """``xs#i`` for the ``i``-th name of a flat unpacking target (``for k, v in xs``)."""
+    target = name.parent
+    if target is None or target.type not in _UNPACKING:
+        return iterable
+    names = target.named_children
+    if any(n.type != "identifier" for n in names):  # *rest, nested (a, b): not followed
+        return "" if len(names) > 1 else iterable
+    return f"{iterable}#{[n.id for n in names].index(name.id)}"
 
 
 def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str) -> list[Binding]:

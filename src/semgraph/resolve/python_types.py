@@ -28,6 +28,7 @@ _MAPPING = re.compile(
     _ABC + r"(?:dict|Dict|Mapping|MutableMapping|OrderedDict|defaultdict)\[(.*)\]$", re.S
 )
 _TUPLE = re.compile(r"^(?:typing\.|t\.)?(?:tuple|Tuple)\[(.*),\s*\.\.\.\]$", re.S)
+_FIXED_TUPLE = re.compile(r"^(?:typing\.|t\.)?(?:tuple|Tuple)\[(.*)\]$", re.S)
 MAX_BASES = 4  # an attribute declared by a base of a base...
 
 
@@ -90,18 +91,40 @@ def element(typed: Receivers, ctx: Ctx, text: str, depth: int) -> Value:
     """An element of the iterable ``text`` (``for x in self.items``, ``[... for x in xs]``)
     from the collection type declared for it where it is defined: ``list[Item]``,
     ``Sequence[Item]``, ``set[Item]``, ``Iterator[Item]``, ``tuple[Item, ...]``, a mapping's
-    keys, and ``m.values()`` of a ``dict[K, V]``; UNKNOWN for anything else."""
-    view = text.endswith((".values()", ".keys()"))  # a mapping's values or keys
-    index = 1 if text.endswith(".values()") else 0
-    found = declared(typed, ctx, text.rpartition(".")[0] if view else text, depth)
+    keys, ``m.values()`` of a ``dict[K, V]``; unpacked (``xs#1``, ``for k, v in xs``): that
+    position of a ``tuple[A, B]`` element, of ``m.items()``, of ``enumerate(xs)``. UNKNOWN for
+    anything else."""
+    found = element_type(typed, ctx, text, depth)
+    return typed.value_of_type(found[0], found[1], depth + 1) if found else UNKNOWN
+
+
+def element_type(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx, str] | None:
+    """:func:`element`'s type as written, and where it is written."""
+    head, _, tail = text.rpartition("#")
+    pos = int(tail) if head and tail.isdigit() else None
+    text = head if pos is not None else text
+    if pos is not None and text.startswith("enumerate(") and text.endswith(")"):
+        return element_type(typed, ctx, text[10:-1], depth + 1) if pos == 1 else None
+    view = next((v for v in (".values()", ".keys()", ".items()") if text.endswith(v)), None)
+    found = declared(typed, ctx, text[: -len(view)] if view else text, depth)
     alts = alternatives(found[1]) if found is not None else []
     if found is None or len(alts) != 1:
-        return UNKNOWN
+        return None
     match = _MAPPING.match(alts[0]) if view else _ITERABLE.match(alts[0]) or _TUPLE.match(alts[0])
     args = split_top(match[1], ",") if match is not None else []
+    if view == ".items()":  # (key, value) pairs
+        return (found[0], args[pos]) if pos is not None and len(args) == 2 and pos < 2 else None
+    index = 1 if view == ".values()" else 0
     if len(args) <= index:
-        return UNKNOWN
-    return typed.value_of_type(found[0], args[index], depth + 1)
+        return None
+    if pos is None:
+        return found[0], args[index]
+    members = alternatives(args[index])  # unpacked: a tuple[A, B] element
+    fixed = _FIXED_TUPLE.match(members[0]) if len(members) == 1 else None
+    parts = split_top(fixed[1], ",") if fixed is not None else []
+    if "..." in parts or pos >= len(parts):
+        return None
+    return found[0], parts[pos]
 
 
 def declared(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx, str] | None:

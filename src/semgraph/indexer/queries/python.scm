@@ -43,6 +43,9 @@
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @bind.value)
   definition: (function_definition) @decorated)
 (for_statement left: (pattern_list (identifier) @bind.name)) @bind
+(for_statement left: (pattern_list (identifier) @bind.name) right: (_) @bind.elem) @bind
+(for_statement left: (tuple_pattern (identifier) @bind.name) right: (_) @bind.elem) @bind
+(for_in_clause left: (pattern_list (identifier) @bind.name) right: (_) @bind.elem) @bind
 (for_statement left: (tuple_pattern (identifier) @bind.name)) @bind
 (for_in_clause left: (identifier) @bind.name) @bind
 (for_in_clause left: (identifier) @bind.name right: (_) @bind.elem) @bind
