@@ -155,6 +155,20 @@ class Registry:
         for (p, q), r in self.pairs:
             p.close()
         return {k: v.close() for k, v in self.named.items()}
+
+    def pair(self) -> tuple[str | None, Item | None, "Other"]:
+        return None, None, Other()
+
+    def assigned(self, anything):
+        name, item, other = self.pair()
+        item.close()
+        other.close()
+        first, *rest = self.pair()
+        first.close()
+        cast = t.cast(Item, anything)
+        cast.close()
+        left, right = anything
+        left.close()
 """
 
 
@@ -167,3 +181,14 @@ def test_unpacked_loop_variables(tmp_path: Path) -> None:
         (7, "models.Item.close"),  # enumerate(list[Item]), position 1
         (14, "models.Item.close"),  # a dict comprehension over .items()
     }  # 9: tuple[Item, ...] has no fixed positions; 11, 13: starred and nested: not followed
+
+
+def test_unpacked_assignments_and_casts(tmp_path: Path) -> None:
+    files = {"models.py": MODELS, "registry.py": UNPACKED}
+    assert edges_from(tmp_path, files, "registry.Registry.assigned") == {
+        (1, "registry.Registry.pair"),
+        (2, "models.Item.close"),  # position 1 of the declared tuple[str | None, Item | None, ..]
+        (3, "models.Other.close"),  # position 2, a string annotation
+        (4, "registry.Registry.pair"),  # 5: a starred target is not followed
+        (7, "models.Item.close"),  # t.cast(Item, ...) is an Item
+    }  # 9: an untyped value unpacked: no edge

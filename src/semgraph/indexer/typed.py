@@ -16,6 +16,8 @@ A language's query declares them with these captures (all optional but the first
 * ``@bind.elem`` (a name or ``a.b`` ranged over, Go ``for _, v := range xs``): the name holds
   an element of that slice, array or map; a name unpacked from it (Python ``for k, v in
   xs``) has its position after a ``#`` (``xs#1``);
+* ``@bind.part`` (the value unpacked, Python ``a, b = pair``): the name holds that position of
+  it (``pair#1``);
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
 * ``@decorated`` (a function) with ``@bind.value`` (its outermost decorator as written,
@@ -38,7 +40,7 @@ from semgraph.model import DECORATOR, RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
 _UNPACKING = frozenset({"pattern_list", "tuple_pattern"})  # Python's `for a, b in xs`
-_RANK = {"name": 0, "ref": 1, "elem": 2, "value": 3, "call": 4, "type": 5}
+_RANK = {"name": 0, "ref": 1, "elem": 2, "part": 2, "value": 3, "call": 4, "type": 5}
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
 
@@ -54,12 +56,12 @@ class RawBinding:
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
     kind, value = "name", ""
-    for tag in ("type", "call", "value", "elem", "ref"):
+    for tag in ("type", "call", "value", "elem", "part", "ref"):
         nodes = caps.get(f"bind.{tag}")
         if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
             kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
             break
-    if kind == "elem" and caps.get("bind.name"):
+    if kind in ("elem", "part") and caps.get("bind.name"):
         value = _unpacked(caps["bind.name"][0], value)
     if "returns" in caps:
         if kind == "name":

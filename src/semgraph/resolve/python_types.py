@@ -87,14 +87,20 @@ def pytest_fixture(typed: Receivers, ctx: Ctx, name: str, depth: int) -> Value:
     return ("unknown", ())
 
 
-def element(typed: Receivers, ctx: Ctx, text: str, depth: int) -> Value:
+def element(typed: Receivers, ctx: Ctx, text: str, depth: int, part: bool = False) -> Value:
     """An element of the iterable ``text`` (``for x in self.items``, ``[... for x in xs]``)
     from the collection type declared for it where it is defined: ``list[Item]``,
     ``Sequence[Item]``, ``set[Item]``, ``Iterator[Item]``, ``tuple[Item, ...]``, a mapping's
     keys, ``m.values()`` of a ``dict[K, V]``; unpacked (``xs#1``, ``for k, v in xs``): that
-    position of a ``tuple[A, B]`` element, of ``m.items()``, of ``enumerate(xs)``. UNKNOWN for
+    position of a ``tuple[A, B]`` element, of ``m.items()``, of ``enumerate(xs)``. A ``part``
+    (``a, b = pair``) is that position of ``pair``'s own ``tuple[A, B]``. UNKNOWN for
     anything else."""
-    found = element_type(typed, ctx, text, depth)
+    head, _, tail = text.rpartition("#")
+    if part and tail.isdigit():
+        found = declared(typed, ctx, head, depth)
+        found = _position(found[0], found[1], int(tail)) if found else None
+    else:
+        found = element_type(typed, ctx, text, depth) if not part else None
     return typed.value_of_type(found[0], found[1], depth + 1) if found else UNKNOWN
 
 
@@ -119,12 +125,17 @@ def element_type(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx
         return None
     if pos is None:
         return found[0], args[index]
-    members = alternatives(args[index])  # unpacked: a tuple[A, B] element
+    return _position(found[0], args[index], pos)  # unpacked: a tuple[A, B] element
+
+
+def _position(where: Ctx, text: str, pos: int) -> tuple[Ctx, str] | None:
+    """Position ``pos`` of the fixed-length tuple type ``text`` (``tuple[A, B | None]``)."""
+    members = alternatives(text)
     fixed = _FIXED_TUPLE.match(members[0]) if len(members) == 1 else None
     parts = split_top(fixed[1], ",") if fixed is not None else []
     if "..." in parts or pos >= len(parts):
         return None
-    return found[0], parts[pos]
+    return where, parts[pos]
 
 
 def declared(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx, str] | None:

@@ -236,8 +236,8 @@ class TypedNames:
         kind, text = bound
         if kind == "type":
             return self.value_of_type(ctx, text, depth)
-        if kind == "elem" and ctx.f.family == "python":  # `for x in xs`: an element of xs
-            return element(self, ctx, text, depth)
+        if kind in ("elem", "part") and ctx.f.family == "python":  # for x in xs; a, b = t
+            return element(self, ctx, text, depth, kind == "part")
         if kind == "elem":  # Go `for _, v := range xs`: an element of xs
             return go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end) or UNKNOWN
         if kind == "value":  # Go `f := pkg.Func`: what the expression names

@@ -52,6 +52,10 @@
 (for_in_clause left: (pattern_list (identifier) @bind.name)) @bind
 (for_in_clause left: (tuple_pattern (identifier) @bind.name)) @bind
 (assignment left: (pattern_list (identifier) @bind.name)) @bind
+(assignment left: (pattern_list (identifier) @bind.name) right: (_) @bind.part) @bind
+(assignment left: (identifier) @bind.name
+  right: (call function: (_) @_cast arguments: (argument_list . (_) @bind.type))
+  (#match? @_cast "^((typing|t)\\.)?cast$")) @bind
 (lambda_parameters (identifier) @bind.name) @bind
 (named_expression name: (identifier) @bind.name value: (call function: (_) @bind.call)) @bind
 (named_expression name: (identifier) @bind.name) @bind
