@@ -61,10 +61,17 @@ class Service(Base):
     pairs: dict[str, Item]
     loose = []
 
-    def __init__(self, db: Database, extra: t.Optional[t.Sequence[Item]] = None, raw=None):
+    def __init__(
+        self,
+        db: Database,
+        extra: t.Optional[t.Sequence[Item]] = None,
+        raw=None,
+        items: list[Item] | None = None,
+    ):
         self.db = db
         self.extra = extra or []
         self.raw = raw
+        self.items = items  # declared again, up to None
 
     def get_items(self) -> "tuple[Item, ...]":
         return tuple(self.items)
@@ -113,7 +120,7 @@ def test_declared_collections_type_their_loop_variables(tmp_path: Path) -> None:
         (3, "models.Foo.run"),  # return make(): a factory's factory
         (4, "models.Foo.create"),
         (4, "models.Foo.run"),  # a classmethod's `return cls()`
-        (6, "models.Item.close"),  # items: list[Item]
+        (6, "models.Item.close"),  # items: list[Item], and the list[Item] | None assigned
         (7, "models.Service.get_items"),
         (8, "models.Item.close"),  # -> "tuple[Item, ...]"
         (10, "models.Item.close"),  # extra or [], extra: Optional[Sequence[Item]]

@@ -174,8 +174,8 @@ def declared_return(typed: Receivers, key: str) -> tuple[Ctx, str] | None:
     if found is None or sym is None:
         return None
     binds = typed.bindings(found[1].path).get((sym.qn, RETURN), [])
-    texts = {t for _, k, t in binds if k == "type"}
-    return (Ctx(found[0], found[1], sym), texts.pop()) if len(texts) == 1 else None
+    text = _one_type(binds)
+    return (Ctx(found[0], found[1], sym), text) if text is not None else None
 
 
 def _attribute(typed: Receivers, cls: str, name: str) -> tuple[Ctx, str] | None:
@@ -189,10 +189,17 @@ def _attribute(typed: Receivers, cls: str, name: str) -> tuple[Ctx, str] | None:
             return None
         binds = typed.bindings(found[1].path).get((sym.qn, name))
         if binds:
-            texts = {t for _, k, t in binds if k == "type"}
-            return (Ctx(found[0], found[1], sym), texts.pop()) if len(texts) == 1 else None
+            text = _one_type(binds)
+            return (Ctx(found[0], found[1], sym), text) if text is not None else None
         parents = typed.parents(cls)
         if len(parents) != 1:
             return None
         cls = parents[0]
     return None
+
+
+def _one_type(binds: list[tuple[int, str, str]]) -> str | None:
+    """The one type the typed bindings declare, up to ``None`` (``items: list[Item]`` and
+    ``self.items = items`` with ``items: list[Item] | None``); None when they differ."""
+    texts = {tuple(alternatives(t)): t for _, k, t in binds if k == "type"}
+    return next(iter(texts.values())) if len(texts) == 1 else None
