@@ -56,6 +56,16 @@ def items() -> Iterator[Item]:
     yield Item()
 
 
+class Bag:
+    def __iter__(self) -> "Iterator[Item]":
+        return iter([])
+
+
+class Opaque:
+    def __iter__(self):
+        return iter([])
+
+
 class Service(Base):
     items: list[Item]
     pairs: dict[str, Item]
@@ -107,6 +117,12 @@ class Service(Base):
         for w in listed:
             w.close()
         return [y.close() for y in self.items]
+
+    def bags(self, bag: Bag, opaque: Opaque):
+        for one in bag:
+            one.close()
+        for two in opaque:
+            two.close()
 """
 
 
@@ -179,6 +195,12 @@ class Registry:
 """
 
 
+def test_a_class_is_iterated_as_its_iter_declares(tmp_path: Path) -> None:
+    assert edges_from(tmp_path, {"models.py": MODELS}, "models.Service.bags") == {
+        (2, "models.Item.close")  # Bag.__iter__ -> Iterator[Item]; 4: nothing declared
+    }
+
+
 def test_unpacked_loop_variables(tmp_path: Path) -> None:
     files = {"models.py": MODELS, "registry.py": UNPACKED}
     assert edges_from(tmp_path, files, "registry.Registry.walk") == {
@@ -199,3 +221,36 @@ def test_unpacked_assignments_and_casts(tmp_path: Path) -> None:
         (4, "registry.Registry.pair"),  # 5: a starred target is not followed
         (7, "models.Item.close"),  # t.cast(Item, ...) is an Item
     }  # 9: an untyped value unpacked: no edge
+
+
+DEFAULTED = """import typing as t
+
+from models import Database, Item
+
+
+def default_db() -> Database:
+    return Database()
+
+
+class Live:
+    def __init__(self, db: t.Optional[Database] = None, item: Item | None = None):
+        self.db = db if db is not None else default_db()
+        self.wrong = db if db is None else default_db()
+        self.mixed = db if item is not None else default_db()
+
+    def run(self, item: Item | None = None):
+        self.db.query()
+        self.wrong.query()
+        self.mixed.query()
+        found = item if item is not None else Item()
+        found.close()
+"""
+
+
+def test_a_value_or_its_default_is_the_value(tmp_path: Path) -> None:
+    files = {"models.py": MODELS, "live.py": DEFAULTED}
+    assert edges_from(tmp_path, files, "live.Live.run") == {
+        (1, "models.Database.query"),  # db if db is not None else default_db()
+        (4, "models.Item"),
+        (5, "models.Item.close"),  # a local: item if item is not None else Item()
+    }  # 2: `db if db is None`, 3: a different name tested: not typed

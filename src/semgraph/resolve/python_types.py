@@ -117,7 +117,12 @@ def element_type(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx
     if found is None or len(alts) != 1:
         return None
     match = _MAPPING.match(alts[0]) if view else _ITERABLE.match(alts[0]) or _TUPLE.match(alts[0])
-    args = split_top(match[1], ",") if match is not None else []
+    if match is None and view is None:  # a class of the repository: what its __iter__ yields
+        found = _iterated(typed, found[0], alts[0], depth)
+        match = _ITERABLE.match(found[1]) if found is not None else None
+    if match is None or found is None:
+        return None
+    args = split_top(match[1], ",")
     if view == ".items()":  # (key, value) pairs
         return (found[0], args[pos]) if pos is not None and len(args) == 2 and pos < 2 else None
     index = 1 if view == ".values()" else 0
@@ -126,6 +131,17 @@ def element_type(typed: Receivers, ctx: Ctx, text: str, depth: int) -> tuple[Ctx
     if pos is None:
         return found[0], args[index]
     return _position(found[0], args[index], pos)  # unpacked: a tuple[A, B] element
+
+
+def _iterated(typed: Receivers, where: Ctx, text: str, depth: int) -> tuple[Ctx, str] | None:
+    """The declared return of ``__iter__`` of the repository's class named by ``text``."""
+    value = typed.value_of_type(where, text, depth + 1)
+    if value[0] != "instance" or len(value[1]) != 1:
+        return None
+    methods = typed.names.members(value[1][0], "__iter__")
+    found = declared_return(typed, methods[0]) if len(methods) == 1 else None
+    alts = alternatives(found[1]) if found is not None else []
+    return (found[0], alts[0]) if found is not None and len(alts) == 1 else None
 
 
 def _position(where: Ctx, text: str, pos: int) -> tuple[Ctx, str] | None:

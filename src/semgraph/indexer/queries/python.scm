@@ -75,3 +75,12 @@
   alias: (as_pattern_target (identifier) @bind.name)) @bind)
 (assignment left: (identifier) @bind.name
   right: (conditional_expression . (call function: (_) @bind.call))) @bind
+; x if x is not None else default(): the value of x (as `x or default()` above)
+(assignment left: (identifier) @bind.name
+  right: (conditional_expression . (identifier) @bind.ref
+    . (comparison_operator . (identifier) @_tested "is not" (none) .))
+  (#eq? @bind.ref @_tested)) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (conditional_expression . (identifier) @bind.ref
+    . (comparison_operator . (identifier) @_tested "is not" (none) .))
+  (#eq? @bind.ref @_tested)) @bind
