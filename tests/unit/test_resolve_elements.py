@@ -244,6 +244,10 @@ class Live:
         self.mixed.query()
         found = item if item is not None else Item()
         found.close()
+        _Item = Item
+        _Item.close(found)
+        make = default_db
+        make().query()
 """
 
 
@@ -253,4 +257,7 @@ def test_a_value_or_its_default_is_the_value(tmp_path: Path) -> None:
         (1, "models.Database.query"),  # db if db is not None else default_db()
         (4, "models.Item"),
         (5, "models.Item.close"),  # a local: item if item is not None else Item()
-    }  # 2: `db if db is None`, 3: a different name tested: not typed
+        (7, "models.Item.close"),  # _Item = Item: a local alias names the class
+        (9, "models.Database.query"),  # make = default_db: make() returns a Database
+    }  # 2: `db if db is None`, 3: a different name tested: not typed; 9: the alias's call
+    # itself is not linked in Python (an outside oracle stops at the assignment)

@@ -10,7 +10,8 @@ A language's query declares them with these captures (all optional but the first
 * ``@bind.self`` (``self`` / ``this`` in ``self.attr = ...``): the name is an attribute of the
   enclosing class, so its scope is that class;
 * ``@bind.ref`` (a plain name as the value, ``self.ctx = ctx``): the binding takes the type of
-  that name's binding in the same function, when it has one;
+  that name's binding in the same function, when it has one; a name bound nowhere in that
+  function (``_Style = Style``, an outer local, a module's name) makes it a ``value``;
 * ``@bind.value`` (a name or ``pkg.Name`` as the value, Go ``f := pkg.Func``): the name holds
   what that expression names (a function value: calling the local calls it);
 * ``@bind.elem`` (a name or ``a.b`` ranged over, Go ``for _, v := range xs``): the name holds
@@ -102,9 +103,9 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
     for raw, scope, owner in items:
         scope = scope or module
         kind, value = raw.kind, raw.value
-        if kind == "ref":  # the named value's own binding in this function, if typed
-            ref = seen.get((scope, value))
-            kind, value = (ref.kind, ref.text) if ref is not None else ("name", "")
+        if kind == "ref":  # the named value's own binding in this function, if typed; a
+            ref = seen.get((scope, value))  # name bound nowhere here holds what it names
+            kind, value = (ref.kind, ref.text) if ref is not None else ("value", value)
         if raw.on_self:
             if owner is None:
                 continue

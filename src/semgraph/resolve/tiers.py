@@ -106,8 +106,9 @@ class CallTiers:
         return None
 
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
-        """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved."""
-        if bound[0] == "value":
+        """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved (a
+        Python alias ``f = func`` too: an outside oracle stops at the assignment)."""
+        if bound[0] == "value" and ctx.f.family == GO:
             value = self.typed.value_of_binding(ctx, bound, 0)
             if value[0] == "function":
                 return _pick(list(value[1]), Tier.SCOPE)
