@@ -39,7 +39,7 @@
 (return_statement (identifier) @bind.ref) @returns
 (yield (call function: (_) @bind.call)) @returns
 (yield (identifier) @bind.ref) @returns
-; a decorated function's outermost decorator (resolve/python_types.py: what it makes of it)
+; a decorated function's outermost decorator (resolve/decorators.py: what it makes of it)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @bind.value)
   definition: (function_definition) @decorated)
 (for_statement left: (pattern_list (identifier) @bind.name)) @bind
