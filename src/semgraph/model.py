@@ -91,9 +91,11 @@ class Binding:
     """A name whose type the source states or implies, seen from one scope: ``x = Cls()``,
     ``with Cls() as x``, ``x: Cls``, a parameter ``p: Cls``, ``self.attr = Cls()`` (scope:
     the class), and a function's declared return type or ``return Cls()`` (name
-    :data:`RETURN`). ``kind`` says what ``text`` is: ``type`` (a type expression as written),
-    ``call`` (the called expression of the value: ``Cls``, ``pkg.make``, ``a.b``) or ``name``
-    (a parameter or local whose type is not stated: it still shadows other meanings)."""
+    :data:`RETURN`), and a function's outermost decorator (name :data:`DECORATOR`, kind
+    ``value``, the decorator as written). ``kind`` says what ``text`` is: ``type`` (a type
+    expression as written), ``call`` (the called expression of the value: ``Cls``,
+    ``pkg.make``, ``a.b``) or ``name`` (a parameter or local whose type is not stated: it
+    still shadows other meanings)."""
 
     scope: str  # qualified name of the function / class / module the name belongs to
     name: str
@@ -103,6 +105,7 @@ class Binding:
 
 
 RETURN = "<return>"  # the Binding name of a function's return type
+DECORATOR = "<decorator>"  # the Binding name of a function's outermost decorator (its text)
 
 
 @dataclass(slots=True)

@@ -10,13 +10,19 @@ A language's query declares them with these captures (all optional but the first
 * ``@bind.self`` (``self`` / ``this`` in ``self.attr = ...``): the name is an attribute of the
   enclosing class, so its scope is that class;
 * ``@bind.ref`` (a plain name as the value, ``self.ctx = ctx``): the binding takes the type of
-  that name's binding in the same function, when it has one;
+  that name's binding in the same function, when it has one; a name bound nowhere in that
+  function (``_Style = Style``, an outer local, a module's name) makes it a ``value``;
 * ``@bind.value`` (a name or ``pkg.Name`` as the value, Go ``f := pkg.Func``): the name holds
   what that expression names (a function value: calling the local calls it);
 * ``@bind.elem`` (a name or ``a.b`` ranged over, Go ``for _, v := range xs``): the name holds
-  an element of that slice, array or map;
+  an element of that slice, array or map; a name unpacked from it (Python ``for k, v in
+  xs``) has its position after a ``#`` (``xs#1``);
+* ``@bind.part`` (the value unpacked, Python ``a, b = pair``): the name holds that position of
+  it (``pair#1``);
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
   the enclosing function's return type, named :data:`semgraph.model.RETURN`.
+* ``@decorated`` (a function) with ``@bind.value`` (its outermost decorator as written,
+  ``click.group()``): named :data:`semgraph.model.DECORATOR`, in the function's own scope.
 
 When several patterns capture one name node the most specific wins: type, then call, then
 none (``y: Client = make()`` is a ``Client``).
@@ -31,10 +37,11 @@ from tree_sitter import Node
 
 from semgraph.indexer.describe import MAX_EXPR, one_line
 from semgraph.indexer.imports import text
-from semgraph.model import RETURN, Binding
+from semgraph.model import DECORATOR, RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
-_RANK = {"name": 0, "ref": 1, "elem": 2, "value": 3, "call": 4, "type": 5}
+_UNPACKING = frozenset({"pattern_list", "tuple_pattern"})  # Python's `for a, b in xs`
+_RANK = {"name": 0, "ref": 1, "elem": 2, "part": 2, "value": 3, "call": 4, "type": 5}
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
 
@@ -50,16 +57,21 @@ class RawBinding:
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
     kind, value = "name", ""
-    for tag in ("type", "call", "value", "elem", "ref"):
+    for tag in ("type", "call", "value", "elem", "part", "ref"):
         nodes = caps.get(f"bind.{tag}")
         if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
             kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
             break
+    if kind in ("elem", "part") and caps.get("bind.name"):
+        value = _unpacked(caps["bind.name"][0], value)
     if "returns" in caps:
         if kind == "name":
             return
         node = caps["returns"][0]
         key, name = -node.id - 1, RETURN
+    elif "decorated" in caps:  # keyed by the function node: no name node has its id
+        node = caps["decorated"][0]
+        key, name = node.id, DECORATOR
     else:
         names = caps.get("bind.name")
         if not names or "bind" not in caps:
@@ -72,6 +84,17 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
 
 
+def _unpacked(name: Node, iterable: str) -> str:
+    """``xs#i`` for the ``i``-th name of a flat unpacking target (``for k, v in xs``)."""
+    target = name.parent
+    if target is None or target.type not in _UNPACKING:
+        return iterable
+    names = target.named_children
+    if any(n.type != "identifier" for n in names):  # *rest, nested (a, b): not followed
+        return "" if len(names) > 1 else iterable
+    return f"{iterable}#{[n.id for n in names].index(name.id)}"
+
+
 def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str) -> list[Binding]:
     """Bindings from (raw binding, enclosing scope, enclosing class) triples; an attribute
     outside any class is dropped (``self`` there is nothing we know)."""
@@ -80,9 +103,9 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
     for raw, scope, owner in items:
         scope = scope or module
         kind, value = raw.kind, raw.value
-        if kind == "ref":  # the named value's own binding in this function, if typed
-            ref = seen.get((scope, value))
-            kind, value = (ref.kind, ref.text) if ref is not None else ("name", "")
+        if kind == "ref":  # the named value's own binding in this function, if typed; a
+            ref = seen.get((scope, value))  # name bound nowhere here holds what it names
+            kind, value = (ref.kind, ref.text) if ref is not None else ("value", value)
         if raw.on_self:
             if owner is None:
                 continue

@@ -40,10 +40,10 @@ from semgraph.resolve.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
-from semgraph.resolve.typed import Ctx, TypedNames
+from semgraph.resolve.typed import TypedNames
 from semgraph.resolve.typeexpr import Segment
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]

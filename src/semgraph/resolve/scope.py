@@ -85,6 +85,15 @@ class FileScope:
             sym = self.by_key.get(sym.parent_key) if sym.parent_key else None
 
 
+@dataclass(slots=True)
+class Ctx:
+    """Where a receiver is evaluated: the file's scope and imports, the enclosing symbol."""
+
+    scope: FileScope
+    f: ImportFile
+    src: Sym
+
+
 class NameLookups:
     """Lookups by name in the symbol table (a cache of repository-wide name lookups)."""
 

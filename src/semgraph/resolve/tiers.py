@@ -16,9 +16,9 @@ from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
 from semgraph.resolve.resolution import CallClass, Reason, Tier
-from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
-from semgraph.resolve.typed import RUST_UNWRAP, Ctx, TypedNames
+from semgraph.resolve.typed import RUST_UNWRAP, TypedNames
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
@@ -106,8 +106,9 @@ class CallTiers:
         return None
 
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
-        """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved."""
-        if bound[0] == "value":
+        """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved (a
+        Python alias ``f = func`` too: an outside oracle stops at the assignment)."""
+        if bound[0] == "value" and ctx.f.family == GO:
             value = self.typed.value_of_binding(ctx, bound, 0)
             if value[0] == "function":
                 return _pick(list(value[1]), Tier.SCOPE)

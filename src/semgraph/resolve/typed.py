@@ -24,15 +24,15 @@ Language rules are kept to a few places (:func:`semgraph.resolve.typeexpr.clean_
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from semgraph.model import RETURN
 from semgraph.resolve import go_types
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
+from semgraph.resolve.decorators import decorated
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
-from semgraph.resolve.python_types import is_pytest, pytest_fixture
-from semgraph.resolve.scope import FileScope, NameLookups, Sym
+from semgraph.resolve.python_types import element, is_pytest, pytest_fixture
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
 from semgraph.resolve.typeexpr import Segment, clean_type, split_receiver
 
@@ -51,13 +51,6 @@ MAX_DEPTH = 8  # nested evaluations (a return type naming a call naming a return
 _FILE_CACHE = 64
 
 
-@dataclass(slots=True)
-class Ctx:
-    scope: FileScope
-    f: ImportFile
-    src: Sym
-
-
 class TypedNames:
     """Evaluates receivers of one resolution; caches the files it reads."""
 
@@ -68,6 +61,8 @@ class TypedNames:
         self._typed: OrderedDict[str, dict[tuple[str, str], list[tuple[int, str, str]]]] = (
             OrderedDict()
         )
+        self.made: dict[str, Value | None] = {}  # decorators.decorated, per function
+        self.decorating: dict[str, bool] = {}
 
     # -- files ------------------------------------------------------------------------------
 
@@ -231,13 +226,18 @@ class TypedNames:
         if kinds <= CLASS_KINDS:
             return ("class", tuple(keys))
         if kinds <= {"function", "method"}:
-            return ("function", tuple(keys))
+            made = {decorated(self, k) for k in keys} if kinds == {"function"} else {None}
+            if len(made) > 1:  # some made into objects by their decorators, some not
+                return UNKNOWN
+            return made.pop() or ("function", tuple(keys))
         return UNKNOWN
 
     def value_of_binding(self, ctx: Ctx, bound: tuple[str, str], depth: int) -> Value:
         kind, text = bound
         if kind == "type":
             return self.value_of_type(ctx, text, depth)
+        if kind in ("elem", "part") and ctx.f.family == "python":  # for x in xs; a, b = t
+            return element(self, ctx, text, depth, kind == "part")
         if kind == "elem":  # Go `for _, v := range xs`: an element of xs
             return go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end) or UNKNOWN
         if kind == "value":  # Go `f := pkg.Func`: what the expression names

@@ -1,6 +1,7 @@
 """Receiver and type expressions as text, for :mod:`semgraph.resolve.typed`: a receiver split
-into its segments (``a.b(x).c`` is ``a``, ``b()``, ``c``) and the class a type expression
-names (``Optional[Client]`` is ``Client``)."""
+into its segments (``a.b(x).c`` is ``a``, ``b()``, ``c``), the class a type expression
+names (``Optional[Client]`` is ``Client``), the members of a union, and splitting at a
+separator outside brackets and string literals."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ _SEP = re.compile(r"\?\.|\.|::|->")
 _NONE_TYPES = frozenset({"None", "null", "undefined", "nil", "NoneType"})
 _OPTIONAL = re.compile(r"^(?:typing\.|t\.)?(?:Optional|Annotated|Final|ClassVar)\[(.*)\]$")
 _SEGMENT = re.compile(r"^([A-Za-z_$][\w$]*)(.*)$")
+_UNION = re.compile(r"^(?:typing\.|t\.)?(?:Union|Optional)\[(.*)\]$", re.S)
+BRACKETS_OPEN, BRACKETS_CLOSE = "([{", ")]}"
 
 
 @dataclass(slots=True)
@@ -103,3 +106,51 @@ def clean_type(text: str) -> str | None:
     if not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", t):
         return None
     return t
+
+
+def alternatives(text: str) -> list[str]:
+    """The members of a union type as written (``A | B``, ``Union[A, B]``, ``Optional[A]``),
+    without ``None``; a string annotation is read as its content."""
+    if len(text) > MAX_TYPE_TEXT:
+        return []
+    t = text.strip().strip("'\"").strip()
+    parts = split_top(t, "|")
+    if len(parts) == 1:
+        m = _UNION.match(t)
+        if m is None:
+            return [t] if t not in _NONE_TYPES else []
+        parts = split_top(m[1], ",")
+    return [a for p in parts for a in alternatives(p)]
+
+
+def outside_quotes(text: str) -> list[tuple[int, str]]:
+    """(index, character) of ``text`` outside string literals."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        else:
+            out.append((i, ch))
+        i += 1
+    return out
+
+
+def split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets and string literals."""
+    out, depth, start = [], 0, 0
+    for i, ch in outside_quotes(text):
+        if ch in BRACKETS_OPEN:
+            depth += 1
+        elif ch in BRACKETS_CLOSE:
+            depth -= 1
+        elif ch == sep and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return out

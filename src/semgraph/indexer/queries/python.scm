@@ -27,6 +27,7 @@
 (as_pattern (call function: (_) @bind.call) alias: (as_pattern_target (identifier) @bind.name)) @bind
 (as_pattern alias: (as_pattern_target (identifier) @bind.name)) @bind
 (for_statement left: (identifier) @bind.name) @bind
+(for_statement left: (identifier) @bind.name right: (_) @bind.elem) @bind
 (typed_parameter (identifier) @bind.name type: (type) @bind.type) @bind
 (typed_default_parameter name: (identifier) @bind.name type: (type) @bind.type) @bind
 (parameters (identifier) @bind.name) @bind
@@ -38,12 +39,23 @@
 (return_statement (identifier) @bind.ref) @returns
 (yield (call function: (_) @bind.call)) @returns
 (yield (identifier) @bind.ref) @returns
+; a decorated function's outermost decorator (resolve/decorators.py: what it makes of it)
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @bind.value)
+  definition: (function_definition) @decorated)
 (for_statement left: (pattern_list (identifier) @bind.name)) @bind
+(for_statement left: (pattern_list (identifier) @bind.name) right: (_) @bind.elem) @bind
+(for_statement left: (tuple_pattern (identifier) @bind.name) right: (_) @bind.elem) @bind
+(for_in_clause left: (pattern_list (identifier) @bind.name) right: (_) @bind.elem) @bind
 (for_statement left: (tuple_pattern (identifier) @bind.name)) @bind
 (for_in_clause left: (identifier) @bind.name) @bind
+(for_in_clause left: (identifier) @bind.name right: (_) @bind.elem) @bind
 (for_in_clause left: (pattern_list (identifier) @bind.name)) @bind
 (for_in_clause left: (tuple_pattern (identifier) @bind.name)) @bind
 (assignment left: (pattern_list (identifier) @bind.name)) @bind
+(assignment left: (pattern_list (identifier) @bind.name) right: (_) @bind.part) @bind
+(assignment left: (identifier) @bind.name
+  right: (call function: (_) @_cast arguments: (argument_list . (_) @bind.type))
+  (#match? @_cast "^((typing|t)\\.)?cast$")) @bind
 (lambda_parameters (identifier) @bind.name) @bind
 (named_expression name: (identifier) @bind.name value: (call function: (_) @bind.call)) @bind
 (named_expression name: (identifier) @bind.name) @bind
@@ -63,3 +75,12 @@
   alias: (as_pattern_target (identifier) @bind.name)) @bind)
 (assignment left: (identifier) @bind.name
   right: (conditional_expression . (call function: (_) @bind.call))) @bind
+; x if x is not None else default(): the value of x (as `x or default()` above)
+(assignment left: (identifier) @bind.name
+  right: (conditional_expression . (identifier) @bind.ref
+    . (comparison_operator . (identifier) @_tested "is not" (none) .))
+  (#eq? @bind.ref @_tested)) @bind
+(assignment left: (attribute object: (identifier) @bind.self attribute: (identifier) @bind.name)
+  right: (conditional_expression . (identifier) @bind.ref
+    . (comparison_operator . (identifier) @_tested "is not" (none) .))
+  (#eq? @bind.ref @_tested)) @bind

@@ -1,0 +1,33 @@
+"""Python sources through the real extraction and the resolver, no servers: the call edges
+leaving one function, for the resolver's unit tests."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+from semgraph.indexer.extract import extract_all
+from semgraph.model import FileFacts
+from semgraph.resolve.resolver import resolve
+
+
+def edges_from(tmp_path: Path, files: Mapping[str, str], qn: str) -> set[tuple[int, str]]:
+    """{(line, callee's qualified name)} of the resolved calls in function ``qn``, lines counted
+    from that function's ``def`` line (its first body line is 1)."""
+    facts = []
+    for path, text in files.items():
+        symbols, imports, calls, binds, _ = extract_all(path, "python", text.encode())
+        one = FileFacts(path, "python", path.ljust(40, "0"), len(text), text.count("\n"), "ok")
+        one.symbols, one.imports, one.calls, one.bindings = symbols, imports, calls, binds
+        facts.append(one)
+    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
+        db = sqlite3.connect(res.path)
+        (start,) = db.execute("SELECT start_line FROM symbols WHERE qn = ?", (qn,)).fetchone()
+        rows = db.execute(
+            "SELECT e.line, d.qn FROM call_edges e JOIN symbols s ON s.key = e.src_key "
+            "JOIN symbols d ON d.key = e.dst_key WHERE s.qn = ? AND e.tier != 'ambiguous'",
+            (qn,),
+        ).fetchall()
+        db.close()
+    return {(line - start, callee) for line, callee in rows}
