@@ -2,8 +2,10 @@
 constructors and composite literals, chained builders through declared results, methods
 declared in another file of the package or promoted from embedded fields, interface dispatch
 (tier ``interface``, an edge to every implementation), function values, a local that shadows a
-package name, and the false-edge rule (no ``unique`` edge for a receiver of unknown type or a
-bare name the package does not define)."""
+package name (from its declaration on), function literals' parameters (inside the literal
+only), ``new(T)`` in locals and chains, an external test package, and the false-edge rule
+(no ``unique`` edge for a receiver of unknown type or a bare name the package does not
+define)."""
 
 from __future__ import annotations
 
@@ -42,7 +44,55 @@ type Builder struct {
 
 func NewBuilder() *Builder { return &Builder{db: store.Open("x")} }
 
-func (b *Builder) Handle(s string) *Builder { b.steps = append(b.steps, s); return b }
+func (b *Builder) Handle(s string, fs ...func(int, *Request)) *Builder {
+\tb.steps = append(b.steps, s)
+\treturn b
+}
+
+func (b *Builder) Each(f func(*Request)) {}
+""",
+    "app/literal.go": """package app
+
+import "example.com/app/store"
+
+type Request struct{}
+
+func (q *Request) Parse() int { return 0 }
+
+func Literals(b *Builder) {
+\tb.Handle("a", func(w int, b *Request) {
+\t\tb.Parse()
+\t}).With(1)
+\tb.Run()
+\tb.Each(func(b *Request) { b.Parse() })
+}
+
+func Before() {
+\tstore.Open("x")
+\tstore := NewBuilder()
+\tstore.Run()
+}
+
+func News() int {
+\tx := new(Builder)
+\tvar db = new(store.DB)
+\treturn x.Run() + db.Query("q") + new(Builder).Handle("a").With(2).Run()
+}
+""",
+    "app/builder_ext_test.go": """package app_test
+
+import (
+\t"testing"
+
+\t"example.com/app/app"
+)
+
+func TestBuilder(t *testing.T) {
+\tb := app.NewBuilder()
+\tb.Handle("a", func(w int, b *app.Request) {
+\t\tb.Parse()
+\t}).With(1).Run()
+}
 """,
     "app/more.go": """package app
 
@@ -225,7 +275,12 @@ def test_chained_builder_through_declared_results(reader: GraphReader) -> None:
         (f"{APP}.more.Builder.With", "receiver"),
         (f"{APP}.more.Builder.Run", "receiver"),
     }
-    assert callers(reader, f"{APP}.more.Builder.With", REPO) == {(f"{APP}.use.Chain", "receiver")}
+    assert callers(reader, f"{APP}.more.Builder.With", REPO) == {
+        (f"{APP}.use.Chain", "receiver"),
+        (f"{APP}.literal.Literals", "receiver"),
+        (f"{APP}.literal.News", "receiver"),
+        (f"{APP}.builder_ext_test.TestBuilder", "receiver"),
+    }
 
 
 def test_interface_calls_dispatch_to_every_implementation(reader: GraphReader) -> None:
@@ -288,4 +343,46 @@ def test_elements_of_slices_and_maps_of_declared_types(reader: GraphReader) -> N
     assert callees(reader, f"{APP}.embed.Ranges", REPO) == {
         (f"{APP}.embed.base.Location", "receiver"),
         (f"{APP}.embed.IntNode.String", "receiver"),
+    }
+
+
+def test_function_literal_parameters_shadow_only_inside_the_literal(reader: GraphReader) -> None:
+    # func(w int, b *Request) {...} shadows the parameter b inside the literal only: the calls
+    # around it (Handle, With, and Run after it) are on the outer *Builder; on a one-line
+    # literal's line the literal's b wins (b.Each and b.Parse share the line: no edge rather
+    # than a wrong one)
+    assert callees(reader, f"{APP}.literal.Literals", REPO) == {
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+        (f"{APP}.literal.Request.Parse", "receiver"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+    assert callers(reader, f"{APP}.builder.Builder.Each", REPO) == set()
+    # a local is no local above its declaration: store.Open() is the imported package's
+    assert callees(reader, f"{APP}.literal.Before", REPO) == {
+        ("store.store.Open", "import"),
+        (f"{APP}.builder.NewBuilder", "module"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+
+
+def test_new_in_locals_and_at_the_head_of_chains(reader: GraphReader) -> None:
+    # x := new(Builder); var db = new(store.DB); new(Builder).Handle("a").With(2).Run()
+    assert callees(reader, f"{APP}.literal.News", REPO) == {
+        (f"{APP}.more.Builder.Run", "receiver"),
+        ("store.store.DB.Query", "receiver"),
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+    }
+
+
+def test_an_external_test_package_types_its_module_s_constructors(reader: GraphReader) -> None:
+    # package app_test imports example.com/app/app: b := app.NewBuilder() is a *Builder, and
+    # the literal's b *app.Request does not hide it from the chain around the literal
+    assert callees(reader, f"{APP}.builder_ext_test.TestBuilder", REPO) == {
+        (f"{APP}.builder.NewBuilder", "import"),
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+        (f"{APP}.literal.Request.Parse", "receiver"),
     }

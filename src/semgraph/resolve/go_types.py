@@ -50,14 +50,28 @@ _PAREN = re.compile(r"^\(\s*\*?\s*([A-Za-z_][\w.]*)\s*\)$")  # (*node), (x)
 _NEW = re.compile(r"^(?:new\(\s*([A-Za-z_][\w.]*)\s*\)|&?([A-Za-z_][\w.]*)\{\s*\})$")
 
 
+_MADE = re.compile(  # new(T).a, T{}.a, &T{}.a, (*x).a: the head of a chain
+    r"^(?:new\(\s*(?P<new>[A-Za-z_][\w.]*)\s*\)|&?(?P<lit>[A-Za-z_][\w.]*)\{\s*\}"
+    r"|\(\s*\*?\s*(?P<deref>[A-Za-z_][\w.]*)\s*\))(?=\.[A-Za-z_])"
+)
+
+
 def unwrap(receiver: str) -> str:
     """A Go receiver as a name: ``(*node).m()`` is ``node.m()``; ``new(T).m()`` and
-    ``T{}.m()`` call a method of ``T``."""
+    ``T{}.m()`` call a method of ``T``; at the head of a chain, ``new(T).a().b()`` and
+    ``T{}.a().b()`` are ``T().a().b()`` (a value of ``T``, as a conversion makes) and
+    ``(*x).a().b()`` is ``x.a().b()``."""
     m = _PAREN.match(receiver)
     if m:
         return m.group(1)
     m = _NEW.match(receiver)
-    return (m.group(1) or m.group(2)) if m else receiver
+    if m:
+        return m.group(1) or m.group(2)
+    m = _MADE.match(receiver)
+    if m is None:
+        return receiver
+    made = m.group("new") or m.group("lit")
+    return (f"{made}()" if made else m.group("deref")) + receiver[m.end() :]
 
 
 def is_go_key(key: str) -> bool:

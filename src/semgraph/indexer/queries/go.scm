@@ -39,6 +39,19 @@
   left: (expression_list . (identifier) @bind.name)
   right: (expression_list . [(identifier) (selector_expression)] @bind.value)) @bind
 (short_var_declaration left: (expression_list (identifier) @bind.name)) @bind
+; x := new(T): a *T, as the type says
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . (call_expression
+    function: (identifier) @_new
+    arguments: (argument_list . (_) @bind.type .)))
+  (#eq? @_new "new")) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . (call_expression
+    function: (identifier) @_new
+    arguments: (argument_list . (_) @bind.type .)))
+  (#eq? @_new "new")) @bind
 (var_spec name: (identifier) @bind.name type: (_) @bind.type) @bind
 (var_spec
   name: (identifier) @bind.name
@@ -60,6 +73,8 @@
   left: (expression_list . (identifier) . (identifier) @bind.name .)
   right: [(identifier) (selector_expression)] @bind.elem) @bind
 (type_switch_statement alias: (expression_list (identifier) @bind.name)) @bind
+; a function literal: its parameters and locals are names of the literal only
+(func_literal) @bind.scope
 ; fields of a declared struct type only (an anonymous struct's fields are no names of the code
 ; around it); an embedded field is named by its type (`base`, `*base`, `pkg.Base`): its methods
 ; are promoted
