@@ -52,6 +52,7 @@ class SymbolKind(enum.StrEnum):
     STRUCT = "struct"
     ENUM = "enum"
     TRAIT = "trait"
+    TYPE = "type"  # a Go defined type that is no struct or interface (`type Attr int32`)
     FUNCTION = "function"
     METHOD = "method"
 

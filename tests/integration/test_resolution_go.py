@@ -32,6 +32,39 @@ func Open(name string) *DB { return &DB{name: name} }
 func (d *DB) Query(q string) int { return len(q) }
 
 func (d *DB) Close() {}
+
+func (d *DB) Name() string { return d.name }
+
+func Name() string { return "store" }
+
+var Handle = struct{ n int }{}
+""",
+    "app/shape.go": """package app
+
+import "example.com/app/store"
+
+type Shape int
+
+func (s Shape) HasTop() bool { return s > 0 }
+
+type Events map[string]int
+
+func (e Events) Clear() {}
+
+type Panel struct {
+\tshape  Shape
+\tevents *Events
+}
+
+func Shapes(p *Panel, s Shape) bool {
+\tq := Shape(2)
+\tp.events.Clear()
+\treturn s.HasTop() && p.shape.HasTop() && q.HasTop() && Shape(3).HasTop()
+}
+
+func PackageValue() string {
+\treturn store.Handle.Name()
+}
 """,
     "app/builder.go": """package app
 
@@ -385,4 +418,21 @@ def test_an_external_test_package_types_its_module_s_constructors(reader: GraphR
         (f"{APP}.more.Builder.With", "receiver"),
         (f"{APP}.more.Builder.Run", "receiver"),
         (f"{APP}.literal.Request.Parse", "receiver"),
+    }
+
+
+def test_methods_of_defined_types_and_conversions(reader: GraphReader) -> None:
+    # type Shape int, type Events map[string]int: their methods are members (a parameter, a
+    # field, a local made by a conversion, a conversion at the head of a chain); a conversion
+    # Shape(2) calls nothing
+    assert callees(reader, f"{APP}.shape.Shapes", REPO) == {
+        (f"{APP}.shape.Events.Clear", "receiver"),
+        (f"{APP}.shape.Shape.HasTop", "receiver"),
+    }
+    assert callers(reader, f"{APP}.shape.Shape", REPO) == set()
+    # store.Handle.Name(): Handle's type is not known, and Name is no function of the package
+    # (before, the package's function Name was taken): both candidates, no import edge
+    assert callees(reader, f"{APP}.shape.PackageValue", REPO) == {
+        ("store.store.Name", "ambiguous"),
+        ("store.store.DB.Name", "ambiguous"),
     }

@@ -66,3 +66,10 @@ def test_the_binding_in_effect() -> None:
     assert in_effect([], 5) is None
     later = (6, 0, "call", "Make")  # a redeclaration inside the literal's lines wins after it
     assert in_effect([outer, param, later], 6) == ("call", "Make")
+
+
+def test_a_literal_at_package_level_bounds_nothing() -> None:
+    src = b"package app\n\nvar hs = []H{{F: func(n int) {\n\tv := make()\n\t_ = v\n}}}\n"
+    _, _, _, binds, _ = extract_all("app/v.go", "go", src)
+    got = {(b.scope, b.name, b.end) for b in binds}
+    assert ("app.v", "n", 0) in got and ("app.v", "v", 0) in got  # read as the module's names

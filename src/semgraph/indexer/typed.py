@@ -104,7 +104,10 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
             if owner is None:
                 continue
             scope = owner
-        first, last = _extent(raw.node, literals[-1] if literals else None)
+        # a literal at package level (`var x = T{F: func(n int) {...}}`) bounds nothing: the
+        # module's names are read without lines
+        literal = literals[-1] if literals and scope != module else None
+        first, last = _extent(raw.node, literal)
         bind = Binding(scope, raw.name, kind, value, first, last)
         seen[(scope, raw.name)] = bind
         out.append(bind)

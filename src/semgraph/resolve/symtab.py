@@ -35,7 +35,7 @@ CODE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "
     *("c", "cpp", "csharp", "kotlin", "ruby", "php", "swift", "scala", "bash", "lua")
 }
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js", "cpp": "c"}
-CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
 INSERT_BATCH = 2000
 MAX_PARSE_ERROR_CHARS = 500  # of a parse error kept on the File node
 

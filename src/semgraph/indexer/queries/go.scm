@@ -13,6 +13,12 @@
   name: (field_identifier) @name) @definition.method
 (type_spec name: (type_identifier) @name type: (struct_type)) @definition.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+; a defined type over another type (`type Attr int32`, `type Events map[EventType]any`): it has
+; methods of its own
+(type_spec
+  name: (type_identifier) @name
+  type: [(type_identifier) (qualified_type) (pointer_type) (generic_type) (slice_type)
+         (array_type) (map_type) (function_type) (channel_type)]) @definition.type
 
 (import_spec) @import
 
