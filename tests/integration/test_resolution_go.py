@@ -65,6 +65,16 @@ func Shapes(p *Panel, s Shape) bool {
 func PackageValue() string {
 \treturn store.Handle.Name()
 }
+
+func Panels() []Panel { return nil }
+
+func FromResults() bool {
+\tps := Panels()
+\tfor _, p := range ps {
+\t\tp.events.Clear()
+\t}
+\treturn ps[0].shape.HasTop()
+}
 """,
     "app/builder.go": """package app
 
@@ -435,4 +445,13 @@ def test_methods_of_defined_types_and_conversions(reader: GraphReader) -> None:
     assert callees(reader, f"{APP}.shape.PackageValue", REPO) == {
         ("store.store.Name", "ambiguous"),
         ("store.store.DB.Name", "ambiguous"),
+    }
+
+
+def test_elements_of_slices_a_function_returns(reader: GraphReader) -> None:
+    # ps := Panels() (declared result []Panel): ps[0] and the range variable are Panels
+    assert callees(reader, f"{APP}.shape.FromResults", REPO) == {
+        (f"{APP}.shape.Panels", "module"),
+        (f"{APP}.shape.Events.Clear", "receiver"),
+        (f"{APP}.shape.Shape.HasTop", "receiver"),
     }

@@ -92,8 +92,10 @@
   (field_declaration !name type: (qualified_type name: (type_identifier) @bind.name) @bind.type) @bind)))
 (method_elem name: (field_identifier) @bind.name) @bind
 (function_declaration
-  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type) (slice_type)
+           (array_type) (map_type)] @bind.type) @returns
 (function_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
 (method_declaration
-  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type) (slice_type)
+           (array_type) (map_type)] @bind.type) @returns
 (method_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
