@@ -59,6 +59,7 @@ class CallTiers:
     ) -> Outcome:
         found = self._classify(scope, f, src, callee, receiver, line)
         conversion = f.family == GO and bool(found[2]) and found[0] is not CallClass.EXTERNAL
+        conversion = conversion and found[1] not in (Tier.RECEIVER.value, INTERFACE_TIER)
         if conversion and all(self.typed.kind(k) == "type" for k in found[2]):  # Attr(x)
             return CallClass.UNRESOLVED, Reason.CONVERSION.value, [], 0
         return found
