@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-MODEL_VERSION = 2  # 2: FileFacts.bindings (typed names for call resolution)
+MODEL_VERSION = 3  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking
 
 
 class ParseStatus(enum.StrEnum):
@@ -52,6 +52,7 @@ class SymbolKind(enum.StrEnum):
     STRUCT = "struct"
     ENUM = "enum"
     TRAIT = "trait"
+    TYPE = "type"  # a Go defined type that is no struct or interface (`type Attr int32`)
     FUNCTION = "function"
     METHOD = "method"
 
@@ -101,7 +102,8 @@ class Binding:
     name: str
     kind: str  # "type" | "call" | "name"
     text: str
-    line: int
+    line: int  # the first line on which the name is in effect
+    end: int = 0  # the last one, where it ends before its scope does (a Go function literal's)
 
 
 RETURN = "<return>"  # the Binding name of a function's return type

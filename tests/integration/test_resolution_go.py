@@ -2,8 +2,10 @@
 constructors and composite literals, chained builders through declared results, methods
 declared in another file of the package or promoted from embedded fields, interface dispatch
 (tier ``interface``, an edge to every implementation), function values, a local that shadows a
-package name, and the false-edge rule (no ``unique`` edge for a receiver of unknown type or a
-bare name the package does not define)."""
+package name (from its declaration on), function literals' parameters (inside the literal
+only), ``new(T)`` in locals and chains, an external test package, and the false-edge rule
+(no ``unique`` edge for a receiver of unknown type or a bare name the package does not
+define)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,49 @@ func Open(name string) *DB { return &DB{name: name} }
 func (d *DB) Query(q string) int { return len(q) }
 
 func (d *DB) Close() {}
+
+func (d *DB) Name() string { return d.name }
+
+func Name() string { return "store" }
+
+var Handle = struct{ n int }{}
+""",
+    "app/shape.go": """package app
+
+import "example.com/app/store"
+
+type Shape int
+
+func (s Shape) HasTop() bool { return s > 0 }
+
+type Events map[string]int
+
+func (e Events) Clear() {}
+
+type Panel struct {
+\tshape  Shape
+\tevents *Events
+}
+
+func Shapes(p *Panel, s Shape) bool {
+\tq := Shape(2)
+\tp.events.Clear()
+\treturn s.HasTop() && p.shape.HasTop() && q.HasTop() && Shape(3).HasTop()
+}
+
+func PackageValue() string {
+\treturn store.Handle.Name()
+}
+
+func Panels() []Panel { return nil }
+
+func FromResults() bool {
+\tps := Panels()
+\tfor _, p := range ps {
+\t\tp.events.Clear()
+\t}
+\treturn ps[0].shape.HasTop()
+}
 """,
     "app/builder.go": """package app
 
@@ -42,7 +87,55 @@ type Builder struct {
 
 func NewBuilder() *Builder { return &Builder{db: store.Open("x")} }
 
-func (b *Builder) Handle(s string) *Builder { b.steps = append(b.steps, s); return b }
+func (b *Builder) Handle(s string, fs ...func(int, *Request)) *Builder {
+\tb.steps = append(b.steps, s)
+\treturn b
+}
+
+func (b *Builder) Each(f func(*Request)) {}
+""",
+    "app/literal.go": """package app
+
+import "example.com/app/store"
+
+type Request struct{}
+
+func (q *Request) Parse() int { return 0 }
+
+func Literals(b *Builder) {
+\tb.Handle("a", func(w int, b *Request) {
+\t\tb.Parse()
+\t}).With(1)
+\tb.Run()
+\tb.Each(func(b *Request) { b.Parse() })
+}
+
+func Before() {
+\tstore.Open("x")
+\tstore := NewBuilder()
+\tstore.Run()
+}
+
+func News() int {
+\tx := new(Builder)
+\tvar db = new(store.DB)
+\treturn x.Run() + db.Query("q") + new(Builder).Handle("a").With(2).Run()
+}
+""",
+    "app/builder_ext_test.go": """package app_test
+
+import (
+\t"testing"
+
+\t"example.com/app/app"
+)
+
+func TestBuilder(t *testing.T) {
+\tb := app.NewBuilder()
+\tb.Handle("a", func(w int, b *app.Request) {
+\t\tb.Parse()
+\t}).With(1).Run()
+}
 """,
     "app/more.go": """package app
 
@@ -225,7 +318,12 @@ def test_chained_builder_through_declared_results(reader: GraphReader) -> None:
         (f"{APP}.more.Builder.With", "receiver"),
         (f"{APP}.more.Builder.Run", "receiver"),
     }
-    assert callers(reader, f"{APP}.more.Builder.With", REPO) == {(f"{APP}.use.Chain", "receiver")}
+    assert callers(reader, f"{APP}.more.Builder.With", REPO) == {
+        (f"{APP}.use.Chain", "receiver"),
+        (f"{APP}.literal.Literals", "receiver"),
+        (f"{APP}.literal.News", "receiver"),
+        (f"{APP}.builder_ext_test.TestBuilder", "receiver"),
+    }
 
 
 def test_interface_calls_dispatch_to_every_implementation(reader: GraphReader) -> None:
@@ -288,4 +386,72 @@ def test_elements_of_slices_and_maps_of_declared_types(reader: GraphReader) -> N
     assert callees(reader, f"{APP}.embed.Ranges", REPO) == {
         (f"{APP}.embed.base.Location", "receiver"),
         (f"{APP}.embed.IntNode.String", "receiver"),
+    }
+
+
+def test_function_literal_parameters_shadow_only_inside_the_literal(reader: GraphReader) -> None:
+    # func(w int, b *Request) {...} shadows the parameter b inside the literal only: the calls
+    # around it (Handle, With, and Run after it) are on the outer *Builder; on a one-line
+    # literal's line the literal's b wins (b.Each and b.Parse share the line: no edge rather
+    # than a wrong one)
+    assert callees(reader, f"{APP}.literal.Literals", REPO) == {
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+        (f"{APP}.literal.Request.Parse", "receiver"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+    assert callers(reader, f"{APP}.builder.Builder.Each", REPO) == set()
+    # a local is no local above its declaration: store.Open() is the imported package's
+    assert callees(reader, f"{APP}.literal.Before", REPO) == {
+        ("store.store.Open", "import"),
+        (f"{APP}.builder.NewBuilder", "module"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+    }
+
+
+def test_new_in_locals_and_at_the_head_of_chains(reader: GraphReader) -> None:
+    # x := new(Builder); var db = new(store.DB); new(Builder).Handle("a").With(2).Run()
+    assert callees(reader, f"{APP}.literal.News", REPO) == {
+        (f"{APP}.more.Builder.Run", "receiver"),
+        ("store.store.DB.Query", "receiver"),
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+    }
+
+
+def test_an_external_test_package_types_its_module_s_constructors(reader: GraphReader) -> None:
+    # package app_test imports example.com/app/app: b := app.NewBuilder() is a *Builder, and
+    # the literal's b *app.Request does not hide it from the chain around the literal
+    assert callees(reader, f"{APP}.builder_ext_test.TestBuilder", REPO) == {
+        (f"{APP}.builder.NewBuilder", "import"),
+        (f"{APP}.builder.Builder.Handle", "receiver"),
+        (f"{APP}.more.Builder.With", "receiver"),
+        (f"{APP}.more.Builder.Run", "receiver"),
+        (f"{APP}.literal.Request.Parse", "receiver"),
+    }
+
+
+def test_methods_of_defined_types_and_conversions(reader: GraphReader) -> None:
+    # type Shape int, type Events map[string]int: their methods are members (a parameter, a
+    # field, a local made by a conversion, a conversion at the head of a chain); a conversion
+    # Shape(2) calls nothing
+    assert callees(reader, f"{APP}.shape.Shapes", REPO) == {
+        (f"{APP}.shape.Events.Clear", "receiver"),
+        (f"{APP}.shape.Shape.HasTop", "receiver"),
+    }
+    assert callers(reader, f"{APP}.shape.Shape", REPO) == set()
+    # store.Handle.Name(): Handle's type is not known, and Name is no function of the package
+    # (before, the package's function Name was taken): both candidates, no import edge
+    assert callees(reader, f"{APP}.shape.PackageValue", REPO) == {
+        ("store.store.Name", "ambiguous"),
+        ("store.store.DB.Name", "ambiguous"),
+    }
+
+
+def test_elements_of_slices_a_function_returns(reader: GraphReader) -> None:
+    # ps := Panels() (declared result []Panel): ps[0] and the range variable are Panels
+    assert callees(reader, f"{APP}.shape.FromResults", REPO) == {
+        (f"{APP}.shape.Panels", "module"),
+        (f"{APP}.shape.Events.Clear", "receiver"),
+        (f"{APP}.shape.Shape.HasTop", "receiver"),
     }

@@ -19,6 +19,14 @@ from semgraph.resolve.go_types import element_type, is_go_key, unwrap
         ("BarImpl{}", "BarImpl"),
         ("&pkg.T{}", "pkg.T"),
         ("T{a: 1}", "T{a: 1}"),  # a literal with fields: left as written
+        ("new(T).a()", "T().a()"),  # the head of a chain: a value of T
+        ("new(pkg.T).a().b", "pkg.T().a().b"),
+        ("T{}.a()", "T().a()"),
+        ("&T{}.a", "T().a"),
+        ("(*x).a().b()", "x.a().b()"),
+        ("new(T)[0].a", "new(T)[0].a"),
+        ("newT(x).a()", "newT(x).a()"),
+        ("new(T).", "new(T)."),
         ("(*x)[0]", "(*x)[0]"),
         ("newer(T)", "newer(T)"),
         ("((x))", "((x))"),

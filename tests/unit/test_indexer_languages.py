@@ -196,3 +196,19 @@ def test_a_stopped_parse_keeps_the_named_symbols_it_reached() -> None:
     assert (facts.parse_error or "").startswith("parse stopped after 0.5 s at byte ")
     assert [(s.kind, s.qualified_name) for s in facts.symbols] == [("function", "x.good")]
     assert [(c.enclosing, c.callee) for c in facts.calls] == [("x.good", "helper")]
+
+
+def test_a_changed_query_file_changes_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from semgraph.config import load_settings
+    from semgraph.indexer.request import fingerprint
+
+    settings = load_settings()
+    before = fingerprint(settings, "model")
+    original = languages.query_source
+    monkeypatch.setattr(
+        languages,
+        "query_source",
+        lambda language: original(language) + ("\n; edited" if language == "go" else ""),
+    )
+    assert languages.queries_digest() != ""
+    assert fingerprint(settings, "model") != before

@@ -10,6 +10,7 @@ child), never at import time.
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
@@ -191,6 +192,15 @@ def query_source(language: str) -> str:
 @cache
 def query(language: str) -> Query:
     return Query(grammar(language), query_source(language))
+
+
+def queries_digest() -> str:
+    """A digest of every language's query file (part of the index fingerprint: a changed
+    query extracts other facts, so parse caches written with the old one are not reused)."""
+    h = hashlib.sha256()
+    for language in sorted(QUERY_FILE):
+        h.update(language.encode() + b"\0" + query_source(language).encode() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def grammar_versions() -> dict[str, str]:

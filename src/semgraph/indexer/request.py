@@ -16,7 +16,7 @@ from typing import Any
 from semgraph.config import Settings
 from semgraph.errors import JobError
 from semgraph.graph.schema import SCHEMA_VERSION
-from semgraph.indexer.languages import grammar_versions
+from semgraph.indexer.languages import grammar_versions, queries_digest
 from semgraph.model import MODEL_VERSION
 
 # The settings that change what a parse produces. A change to any of them makes the next
@@ -116,6 +116,7 @@ def fingerprint(settings: Settings, model_id: str) -> str:
         "model_version": MODEL_VERSION,
         "schema_version": SCHEMA_VERSION,
         "grammars": grammar_versions(),
+        "queries": queries_digest(),
         "embedding_model": model_id,
         "options": {name: getattr(settings, name) for name in FINGERPRINT_SETTINGS},
     }

@@ -20,9 +20,12 @@ A language's query declares them with these captures (all optional but the first
 * ``@bind.part`` (the value unpacked, Python ``a, b = pair``): the name holds that position of
   it (``pair#1``);
 * ``@returns`` (a function, or a ``return`` statement) with ``@bind.type`` / ``@bind.call``:
-  the enclosing function's return type, named :data:`semgraph.model.RETURN`.
+  the enclosing function's return type, named :data:`semgraph.model.RETURN`;
 * ``@decorated`` (a function) with ``@bind.value`` (its outermost decorator as written,
-  ``click.group()``): named :data:`semgraph.model.DECORATOR`, in the function's own scope.
+  ``click.group()``): named :data:`semgraph.model.DECORATOR`, in the function's own scope;
+* ``@bind.scope`` alone (a nested function literal, Go ``func(r *Request) {...}``): the names
+  declared inside it (its parameters, its locals) are in effect only within it
+  (:attr:`semgraph.model.Binding.end`), not for the rest of the enclosing function.
 
 When several patterns capture one name node the most specific wins: type, then call, then
 none (``y: Client = make()`` is a ``Client``).
@@ -54,8 +57,16 @@ class RawBinding:
     on_self: bool  # `self.attr` / `this.attr`: an attribute of the enclosing class
 
 
+_SCOPE = "scope"  # the kind of a RawBinding that is a function literal (no name of its own)
+
+
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
+    literal = caps.get("bind.scope")
+    if literal and len(caps) == 1:
+        if len(found) < MAX_BINDINGS:
+            found.setdefault(-literal[0].id - 1, RawBinding(literal[0], "", _SCOPE, "", False))
+        return
     kind, value = "name", ""
     for tag in ("type", "call", "value", "elem", "part", "ref"):
         nodes = caps.get(f"bind.{tag}")
@@ -100,7 +111,13 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
     outside any class is dropped (``self`` there is nothing we know)."""
     out: list[Binding] = []
     seen: dict[tuple[str, str], Binding] = {}
+    literals: list[Node] = []  # the function literals open at the current binding
     for raw, scope, owner in items:
+        while literals and literals[-1].end_byte <= raw.node.start_byte:
+            literals.pop()
+        if raw.kind == _SCOPE:
+            literals.append(raw.node)
+            continue
         scope = scope or module
         kind, value = raw.kind, raw.value
         if kind == "ref":  # the named value's own binding in this function, if typed; a
@@ -110,10 +127,28 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
             if owner is None:
                 continue
             scope = owner
-        bind = Binding(scope, raw.name, kind, value, raw.node.start_point[0] + 1)
+        # a literal at package level (`var x = T{F: func(n int) {...}}`) bounds nothing: the
+        # module's names are read without lines
+        literal = literals[-1] if literals and scope != module else None
+        first, last = _extent(raw.node, literal)
+        bind = Binding(scope, raw.name, kind, value, first, last)
         seen[(scope, raw.name)] = bind
         out.append(bind)
     return out
+
+
+def _extent(node: Node, literal: Node | None) -> tuple[int, int]:
+    """The first and last line on which a name declared at ``node`` is in effect (last 0: to
+    the end of its scope). Within a function literal spanning several lines, its lines but
+    the first and the last (which hold code around it: ``r.Handle("/", func(r *Req) {`` and
+    ``}).Methods()`` call the outer ``r``); within a one-line literal, that line."""
+    line = node.start_point[0] + 1
+    if literal is None:
+        return line, 0
+    first, last = literal.start_point[0] + 1, literal.end_point[0] + 1
+    if first == last:
+        return line, last
+    return max(line, first + 1), last - 1
 
 
 def ordered(found: dict[int, RawBinding]) -> Sequence[RawBinding]:

@@ -26,7 +26,8 @@ import re
 import weakref
 from typing import Any, ClassVar
 
-from semgraph.resolve.typeexpr import Segment
+from semgraph.model import RETURN
+from semgraph.resolve.typeexpr import Segment, split_receiver
 
 GO = "go"
 INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
@@ -50,14 +51,28 @@ _PAREN = re.compile(r"^\(\s*\*?\s*([A-Za-z_][\w.]*)\s*\)$")  # (*node), (x)
 _NEW = re.compile(r"^(?:new\(\s*([A-Za-z_][\w.]*)\s*\)|&?([A-Za-z_][\w.]*)\{\s*\})$")
 
 
+_MADE = re.compile(  # new(T).a, T{}.a, &T{}.a, (*x).a: the head of a chain
+    r"^(?:new\(\s*(?P<new>[A-Za-z_][\w.]*)\s*\)|&?(?P<lit>[A-Za-z_][\w.]*)\{\s*\}"
+    r"|\(\s*\*?\s*(?P<deref>[A-Za-z_][\w.]*)\s*\))(?=\.[A-Za-z_])"
+)
+
+
 def unwrap(receiver: str) -> str:
     """A Go receiver as a name: ``(*node).m()`` is ``node.m()``; ``new(T).m()`` and
-    ``T{}.m()`` call a method of ``T``."""
+    ``T{}.m()`` call a method of ``T``; at the head of a chain, ``new(T).a().b()`` and
+    ``T{}.a().b()`` are ``T().a().b()`` (a value of ``T``, as a conversion makes) and
+    ``(*x).a().b()`` is ``x.a().b()``."""
     m = _PAREN.match(receiver)
     if m:
         return m.group(1)
     m = _NEW.match(receiver)
-    return (m.group(1) or m.group(2)) if m else receiver
+    if m:
+        return m.group(1) or m.group(2)
+    m = _MADE.match(receiver)
+    if m is None:
+        return receiver
+    made = m.group("new") or m.group("lit")
+    return (f"{made}()" if made else m.group("deref")) + receiver[m.end() :]
 
 
 def is_go_key(key: str) -> bool:
@@ -222,9 +237,9 @@ def element_type(text: str) -> str | None:
 
 
 def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[str, ...]] | None:
-    """The value of a Go receiver that indexes a slice, array or map of a declared type:
-    ``items[i]``, ``c.items[i]``, ``c.items[i].text``; None when it is not one or the type is
-    not known."""
+    """The value of a Go receiver that indexes a slice, array or map of a declared type, or
+    one a function's declared result is (``xs := Tokenize(s); xs[0]``): ``items[i]``,
+    ``c.items[i]``, ``c.items[i].text``; None when it is not one or the type is not known."""
     m = _INDEXED.match(receiver)
     if m is None:
         return None
@@ -234,6 +249,8 @@ def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[
         bound = typed.local(ctx, last, line)
         if bound is not None and bound[0] == "type":
             text = bound[1]
+        elif bound is not None and bound[0] == "call":  # tokens := Tokenize(...); tokens[0]
+            text, where = _result_type(typed, ctx, bound[1])
     else:
         owner = typed.evaluate(ctx, [Segment(p, False) for p in prefix], line, 0)
         if owner[0] == "instance":
@@ -247,6 +264,20 @@ def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[
             return None
         value = typed.member(value, field, 0)
     return value if value[0] == "instance" else None
+
+
+def _result_type(typed: Any, ctx: Any, call: str) -> tuple[str | None, Any]:
+    """The declared (first) result type of the one function ``call`` names, and the context
+    to read it in (the function's)."""
+    segs = split_receiver(call)
+    value = typed.evaluate(ctx, segs, ctx.src.end, 0) if segs and not segs[-1].called else None
+    if value is None or value[0] != "function" or len(value[1]) != 1:
+        return None, None
+    _, path, qn = value[1][0].split("|", 2)
+    texts = [t for _, k, t in typed.bindings(path).get((qn, RETURN), ()) if k == "type"]
+    found = typed.file_ctx(path)
+    sym = found[0].by_key.get(value[1][0]) if found is not None else None
+    return (texts[0], type(ctx)(found[0], found[1], sym)) if texts and sym else (None, None)
 
 
 def _field_type(typed: Any, ctx: Any, types: tuple[str, ...], field: str) -> tuple[str | None, Any]:

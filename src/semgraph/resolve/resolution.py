@@ -42,6 +42,7 @@ class Reason(enum.StrEnum):
     UNTYPED_EXPRESSION = "untyped_expression"  # f().m(), x[0].m(): a receiver not followed
     NO_MEMBER = "no_member"  # the receiver's class (known) has no such member
     NO_DEFINITION = "no_definition"  # nothing of the repository has that name
+    CONVERSION = "conversion"  # Go `Attr(x)`: a defined type's value made, nothing called
 
 
 AMBIGUOUS_TIER = "ambiguous"  # the tier recorded on CALLS edges to one of several candidates

@@ -35,7 +35,7 @@ CODE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "
     *("c", "cpp", "csharp", "kotlin", "ruby", "php", "swift", "scala", "bash", "lua")
 }
 _FAMILY = {"javascript": "js", "typescript": "js", "tsx": "js", "cpp": "c"}
-CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
 INSERT_BATCH = 2000
 MAX_PARSE_ERROR_CHARS = 500  # of a parse error kept on the File node
 
@@ -151,7 +151,8 @@ CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, calle
                         receiver TEXT, line INTEGER);
 CREATE TABLE go_modules (dir TEXT, module TEXT);
 CREATE TABLE packaging (path TEXT, text TEXT);
-CREATE TABLE typed_raw (path TEXT, scope TEXT, name TEXT, kind TEXT, text TEXT, line INTEGER);
+CREATE TABLE typed_raw (path TEXT, scope TEXT, name TEXT, kind TEXT, text TEXT, line INTEGER,
+                        end_line INTEGER);
 """
 _INDEXES = """
 CREATE INDEX symbols_qn ON symbols (qn);
@@ -228,7 +229,7 @@ class SymbolTable:
         "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line) "
         "VALUES (?,?,?,?,?)",
         "go_modules": "INSERT INTO go_modules VALUES (?,?)",
-        "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?)",
+        "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?,?)",
         "packaging": "INSERT INTO packaging VALUES (?,?)",
     }
 
@@ -304,7 +305,7 @@ class SymbolTable:
                 (path, call.enclosing, call.callee, call.receiver, call.line)
             )
         typed = buf.setdefault("typed_raw", [])
-        typed += [(path, b.scope, b.name, b.kind, b.text, b.line) for b in facts.bindings]
+        typed += [(path, b.scope, b.name, b.kind, b.text, b.line, b.end) for b in facts.bindings]
 
     def build_dir_suffixes(self) -> None:
         """Dotted suffixes of every directory holding code (Go packages, Java wildcards)."""

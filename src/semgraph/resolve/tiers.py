@@ -6,6 +6,9 @@ The ``receiver`` tier first asks the receiver's type (:mod:`semgraph.resolve.typ
 parameter or attribute of a known class resolves to that class's member; one of an external
 or builtin type is ``external``; one of no known type stays ``unresolved`` (never ``unique``,
 which only names the only definition of a name when the receiver is no local at all).
+
+A Go call that names a defined type (``Attr(x)``, ``tui.Attr(x)``) is a conversion: no edge,
+``unresolved`` with the reason ``conversion``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,22 @@ class CallTiers:
         callee: str,
         receiver: str | None,
         line: int = 0,
+    ) -> Outcome:
+        found = self._classify(scope, f, src, callee, receiver, line)
+        conversion = f.family == GO and bool(found[2]) and found[0] is not CallClass.EXTERNAL
+        conversion = conversion and found[1] not in (Tier.RECEIVER.value, INTERFACE_TIER)
+        if conversion and all(self.typed.kind(k) == "type" for k in found[2]):  # Attr(x)
+            return CallClass.UNRESOLVED, Reason.CONVERSION.value, [], 0
+        return found
+
+    def _classify(
+        self,
+        scope: FileScope,
+        f: ImportFile,
+        src: Sym,
+        callee: str,
+        receiver: str | None,
+        line: int,
     ) -> Outcome:
         if receiver is None or not receiver.strip():
             found = self._bare(scope, f, src, callee, line)
@@ -234,6 +253,8 @@ class CallTiers:
                 return CallClass.EXTERNAL, None, [], 0
             if name != receiver and f.family == "python":  # pkg.sub.f() is not pkg's f
                 return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
+            if name != receiver and f.family == GO:  # pkg.Var.m() is no function of pkg
+                return None
             if bound[0] == "module":
                 kind, target = bound[1][0].split(MEMBER_SEP, 1)
                 keys = self.names.top_level(kind, target, callee, f.family)

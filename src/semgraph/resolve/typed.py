@@ -27,7 +27,7 @@ from collections import OrderedDict
 from typing import Any
 
 from semgraph.model import RETURN
-from semgraph.resolve import go_types
+from semgraph.resolve import go_scope, go_types
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.decorators import decorated
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
@@ -89,7 +89,8 @@ class TypedNames:
         if hit is None:
             hit = {}
             for scope, name, kind, text, line in self.db.execute(
-                "SELECT scope, name, kind, text, line FROM typed_raw WHERE path = ? ORDER BY line",
+                "SELECT scope, name, kind, text, line FROM typed_raw WHERE path = ? "
+                "AND end_line = 0 ORDER BY line",
                 (path,),
             ):
                 hit.setdefault((scope, name), []).append((line, kind, text))
@@ -126,6 +127,8 @@ class TypedNames:
             if sym.kind in CLASS_KINDS and ctx.f.family not in IMPLICIT_THIS:
                 continue
             found = typed.get((sym.qn, name))
+            if ctx.f.family == go_types.GO:  # declared before use; function literals' names
+                return go_scope.local_at(self, ctx, sym.qn, name, found, line)
             if found:
                 return _at(found, line)
         return None

@@ -13,6 +13,12 @@
   name: (field_identifier) @name) @definition.method
 (type_spec name: (type_identifier) @name type: (struct_type)) @definition.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+; a defined type over another type (`type Attr int32`, `type Events map[EventType]any`): it has
+; methods of its own
+(type_spec
+  name: (type_identifier) @name
+  type: [(type_identifier) (qualified_type) (pointer_type) (generic_type) (slice_type)
+         (array_type) (map_type) (function_type) (channel_type)]) @definition.type
 
 (import_spec) @import
 
@@ -39,6 +45,19 @@
   left: (expression_list . (identifier) @bind.name)
   right: (expression_list . [(identifier) (selector_expression)] @bind.value)) @bind
 (short_var_declaration left: (expression_list (identifier) @bind.name)) @bind
+; x := new(T): a *T, as the type says
+(short_var_declaration
+  left: (expression_list . (identifier) @bind.name)
+  right: (expression_list . (call_expression
+    function: (identifier) @_new
+    arguments: (argument_list . (_) @bind.type .)))
+  (#eq? @_new "new")) @bind
+(var_spec
+  name: (identifier) @bind.name
+  value: (expression_list . (call_expression
+    function: (identifier) @_new
+    arguments: (argument_list . (_) @bind.type .)))
+  (#eq? @_new "new")) @bind
 (var_spec name: (identifier) @bind.name type: (_) @bind.type) @bind
 (var_spec
   name: (identifier) @bind.name
@@ -60,6 +79,8 @@
   left: (expression_list . (identifier) . (identifier) @bind.name .)
   right: [(identifier) (selector_expression)] @bind.elem) @bind
 (type_switch_statement alias: (expression_list (identifier) @bind.name)) @bind
+; a function literal: its parameters and locals are names of the literal only
+(func_literal) @bind.scope
 ; fields of a declared struct type only (an anonymous struct's fields are no names of the code
 ; around it); an embedded field is named by its type (`base`, `*base`, `pkg.Base`): its methods
 ; are promoted
@@ -71,8 +92,10 @@
   (field_declaration !name type: (qualified_type name: (type_identifier) @bind.name) @bind.type) @bind)))
 (method_elem name: (field_identifier) @bind.name) @bind
 (function_declaration
-  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type) (slice_type)
+           (array_type) (map_type)] @bind.type) @returns
 (function_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
 (method_declaration
-  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type)] @bind.type) @returns
+  result: [(type_identifier) (pointer_type) (qualified_type) (generic_type) (slice_type)
+           (array_type) (map_type)] @bind.type) @returns
 (method_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns

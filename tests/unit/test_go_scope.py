@@ -1,0 +1,75 @@
+"""Go locals and function literals (semgraph.resolve.go_scope, and the lines the parser
+records for them, semgraph.indexer.typed): a name declared inside a function literal is in
+effect only there, a local only from its declaration on."""
+
+from __future__ import annotations
+
+from semgraph.indexer.extract import extract_all
+from semgraph.resolve.go_scope import in_effect
+
+SRC = b"""package app
+
+func Handle(r *Router) {
+\tr.HandleFunc("/", func(w Writer, r *Request) {
+\t\tr.Parse()
+\t\tq := NewQuery()
+\t\tq.Run()
+\t}).Methods("GET")
+\tr.Use(func(r *Request) { r.Parse() })
+\tx := new(Thing)
+\tvar y = new(pkg.Other)
+\tgo func() {
+\t\tfor {
+\t\t\tz := func(n int) int { return n }
+\t\t\t_ = z
+\t\t}
+\t}()
+}
+"""
+
+
+def _bindings() -> dict[tuple[str, int], tuple[str, str, int]]:
+    _, _, _, binds, _ = extract_all("app/h.go", "go", SRC)
+    return {(b.name, b.line): (b.kind, b.text, b.end) for b in binds if b.scope == "app.h.Handle"}
+
+
+def test_names_of_a_function_literal_end_with_it() -> None:
+    got = _bindings()
+    assert got[("r", 3)] == ("type", "*Router", 0)  # the function's own parameter
+    # a multi-line literal: from the line after its first to the line before its last
+    assert got[("w", 5)] == ("type", "Writer", 7)
+    assert got[("r", 5)] == ("type", "*Request", 7)
+    assert got[("q", 6)] == ("call", "NewQuery", 7)
+    # a one-line literal: that line
+    assert got[("r", 9)] == ("type", "*Request", 9)
+    # nested literals: the innermost one's lines
+    assert got[("z", 14)] == ("name", "", 16)  # the `go func() {...}()` around it
+    assert got[("n", 14)] == ("type", "int", 14)
+
+
+def test_new_gives_a_pointer_to_its_argument() -> None:
+    got = _bindings()
+    assert got[("x", 10)] == ("type", "Thing", 0)
+    assert got[("y", 11)] == ("type", "pkg.Other", 0)
+
+
+def test_the_binding_in_effect() -> None:
+    outer, param, one_line = (3, 0, "type", "*Router"), (5, 7, "type", "*Req"), (9, 9, "type", "*R")
+    found = [outer, param, one_line]
+    assert in_effect(found, 4) == ("type", "*Router")  # the literal's first line: the outer r
+    assert in_effect(found, 5) == ("type", "*Req")
+    assert in_effect(found, 7) == ("type", "*Req")
+    assert in_effect(found, 8) == ("type", "*Router")  # after the literal
+    assert in_effect(found, 9) == ("type", "*R")  # a one-line literal's line: the narrower
+    assert in_effect(found, 10) == ("type", "*Router")
+    assert in_effect(found, 2) is None  # above every declaration: no local
+    assert in_effect([], 5) is None
+    later = (6, 0, "call", "Make")  # a redeclaration inside the literal's lines wins after it
+    assert in_effect([outer, param, later], 6) == ("call", "Make")
+
+
+def test_a_literal_at_package_level_bounds_nothing() -> None:
+    src = b"package app\n\nvar hs = []H{{F: func(n int) {\n\tv := make()\n\t_ = v\n}}}\n"
+    _, _, _, binds, _ = extract_all("app/v.go", "go", src)
+    got = {(b.scope, b.name, b.end) for b in binds}
+    assert ("app.v", "n", 0) in got and ("app.v", "v", 0) in got  # read as the module's names
