@@ -27,6 +27,9 @@ TEST_ENV = {
     "SEMGRAPH_ES_URL": "http://127.0.0.1:19200",
     # the test stack holds small graphs; a heap sized from the machine would take ~10 GiB here
     "SEMGRAPH_NEO4J_HEAP_MB": "1536",
+    # one export of the embedding model (minutes of CPU) for every state directory the tests
+    # make, their own subprocesses included; the cache verifies and locks its entries
+    "SEMGRAPH_MODELS_DIR": f"/var/tmp/semgraph-models-{os.getuid()}",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
 }

@@ -149,6 +149,10 @@ class Settings(BaseSettings):
     # own). 128 embeds this repository's chunks 1.7x faster than MiniLM's 256 at the same
     # recall on the outside evaluation (bench/NOTES.md). Part of the model id.
     embedding_max_tokens: int = Field(default=128, ge=0, le=100_000)
+    # the exported models (minutes of CPU to build, verified on every load, written
+    # atomically under a lock, so several state directories may share one); default
+    # <state_dir>/models
+    models_dir: Path | None = None
     # OpenVINO pads each text to its token count rounded up to this (its vector then never
     # depends on its batch); batches hold texts of one padded width
     embedding_pad_multiple: int = Field(default=16, ge=1, le=512)
@@ -280,6 +284,10 @@ class Settings(BaseSettings):
     @property
     def mirrors_path(self) -> Path:
         return self.mirrors_dir if self.mirrors_dir is not None else self.state_dir / "mirrors"
+
+    @property
+    def models_path(self) -> Path:
+        return self.models_dir if self.models_dir is not None else self.state_dir / "models"
 
     @property
     def bolt_port(self) -> int:

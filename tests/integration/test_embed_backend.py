@@ -175,7 +175,10 @@ def test_the_worker_path_never_imports_torch(openvino: Embedder) -> None:
 
 def _settings(state: Path) -> Settings:
     return load_settings(
-        state_dir=state, embedding_backend="openvino", embedding_quantization="fp32"
+        state_dir=state,
+        models_dir=None,  # this test's own export cache, whatever the session shares
+        embedding_backend="openvino",
+        embedding_quantization="fp32",
     )
 
 

@@ -140,7 +140,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
         str(settings.embedding_threads),
         str(settings.embedding_pad_multiple),
         str(settings.embedding_max_tokens),
-        str(settings.state_dir),  # where its export cache is
+        str(settings.models_path),  # where its export cache is
     )
     with _LOADED_LOCK:
         loaded = _LOADED.get(key)
@@ -151,7 +151,7 @@ def load_backend(settings: Settings, model_dir: Path, backend: str, device: str)
             loaded = TorchBackend(model_dir, device, token_bound(settings, model_dir))
         else:
             xml = ensure_export(
-                settings.state_dir / "models",
+                settings.models_path,
                 model_dir,
                 model_fingerprint(model_dir),
                 quant,
