@@ -23,6 +23,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,7 +46,7 @@ try:
 except ImportError:  # before the resolver moved to resolve/ (issue 27)
     from semgraph.graph.resolve import resolve
 spill, work, key, profile = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
-prof = cProfile.Profile() if profile else None
+prof = cProfile.Profile(time.process_time) if profile else None  # CPU time
 t0, w0 = time.process_time(), time.perf_counter()
 if prof: prof.enable()
 res = resolve(lambda: iter(SpillReader(Path(spill))), key, work)
@@ -92,10 +93,11 @@ def _archive(git_dir: Path, commit: str, dest: Path, paths: list[str]) -> None:
 
 
 def _tree(commit: str | None, work: Path) -> Path:
-    """``src/`` of a commit (a temporary checkout), or of this working tree."""
+    """``src/`` of a commit (a temporary checkout), or a copy of this working tree's."""
+    dest = work / f"tree-{commit or 'working'}"
     if commit is None:
-        return HERE / "src"
-    dest = work / f"tree-{commit}"
+        shutil.copytree(HERE / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        return dest / "src"
     dest.mkdir()
     git_dir = subprocess.check_output(
         ["git", "-C", str(HERE), "rev-parse", "--git-common-dir"], text=True
