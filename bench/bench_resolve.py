@@ -56,7 +56,7 @@ fields = ("call_counts", "tier_counts", "reason_counts", "import_counts", "inher
           "files_by_language", "files_by_status", "skipped", "symbols", "ambiguous_cap")
 out = {"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "sqlite": str(res.path),
        "calls": res.total_calls, "resolved": res.resolved_calls,
-       "state": {f: getattr(res, f) for f in fields}}
+       "state": {f: getattr(res, f) for f in fields if hasattr(res, f)}}
 res.close()
 if prof:
     text = io.StringIO()
@@ -138,10 +138,11 @@ def _resolve(src: Path, spill: Path, work: Path, key: str, profile: bool) -> dic
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(spill), str(work), key, "1" if profile else "0"],
         env=_env(src),
-        check=True,
         capture_output=True,
         text=True,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"resolve with {src} failed:\n{done.stderr[-3000:]}")
     if profile:
         print(done.stderr, file=sys.stderr, flush=True)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -218,14 +219,18 @@ def main() -> None:
                 )
                 if diff:
                     raise SystemExit("today's and this tree's resolutions differ")
-        if args.profile:
-            for n in ("today", "after"):
+        print(json.dumps(_summary(args.repo, cpu)), flush=True)
+        if args.profile:  # after the figures: a profiled run is slow and not timed
+            for n in ("after", "today"):
                 if n in trees:
                     print(f"# profile: {n}", file=sys.stderr, flush=True)
                     _resolve(trees[n], spills[n], work / f"{n}-profile", key, True)
+
+
+def _summary(repo: str, cpu: dict[str, list[float]]) -> dict[str, Any]:
     best = {n: min(v) for n, v in cpu.items()}
     summary: dict[str, Any] = {
-        "repo": args.repo,
+        "repo": repo,
         "cpu_s_min": best,
         "cpu_s_median": {n: statistics.median(v) for n, v in cpu.items()},
     }
@@ -236,7 +241,7 @@ def main() -> None:
         summary["today_over_after"] = round(best["today"] / best["after"], 2)
     if "today" in best and "pre-typed" in best:
         summary["today_over_pre_typed"] = round(best["today"] / best["pre-typed"], 2)
-    print(json.dumps(summary), flush=True)
+    return summary
 
 
 if __name__ == "__main__":
