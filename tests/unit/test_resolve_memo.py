@@ -77,6 +77,12 @@ def _resolve(tmp_path: Path, name: str) -> Resolution:
     return resolver.resolve(lambda: iter(facts), "memo", tmp_path / name)
 
 
+def _plain(db: Any, cap: int) -> tuple[NameLookups, TypedNames, CallTiers]:
+    names = NameLookups(db, cap)
+    typed = TypedNames(db, names)
+    return names, typed, CallTiers(names, typed)
+
+
 def _edges(res: Resolution) -> set[tuple[str, str, int, str]]:
     return {
         (e.src_key.split("|")[2], e.dst_key.split("|")[2], e.line, e.tier) for e in res.iter_calls()
@@ -87,7 +93,7 @@ def test_memoised_resolve_equals_the_plain_lookups(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with _resolve(tmp_path, "memo") as memo:
-        monkeypatch.setattr(resolver._Resolver, "_memoise", lambda self: None)
+        monkeypatch.setattr(resolver, "memoised", _plain)
         with _resolve(tmp_path, "plain") as plain:
             assert differences(memo, plain) == []
         edges = _edges(memo)

@@ -27,11 +27,20 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from semgraph.resolve.scope import NameLookups
+from semgraph.resolve.tiers import CallTiers
 from semgraph.resolve.typed import Ctx, TypedNames, Value
 
 T = TypeVar("T")
 MAX_ENTRIES = 400_000  # per memo; past it the memo starts again
 _MISS: Any = object()
+
+
+def memoised(db: Any, ambiguous_cap: int) -> tuple[MemoNames, MemoTypedNames, CallTiers]:
+    """The call phase's lookups, memoised; made once the tables they read are final (after
+    the base classes are resolved)."""
+    names = MemoNames(db, ambiguous_cap)
+    typed = MemoTypedNames(db, names)
+    return names, typed, CallTiers(names, typed)
 
 
 class _Memo:
