@@ -38,7 +38,7 @@ STATE = Path(os.environ.get("SEMGRAPH_BENCH_RESOLVE_DIR", "/var/tmp/semgraph-ben
 
 # run in the child, with one tree's src/ alone on sys.path
 _CHILD = r"""
-import cProfile, io, json, pstats, sys, time
+import cProfile, io, json, pstats, resource, sys, time
 from pathlib import Path
 from semgraph.indexer.spill import SpillReader
 try:
@@ -56,6 +56,7 @@ fields = ("call_counts", "tier_counts", "reason_counts", "import_counts", "inher
           "files_by_language", "files_by_status", "skipped", "symbols", "ambiguous_cap")
 out = {"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "sqlite": str(res.path),
        "calls": res.total_calls, "resolved": res.resolved_calls,
+       "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
        "state": {f: getattr(res, f) for f in fields if hasattr(res, f)}}
 res.close()
 if prof:
