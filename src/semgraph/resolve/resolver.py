@@ -31,6 +31,7 @@ from pathlib import Path
 from semgraph.model import FileFacts, SkippedFile
 from semgraph.resolve import pyroots
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
+from semgraph.resolve.memo import memoised
 from semgraph.resolve.resolution import (
     AMBIGUOUS_TIER,
     DEFAULT_AMBIGUOUS_CAP,
@@ -52,9 +53,8 @@ _BASE_CLEAN = re.compile(r"<[^<>]*>|\[[^\[\]]*]|\([^()]*\)")  # innermost first
 
 
 def clean_base(text: str) -> str:
-    """A base's text without its type arguments (``Base[t.IO[t.Any]]`` is ``Base``), which
-    may nest; a bound on the passes keeps hostile input linear enough."""
-    for _ in range(16):
+    """A base's text without its (nested) type arguments: ``Base[t.IO[t.Any]]`` is ``Base``."""
+    for _ in range(16):  # a bound on the passes keeps hostile input linear enough
         cleaned = _BASE_CLEAN.sub("", text)
         if cleaned == text:
             break
@@ -138,6 +138,7 @@ class _Resolver:
         for f in files:
             self._resolve_bases(f)
         self.db.commit()
+        self.names, self.typed, self.tiers = memoised(self.db, self.res.ambiguous_cap)
         for f in files:
             self._resolve_calls(f)
         self._possible_callers()
