@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from semgraph.resolve.scope import NameLookups
+from semgraph.resolve.scope import Ctx, NameLookups
 from semgraph.resolve.tiers import CallTiers
-from semgraph.resolve.typed import Ctx, TypedNames, Value
+from semgraph.resolve.typed import TypedNames, Value
 
 T = TypeVar("T")
 MAX_ENTRIES = 400_000  # per memo; past it the memo starts again
