@@ -58,6 +58,9 @@ RECORDS = {
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
     "accuracy.repo": "bench_accuracy: one repository's call resolution against its oracle",
     "accuracy.tier": "bench_accuracy: one tier's edges of one repository against the oracle",
+    "pushphases.first": "bench_pushphases: the first index of the repository (stand-in vectors)",
+    "pushphases.round": "bench_pushphases: one one-file push of one variant, phase by phase",
+    "pushphases.summary": "bench_pushphases: one variant's job p50/p95 over its rounds",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 

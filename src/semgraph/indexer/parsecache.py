@@ -19,8 +19,10 @@ import hashlib
 import logging
 import os
 import sqlite3
+import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import zstandard
 
@@ -41,6 +43,8 @@ CREATE_TABLES = (
 )
 SELECT_META = "SELECT value FROM meta WHERE key = ?"
 INSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+SELECT_BLOBS = "SELECT path, blob FROM files"
+SCAN_FILES = "SELECT path, blob, kind, status, size_bytes, packed FROM files ORDER BY path"
 SELECT_FILE = "SELECT kind, status, size_bytes, packed FROM files WHERE path = ? AND blob = ?"
 INSERT_FILE = (
     "INSERT OR REPLACE INTO files (path, blob, kind, status, size_bytes, packed) "
@@ -83,6 +87,13 @@ class ParseCache:
         self.new_path = self.directory / f"{CACHE_FILE}.new-{os.getpid()}"
         self.hits = 0
         self.misses = 0
+        self.read_s = 0.0  # seconds reading the previous cache (issue 25's phase table)
+        self.write_s = 0.0  # seconds writing the new one
+        self.commit_s = 0.0
+        self._blobs: dict[str, str] | None = None  # path -> blob of the previous cache
+        self._scan: sqlite3.Cursor | None = None  # one ordered scan of the previous cache
+        self._scan_row: tuple[Any, ...] | None = None
+        self._scan_last = ""
         self._zc = zstandard.ZstdCompressor(level=1)
         self._zd = zstandard.ZstdDecompressor()
         self._old = self._open_old() if reuse else None
@@ -135,17 +146,33 @@ class ParseCache:
         return conn
 
     def _close_old(self) -> None:
+        self._scan = None
+        self._scan_row = None
         if self._old is not None:
             self._old.close()
             self._old = None
+
+    def has(self, path: str, blob: str) -> bool:
+        """Whether the previous cache holds ``path`` at ``blob`` (one query for all paths,
+        on first use; :meth:`lookup` still reads and checks the row)."""
+        if self._blobs is None:
+            self._blobs = {}
+            if self._old is not None:
+                try:
+                    self._blobs = dict(self._old.execute(SELECT_BLOBS).fetchall())
+                except sqlite3.Error as exc:
+                    self._miss_all(f"corrupt cache {self.path}: {exc}")
+                    self._close_old()
+        return self._blobs.get(path) == blob
 
     def lookup(self, path: str, blob: str) -> CachedResult | None:
         """The cached result of ``path`` at ``blob``, or None (a corrupt row is a miss)."""
         if self._old is None:
             self.misses += 1
             return None
+        started = time.perf_counter()
         try:
-            row = self._old.execute(SELECT_FILE, (path, blob)).fetchone()
+            row = self._row(self._old, path, blob)
             result = None
             if row is not None:
                 stored = bytes(row[3])
@@ -155,6 +182,7 @@ class ParseCache:
             self._miss_all(f"corrupt cache {self.path}: {exc}")
             self._close_old()
             result = None
+        self.read_s += time.perf_counter() - started
         if result is None:
             self.misses += 1
         else:
@@ -162,10 +190,30 @@ class ParseCache:
             self.keep(path, blob, result)
         return result
 
+    def _row(self, old: sqlite3.Connection, path: str, blob: str) -> tuple[Any, ...] | None:
+        """The stored ``(kind, status, size_bytes, packed)`` of ``path`` at ``blob``: read
+        from one scan of the previous cache in path order while lookups come in that order
+        (the walk's), else by its key. A row the scan passed is only ever a miss."""
+        if path <= self._scan_last:
+            row = old.execute(SELECT_FILE, (path, blob)).fetchone()
+            return None if row is None else tuple(row)
+        if self._scan is None:
+            self._scan = old.execute(SCAN_FILES)
+            self._scan_row = self._scan.fetchone()
+        self._scan_last = path
+        current = self._scan_row
+        while current is not None and current[0] < path:
+            current = self._scan.fetchone()
+        self._scan_row = current
+        if current is None or current[0] != path or current[1] != blob:
+            return None
+        return tuple(current[2:])
+
     def keep(self, path: str, blob: str, result: CachedResult) -> None:
         """Record a result in the new cache (parse failures are not kept)."""
         if self._new is None or result.status == ParseStatus.PARSE_FAILED:
             return
+        started = time.perf_counter()
         self._new.execute(
             INSERT_FILE,
             (
@@ -177,16 +225,19 @@ class ParseCache:
                 result.compressed or self._zc.compress(result.packed),
             ),
         )
+        self.write_s += time.perf_counter() - started
 
     def commit(self) -> None:
         """Install the new cache in place of the previous one (atomic rename)."""
         if self._new is None:
             return
+        started = time.perf_counter()
         self._new.commit()
         self._new.close()
         self._new = None
         self._close_old()
         os.replace(self.new_path, self.path)
+        self.commit_s = time.perf_counter() - started
         event(
             log,
             logging.INFO,
