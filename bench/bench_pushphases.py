@@ -15,7 +15,8 @@ variant on a commit of its own. Variants set the shortcut settings:
 
 * ``before``: ``parse_git_blob_ids=false`` (every file read for its blob id),
   ``spill_cached_frames=false`` (a cached result decompressed and compressed again into the
-  spill), ``staging_filter_raw=false`` (the spill decoded whole for the staging index);
+  spill), ``parse_cache_in_place=false`` (the cache written again whole),
+  ``staging_filter_raw=false`` (the spill decoded whole for the staging index);
 * ``after``: the defaults.
 
 Prints one table per variant (seconds per phase and step, median over the rounds), the job's
@@ -39,6 +40,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "before": {
         "parse_git_blob_ids": False,
         "spill_cached_frames": False,
+        "parse_cache_in_place": False,
         "staging_filter_raw": False,
     },
     "after": {},
@@ -143,8 +145,10 @@ def main() -> None:
     from semgraph.graph.reader import GraphReader
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer.sources import repo_key_for
+    from semgraph.logs import configure
     from semgraph.search.embed import Embedder
 
+    configure("INFO")  # the job's phase_start / phase_end lines show where a run is
     settings = load_settings()
     variants = [v for v in args.variants.split(",") if v]
     print(f"load at start: {_load()}", flush=True)

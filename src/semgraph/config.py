@@ -190,6 +190,9 @@ class Settings(BaseSettings):
     # a parse-cache hit goes into the spill as the cache's compressed frame (a copy); off: it
     # is decompressed and compressed again with the spill's block
     spill_cached_frames: bool = True
+    # the parse cache is updated in place (the changed files' rows, one transaction) instead
+    # of being written again whole for every job
+    parse_cache_in_place: bool = True
     # a reindex that changes at most this share of the files clones the live search index
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)

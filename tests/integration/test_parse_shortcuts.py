@@ -22,7 +22,7 @@ from semgraph.indexer.spill import SpillReader
 from semgraph.model import FileFacts, SkippedFile
 from tests.repos import commit, make_repo
 
-SLOW = {"parse_git_blob_ids": False, "spill_cached_frames": False}
+SLOW = {"parse_git_blob_ids": False, "spill_cached_frames": False, "parse_cache_in_place": False}
 FILES: dict[str, str | bytes | None] = {
     "app/util.py": "def helper(x):\n    return str(x)\n",
     "app/svc.py": "from app.util import helper\n\ndef run():\n    return helper(1)\n",
