@@ -19,6 +19,10 @@ variant on a commit of its own. Variants set the shortcut settings:
   ``staging_filter_raw=false`` (the spill decoded whole for the staging index);
 * ``after``: the defaults.
 
+With ``--steps N`` it first measures, N times per variant, the parse phase alone on the
+job's work tree from a copy of the job's parse cache (every file unchanged) and the staging
+index's read of one file from each variant's spill.
+
 Prints one table per variant (seconds per phase and step, median over the rounds), the job's
 p50/p95, and the ratio after/before of each; JSON records ``pushphases.*``.
 """
@@ -81,6 +85,57 @@ def _change(repo: Path, round_no: int, variant: str) -> str:
     return str(target.relative_to(repo))
 
 
+def _steps(settings: Any, repo: Path, repeats: int, variants: list[str]) -> None:
+    """The parse phase alone on the job's work tree (every file unchanged: the cost a push
+    pays for the files it did not touch), from a copy of the job's parse cache, variants
+    alternating; then the staging index's read of one changed file from each variant's spill."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from semgraph.indexer.checkout import worktree_path
+    from semgraph.indexer.parse import parse_repository
+    from semgraph.indexer.parsecache import CACHE_FILE, ParseCache, cache_dir
+    from semgraph.indexer.sources import repo_key_for
+    from semgraph.indexer.spill import SpillReader
+    from semgraph.indexer.staging import spill_facts
+
+    key = repo_key_for(str(repo))
+    tree = worktree_path(settings, key)
+    with tempfile.TemporaryDirectory(prefix="semgraph-bench-steps-") as tmp:
+        work = Path(tmp)
+        shutil.copy(cache_dir(settings, key) / CACHE_FILE, work / CACHE_FILE)
+        with sqlite3.connect(work / CACHE_FILE) as conn:
+            fp = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()[0]
+        spills: dict[str, Path] = {}
+        for rep in range(repeats):
+            for variant in variants:
+                use = settings.model_copy(update=VARIANTS[variant])
+                spill = spills[variant] = work / f"{variant}.spill"
+                spill.unlink(missing_ok=True)
+                load, t0 = _load(), time.perf_counter()
+                with ParseCache(work, fp, in_place=use.parse_cache_in_place) as cache:
+                    stats = parse_repository(use, tree, spill, cache=cache)
+                    cache.commit()
+                secs = time.perf_counter() - t0
+                steps = {**stats.timings_s, "cache_commit": round(cache.commit_s, 4)}
+                print(f"parse only, {variant:<6} {secs:7.2f} s reused {stats.files_reused} "
+                      f"load {load} {steps}", flush=True)  # fmt: skip
+                emit("pushphases.parse", variant=variant, repeat=rep, seconds=round(secs, 3),
+                     reused=stats.files_reused, spill_bytes=stats.spill_bytes, load=load,
+                     steps=steps)  # fmt: skip
+        one = {next(SpillReader(spills[variants[0]]).file_facts()).path}
+        for rep in range(repeats):
+            for variant in variants:
+                raw = bool(settings.model_copy(update=VARIANTS[variant]).staging_filter_raw)
+                load, t0 = _load(), time.perf_counter()
+                got = list(spill_facts(spills[variant], one, filter_raw=raw))
+                secs = time.perf_counter() - t0
+                print(f"staging read of 1 file, {variant:<6} {secs:7.3f} s load {load}")
+                emit("pushphases.staging_read", variant=variant, repeat=rep, files=len(got),
+                     seconds=round(secs, 4), load=load)  # fmt: skip
+
+
 def _rows(result: Any, seconds: float) -> dict[str, float]:
     """The phase table of one job: phases, then the steps of parse and embed_index."""
     phases = dict(result.phases_s)
@@ -136,6 +191,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per variant")
     parser.add_argument("--variants", default="before,after")
     parser.add_argument("--synthetic-rounds", action="store_true", help="stand-in vectors too")
+    parser.add_argument(
+        "--steps", type=int, default=0, help="repeats of the parse-only and staging-read steps"
+    )
     args = parser.parse_args()
 
     from bench.synth import generate
@@ -169,6 +227,10 @@ def main() -> None:
             print(f"first index {t_first:.1f} s {first.status} {dict(first.phases_s)}", flush=True)
             emit("pushphases.first", files=n_files, seconds=round(t_first, 1),
                  phases_s=dict(first.phases_s), load=_load())  # fmt: skip
+        if args.steps:
+            _steps(settings, args.repo, args.steps, variants)
+        if not args.rounds:
+            return
         embedder: Embedder = HashVectors(settings) if args.synthetic_rounds else Embedder(settings)
         embedder.embed(["warm up"])  # the model loads outside the timed runs
         per_variant: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
