@@ -219,6 +219,10 @@ def main() -> None:
             ["git", "-C", str(args.repo), "ls-files"], capture_output=True, text=True, check=True
         ).stdout.count("\n")
     )
+    if args.steps:  # needs the work tree and parse cache of an earlier job, not its index
+        _steps(settings, args.repo, args.steps, variants)
+    if not args.rounds:
+        return
     with connect_graph(settings) as graph:
         graph.ensure_schema(SCHEMA)
         if GraphReader(graph).repository(repo_key_for(str(args.repo))) is None:
@@ -227,10 +231,6 @@ def main() -> None:
             print(f"first index {t_first:.1f} s {first.status} {dict(first.phases_s)}", flush=True)
             emit("pushphases.first", files=n_files, seconds=round(t_first, 1),
                  phases_s=dict(first.phases_s), load=_load())  # fmt: skip
-        if args.steps:
-            _steps(settings, args.repo, args.steps, variants)
-        if not args.rounds:
-            return
         embedder: Embedder = HashVectors(settings) if args.synthetic_rounds else Embedder(settings)
         embedder.embed(["warm up"])  # the model loads outside the timed runs
         per_variant: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
