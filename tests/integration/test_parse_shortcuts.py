@@ -128,3 +128,19 @@ def test_out_of_order_lookups_still_hit(tmp_path: Path, shuffle: bool) -> None:
             assert cache.lookup(str(path), str(blob)) is not None, path
         assert cache.lookup("app/util.py", "0" * 40) is None
         assert cache.hits == len(rows)
+
+
+def test_a_stale_journal_never_reaches_a_new_cache(tmp_path: Path) -> None:
+    """An in-place commit that died leaves parse.sqlite-journal; the next job cannot open
+    the old cache read-only (a miss) and renames a new one over it: the journal goes first."""
+    with ParseCache(tmp_path, "fp") as cache:
+        cache.commit()
+    journal = tmp_path / f"{CACHE_FILE}-journal"
+    journal.write_bytes(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7" + b"\0" * 504)  # a journal header
+    with ParseCache(tmp_path, "other fingerprint") as cache:  # a miss as a whole: no in place
+        cache.commit()
+    assert not journal.exists()
+    with sqlite3.connect(tmp_path / CACHE_FILE) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone() == (
+            "other fingerprint",
+        )

@@ -272,6 +272,9 @@ class ParseCache:
         if in_place:
             self._apply_in_place()
         else:
+            # an in-place commit that died leaves the old file's hot journal: it must not be
+            # rolled back into the new file
+            (self.directory / f"{CACHE_FILE}-journal").unlink(missing_ok=True)
             os.replace(self.new_path, self.path)
         self.commit_s = time.perf_counter() - started
         event(
