@@ -60,6 +60,11 @@ RECORDS = {
     "accuracy.tier": "bench_accuracy: one tier's edges of one repository against the oracle",
     "cli.command": "bench_cli: one command line's process wall time (median of the repeats)",
     "cli.summary": "bench_cli: the python -c pass baseline of the same run, and the load",
+    "pushphases.first": "bench_pushphases: the first index of the repository (stand-in vectors)",
+    "pushphases.round": "bench_pushphases: one one-file push of one variant, phase by phase",
+    "pushphases.parse": "bench_pushphases --steps: the parse phase alone, every file unchanged",
+    "pushphases.staging_read": "bench_pushphases --steps: the staging index's read of one file",
+    "pushphases.summary": "bench_pushphases: one variant's job p50/p95 over its rounds",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 

@@ -184,6 +184,19 @@ class Settings(BaseSettings):
     # keep one work tree per repository and move it to each job's commit (git writes only the
     # files that differ) instead of checking every file out again
     checkout_reuse_worktree: bool = True
+    # with the parse cache, take each file's blob id from git's index (no read, no hash of an
+    # unchanged file) when the checkout converts nothing (no attributes, no autocrlf); off:
+    # every file is read and hashed (the slow path, kept for parity checks)
+    parse_git_blob_ids: bool = True
+    # the staging index of a cloned run decodes only the changed files' spill records
+    # (filtered on the raw record); off: every record is decoded, then filtered
+    staging_filter_raw: bool = True
+    # a parse-cache hit goes into the spill as the cache's compressed frame (a copy); off: it
+    # is decompressed and compressed again with the spill's block
+    spill_cached_frames: bool = True
+    # the parse cache is updated in place (the changed files' rows, one transaction) instead
+    # of being written again whole for every job
+    parse_cache_in_place: bool = True
     # a reindex that changes at most this share of the files clones the live search index
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)

@@ -1,7 +1,8 @@
 """Incremental reindex against the real Bolt server and Elasticsearch: a small push parses
 only its files (parse cache) and rewrites only their documents (a clone of the live index),
 and the result is exactly what a full reindex produces. Every fallback to a full load is
-exercised, and a failure after the clone leaves the live index serving."""
+exercised, and a failure after the clone leaves the live index serving. With issue 25's
+shortcuts on and off, a push gives what a full reindex gives."""
 
 from __future__ import annotations
 
@@ -79,19 +80,37 @@ def _change(repo: Path) -> None:
     )
 
 
+# issue 25's shortcuts (git blob ids, cached frames in the spill, the cache updated in
+# place, the staging index's raw filter) off: the slow paths, which must give the same result
+SLOW_PATHS = {
+    "parse_git_blob_ids": False,
+    "spill_cached_frames": False,
+    "parse_cache_in_place": False,
+    "staging_filter_raw": False,
+}
+
+
+@pytest.mark.parametrize("shortcuts", [True, False], ids=["shortcuts", "slow-paths"])
 def test_small_push_is_incremental_and_equals_a_full_reindex(
     settings: Settings,
     es: Elasticsearch,
     embedder: Embedder,
     repo: Path,
     run_index: Callable[..., ReindexResult],
+    shortcuts: bool,
 ) -> None:
-    first = run_index(repo)
+    use = settings if shortcuts else settings.model_copy(update=SLOW_PATHS)
+    first = run_index(repo, use_settings=use)
     assert "incremental" not in first.stats  # nothing live yet
     assert first.stats["parse"]["files_reused"] == 0
     _change(repo)
-    second = run_index(repo)
+    second = run_index(repo, use_settings=use)
     assert second.status == "succeeded"
+    # every step of the push is timed on the run (issue 25's phase table)
+    assert {"walk", "hash", "cache_read", "cache_write", "spill_reused", "cache_commit"} <= set(
+        second.stats["parse"]["timings_s"]
+    )
+    assert {"plan", "clone", "delete", "load", "refresh"} <= set(second.stats["index_timings_s"])
     inc = second.stats["incremental"]
     assert inc["changed_files"] == 2 and inc["removed_files"] == 1
     assert inc["deleted_docs"] >= 2  # the old documents of mod3 and mod7

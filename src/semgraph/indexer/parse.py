@@ -4,6 +4,14 @@ window, append every result to the spill as it arrives (then drop it).
 Memory is a function of ``parse_window_files``, not of the repository: at most that many
 files are in flight, results are written to the spill one by one, and the only per-file
 state kept is the list of parse failures (path + reason).
+
+With a parse cache, an unchanged file costs a copy: its blob id comes from git's index when
+that is the hash of its bytes (:mod:`semgraph.indexer.gitblobs`; otherwise the file is read
+and hashed), the walk neither stats nor reads it, and its cached record goes into the spill
+as the cache's compressed frame. The phase's steps are timed (``ParseStats.timings_s``).
+
+The module is over 300 lines because the run's bookkeeping (windows, retries, the cache and
+the steps' timings) shares one state.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from pathlib import Path
 from semgraph.config import Settings
 from semgraph.faults import PROCESS, Faults
 from semgraph.indexer.extract import blob_sha, failed_file
+from semgraph.indexer.gitblobs import index_blobs
 from semgraph.indexer.parsecache import CachedResult, ParseCache
 from semgraph.indexer.pool import ParsePool, TaskResult
 from semgraph.indexer.spill import SpillWriter
@@ -60,6 +69,10 @@ class ParseStats:
     child_peak_rss_bytes: int = 0
     pool_size: int = 0
     child_pids: set[int] = field(default_factory=set)
+    # seconds inside the phase (issue 25): walk (listing + classifying candidates), hash
+    # (reading files for their blob id), cache_read / cache_write (the parse cache),
+    # spill_reused (appending cached results to the spill), pool_wait (waiting for children)
+    timings_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def files_indexed(self) -> int:
@@ -85,6 +98,7 @@ class _Run:
         self.progress = progress
         self.cache = cache
         self.blobs: dict[str, str] = {}  # path -> blob sha of the files in flight (cache only)
+        self.index_blobs: dict[str, str] = {}  # path -> blob id from git's index (trusted)
         self.stats = ParseStats(pool_size=pool.size)
         self.status: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
@@ -92,6 +106,10 @@ class _Run:
         self.done = 0
         self.total: int | None = None
         self.started = time.monotonic()
+        self.timings: dict[str, float] = {}
+
+    def timed(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
 
     def skip(self, item: SkippedFile) -> None:
         self.spill.append(item)
@@ -99,21 +117,45 @@ class _Run:
 
     def submit(self, path: str) -> None:
         if self.cache is not None:
-            try:
-                with open(Path(self.pool.config.root) / path, "rb") as fh:
-                    blob = blob_sha(fh.read(self.pool.config.max_file_bytes + 1))
-            except OSError:
-                blob = ""  # the child reports the read error; nothing is cached
+            t0 = time.perf_counter()
+            blob = self.index_blobs.get(path) or self.hash_file(path)
+            self.timed("hash", t0)
             hit = self.cache.lookup(path, blob) if blob else None
             if hit is not None:
-                self.reuse(hit)
+                self.reuse(path, hit)
                 return
             if blob:
                 self.blobs[path] = blob
         self.inflight[self.pool.submit(path)] = (path, 1)
 
-    def reuse(self, hit: CachedResult) -> None:
-        self.spill.append_packed(hit.kind, hit.packed)
+    def hash_file(self, path: str) -> str:
+        try:
+            with open(Path(self.pool.config.root) / path, "rb") as fh:
+                return blob_sha(fh.read(self.pool.config.max_file_bytes + 1))
+        except OSError:
+            return ""  # the child reports the read error; nothing is cached
+
+    def known(self, path: str) -> bool:
+        """Whether the cache holds this file's bytes (by git's blob id): the walk need
+        not read it."""
+        blob = self.index_blobs.get(path)
+        return blob is not None and self.cache is not None and self.cache.has(path, blob)
+
+    def use_index_blobs(self, workspace: Path) -> None:
+        """Take blob ids from git's index when they are the files' hashes."""
+        blobs, why = index_blobs(workspace, self.settings.git_timeout_s)
+        if blobs is None:
+            event(logger, logging.INFO, "parse.hash_files", f"hashing every file: {why}")
+            return
+        self.index_blobs = blobs
+
+    def reuse(self, path: str, hit: CachedResult) -> None:
+        t0 = time.perf_counter()
+        if hit.compressed and self.settings.spill_cached_frames:
+            self.spill.append_compressed(hit.kind, path, hit.compressed)  # copied, not recompressed
+        else:
+            self.spill.append_packed(hit.kind, hit.packed)
+        self.timed("spill_reused", t0)
         self.stats.files_reused += 1
         if hit.status.startswith("skipped:"):
             self.skipped[hit.status.removeprefix("skipped:")] += 1
@@ -124,9 +166,11 @@ class _Run:
     def drain(self, *, until: int) -> None:
         """Collect results until at most ``until`` files are in flight."""
         while len(self.inflight) > until:
+            t0 = time.perf_counter()
             finished, _ = concurrent.futures.wait(
                 self.inflight, return_when=concurrent.futures.FIRST_COMPLETED
             )
+            self.timed("pool_wait", t0)
             for fut in finished:
                 path, attempt = self.inflight.pop(fut)
                 self.collect(fut, path, attempt)
@@ -208,6 +252,7 @@ class _Run:
         self.stats.files_by_status = dict(self.status)
         self.stats.skipped_by_reason = dict(self.skipped)
         self.stats.duration_s = time.monotonic() - self.started
+        self.stats.timings_s = {k: round(v, 4) for k, v in sorted(self.timings.items())}
         self.stats.parent_peak_rss_bytes = max(self.stats.parent_peak_rss_bytes, rss_bytes())
         return self.stats
 
@@ -240,6 +285,10 @@ def parse_repository(
         ParsePool(settings, workspace) as pool,
     ):
         run = _Run(settings, pool, spill, progress, cache)
+        t0 = time.perf_counter()
+        if cache is not None and settings.parse_git_blob_ids:
+            run.use_index_blobs(Path(workspace))
+        run.timed("walk", t0)
         event(
             logger,
             logging.INFO,
@@ -250,12 +299,19 @@ def parse_repository(
             rss_bytes=rss_bytes(),
         )
         next_checkpoint = window
-        for item in walk(
+        entries = walk(
             Path(workspace),
             max_file_bytes=settings.max_file_bytes,
             git_timeout_s=settings.git_timeout_s,
             on_total=lambda n: setattr(run, "total", n),
-        ):
+            known=run.known if run.index_blobs else None,
+        )
+        while True:
+            t0 = time.perf_counter()
+            item = next(entries, None)
+            run.timed("walk", t0)
+            if item is None:
+                break
             if isinstance(item, SkippedFile):
                 run.skip(item)
                 continue
@@ -271,6 +327,9 @@ def parse_repository(
         run.report()
     stats = run.finish()
     stats.spill_bytes = spill.bytes_written
+    if cache is not None:
+        stats.timings_s["cache_read"] = round(cache.read_s, 4)
+        stats.timings_s["cache_write"] = round(cache.write_s, 4)
     event(
         logger,
         logging.INFO,

@@ -183,6 +183,7 @@ class Reindex:
                     faults=self.faults,
                 )
                 cache.commit()
+            stats.timings_s["cache_commit"] = round(cache.commit_s, 4)
             return stats
         finally:
             self._held.close()  # the work tree is read: another job of the repository may move it
@@ -209,6 +210,7 @@ class Reindex:
             progress=self.progress,
         )
         self.stats["index"] = as_json_stats(staged.stats)
+        self.stats["index_timings_s"] = staged.timings_s
         if staged.incremental is not None:
             self.stats["incremental"] = staged.incremental
         self._fault("after_staging")

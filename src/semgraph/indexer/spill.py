@@ -4,15 +4,26 @@ back as a stream any number of times (DESIGN.md: phase 1 and phase 2 both stream
 File layout (all integers little-endian)::
 
     header   b"SGSPILL\\0"  u16 format version  u8 codec (0 raw, 1 zstd)  u8 model version
-    block*   b"BLK1"  u32 payload length  u32 crc32(payload)  u32 record count  payload
+    block*   b"BLK1"|b"BLK2"  u32 payload length  u32 crc32(payload)  u32 record count  payload
     trailer  b"END1"  u64 record count  u64 block count  u32 crc32 of those 16 bytes
 
 A block's payload (zstd-compressed unless codec is raw) is a run of msgpack arrays
 ``[kind, record]`` with kind ``"F"`` (:class:`FileFacts`) or ``"S"`` (:class:`SkippedFile`).
 Records are buffered into blocks of about ``block_bytes`` so compression works on more than
-one small record; memory is bounded by one block. A missing trailer (truncation), a bad
-checksum, a count mismatch or an undecodable record raises :class:`SpillCorrupt`; a failed
-write (disk full ...) raises :class:`SpillError` and removes the partial file.
+one small record; memory is bounded by one block.
+
+A ``BLK2`` block (format 2) holds records that arrive already compressed (a parse-cache hit,
+issue 25): its payload, never compressed as a whole, is a run of msgpack arrays
+``[kind, path, zstd frame of the record's msgpack]``, so an unchanged file costs the spill a
+copy, not a decompression and a compression, and a reader that wants a few paths skips the
+others without decompressing them. Blocks of both kinds alternate in record order.
+
+A missing trailer (truncation), a bad checksum, a count mismatch or an undecodable record
+raises :class:`SpillCorrupt`; a failed write (disk full ...) raises :class:`SpillError` and
+removes the partial file.
+
+The module is over 300 lines because the writer and the reader share one format: its
+constants, both block kinds and the checks that go with them.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Container, Generator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -32,13 +43,14 @@ from semgraph.errors import ConfigError, SpillCorrupt, SpillError
 from semgraph.model import MODEL_VERSION, FileFacts, SkippedFile
 
 MAGIC = b"SGSPILL\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CODEC_RAW = 0
 CODEC_ZSTD = 1
 _HEADER = struct.Struct("<8sHBB")
 _BLOCK = struct.Struct("<4sIII")
 _TRAILER = struct.Struct("<4sQQI")
 _BLOCK_TAG = b"BLK1"
+_FRAMES_TAG = b"BLK2"
 _END_TAG = b"END1"
 MAX_BLOCK_BYTES = 256 * 1024 * 1024  # a length above this is corruption, not data
 
@@ -70,6 +82,7 @@ class SpillWriter:
         self._buf: list[bytes] = []
         self._buf_size = 0
         self._buf_count = 0
+        self._buf_tag = _BLOCK_TAG  # the kind of block being buffered
         self.records = 0
         self.blocks = 0
         self.bytes_written = 0
@@ -109,7 +122,21 @@ class SpillWriter:
             raise SpillError(f"spill {self.path} is closed")
         if kind not in (KIND_FILE, KIND_SKIP):
             raise SpillError(f"unknown spill record kind {kind!r}")
-        frame = msgpack.packb(kind) + packed
+        self._buffer(_BLOCK_TAG, msgpack.packb(kind) + packed)
+
+    def append_compressed(self, kind: str, path: str, frame: bytes) -> None:
+        """Append a record given as one zstd frame of its msgpack bytes (a parse-cache row,
+        already checked to decompress), copied as it is into a ``BLK2`` block."""
+        if self._closed:
+            raise SpillError(f"spill {self.path} is closed")
+        if kind not in (KIND_FILE, KIND_SKIP):
+            raise SpillError(f"unknown spill record kind {kind!r}")
+        self._buffer(_FRAMES_TAG, msgpack.packb([kind, path, frame], use_bin_type=True))
+
+    def _buffer(self, tag: bytes, frame: bytes) -> None:
+        if tag != self._buf_tag:
+            self._flush_block()  # records stay in the order they were appended
+            self._buf_tag = tag
         self._buf.append(frame)
         self._buf_size += len(frame)
         self._buf_count += 1
@@ -150,9 +177,9 @@ class SpillWriter:
         if not self._buf_count:
             return
         payload = b"".join(self._buf)
-        if self._compressor is not None:
+        if self._compressor is not None and self._buf_tag == _BLOCK_TAG:
             payload = self._compressor.compress(payload)
-        header = _BLOCK.pack(_BLOCK_TAG, len(payload), zlib.crc32(payload), self._buf_count)
+        header = _BLOCK.pack(self._buf_tag, len(payload), zlib.crc32(payload), self._buf_count)
         try:
             self._write(header + payload)
         except OSError as exc:
@@ -185,14 +212,28 @@ class SpillReader:
             except (KeyError, TypeError, ValueError) as exc:
                 raise SpillCorrupt(f"spill {self.path}: malformed {kind} record: {exc}") from exc
 
-    def iter_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(kind, record dict)`` pairs, without building dataclasses."""
+    def file_facts(self, only: Container[str] | None = None) -> Iterator[FileFacts]:
+        """The parsed files, in order (only those whose path is in ``only`` when given: the
+        others are skipped as raw records, never built into dataclasses)."""
+        for kind, rec in self.iter_records(only):
+            if kind != KIND_FILE:
+                continue
+            try:
+                yield FileFacts.from_record(rec)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SpillCorrupt(f"spill {self.path}: malformed {kind} record: {exc}") from exc
+
+    def iter_records(
+        self, only: Container[str] | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(kind, record dict)`` pairs, without building dataclasses (with ``only``, the
+        records of those paths; a precompressed record of another path is not decompressed)."""
         try:
             fh = open(self.path, "rb")  # noqa: SIM115 - closed in the finally below
         except OSError as exc:
             raise SpillCorrupt(f"cannot open spill {self.path}: {exc}") from exc
         try:
-            yield from self._read(fh)
+            yield from self._read(fh, only)
         except OSError as exc:
             raise SpillCorrupt(f"cannot read spill {self.path}: {exc}") from exc
         finally:
@@ -201,7 +242,28 @@ class SpillReader:
     def _corrupt(self, what: str) -> SpillCorrupt:
         return SpillCorrupt(f"spill {self.path} is corrupt: {what}")
 
-    def _read(self, fh: BinaryIO) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _read(
+        self, fh: BinaryIO, only: Container[str] | None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        decoder = _Decoder(self, self._read_header(fh) == CODEC_ZSTD, only)
+        records = blocks = 0
+        while True:
+            tag = fh.read(4)
+            if tag == _END_TAG:
+                self._read_trailer(fh, records, blocks)
+                return
+            if tag not in (_BLOCK_TAG, _FRAMES_TAG):
+                raise self._corrupt(
+                    "truncated (no trailer)" if len(tag) < 4 else f"bad block tag at block {blocks}"
+                )
+            payload, count = self._read_payload(fh, tag, blocks)
+            seen = yield from decoder.block(tag, payload, blocks)
+            if seen != count:
+                raise self._corrupt(f"block {blocks} holds {seen} records, header says {count}")
+            records += seen
+            blocks += 1
+
+    def _read_header(self, fh: BinaryIO) -> int:
         head = fh.read(_HEADER.size)
         if len(head) < _HEADER.size:
             raise self._corrupt("truncated header")
@@ -214,39 +276,27 @@ class SpillReader:
             )
         if codec not in (CODEC_RAW, CODEC_ZSTD):
             raise self._corrupt(f"unknown codec {codec}")
-        decompressor = zstandard.ZstdDecompressor() if codec == CODEC_ZSTD else None
-        records = blocks = 0
-        while True:
-            tag = fh.read(4)
-            if tag == _END_TAG:
-                rest = fh.read(_TRAILER.size - 4)
-                if len(rest) < _TRAILER.size - 4:
-                    raise self._corrupt("truncated trailer")
-                _, n_rec, n_blocks, crc = _TRAILER.unpack(tag + rest)
-                if zlib.crc32(struct.pack("<QQ", n_rec, n_blocks)) != crc:
-                    raise self._corrupt("trailer checksum mismatch")
-                if (n_rec, n_blocks) != (records, blocks):
-                    raise self._corrupt(
-                        f"trailer says {n_rec} records in {n_blocks} blocks, "
-                        f"read {records} in {blocks}"
-                    )
-                if fh.read(1):
-                    raise self._corrupt("data after the trailer")
-                return
-            if tag != _BLOCK_TAG:
-                raise self._corrupt(
-                    "truncated (no trailer)" if len(tag) < 4 else f"bad block tag at block {blocks}"
-                )
-            records += yield from self._read_block(fh, decompressor, blocks)
-            blocks += 1
+        return int(codec)
 
-    def _read_block(
-        self, fh: BinaryIO, decompressor: zstandard.ZstdDecompressor | None, index: int
-    ) -> Generator[tuple[str, dict[str, Any]], None, int]:
+    def _read_trailer(self, fh: BinaryIO, records: int, blocks: int) -> None:
+        rest = fh.read(_TRAILER.size - 4)
+        if len(rest) < _TRAILER.size - 4:
+            raise self._corrupt("truncated trailer")
+        _, n_rec, n_blocks, crc = _TRAILER.unpack(_END_TAG + rest)
+        if zlib.crc32(struct.pack("<QQ", n_rec, n_blocks)) != crc:
+            raise self._corrupt("trailer checksum mismatch")
+        if (n_rec, n_blocks) != (records, blocks):
+            raise self._corrupt(
+                f"trailer says {n_rec} records in {n_blocks} blocks, read {records} in {blocks}"
+            )
+        if fh.read(1):
+            raise self._corrupt("data after the trailer")
+
+    def _read_payload(self, fh: BinaryIO, tag: bytes, index: int) -> tuple[bytes, int]:
         rest = fh.read(_BLOCK.size - 4)
         if len(rest) < _BLOCK.size - 4:
             raise self._corrupt(f"truncated block header {index}")
-        _, length, crc, count = _BLOCK.unpack(_BLOCK_TAG + rest)
+        _, length, crc, count = _BLOCK.unpack(tag + rest)
         if length > MAX_BLOCK_BYTES:
             raise self._corrupt(f"block {index} claims {length} bytes")
         payload = fh.read(length)
@@ -254,27 +304,60 @@ class SpillReader:
             raise self._corrupt(f"truncated block {index}")
         if zlib.crc32(payload) != crc:
             raise self._corrupt(f"checksum mismatch in block {index}")
-        if decompressor is not None:
-            try:
-                payload = decompressor.decompress(payload)
-            except zstandard.ZstdError as exc:
-                raise self._corrupt(f"block {index} does not decompress: {exc}") from exc
+        return payload, count
+
+
+class _Decoder:
+    """The records of one spill's blocks (``BLK1``: one compressed run of records; ``BLK2``:
+    a run of ``[kind, path, frame]``), those of ``only``'s paths when given."""
+
+    def __init__(self, reader: SpillReader, compressed: bool, only: Container[str] | None):
+        self.reader = reader
+        self.compressed = compressed
+        self.only = only
+        self.zd = zstandard.ZstdDecompressor()
+
+    def block(
+        self, tag: bytes, payload: bytes, index: int
+    ) -> Generator[tuple[str, dict[str, Any]], None, int]:
+        """Yield the block's records; return how many it holds (wanted or not)."""
+        if tag == _BLOCK_TAG and self.compressed:
+            payload = self._decompress(payload, f"block {index}")
         unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
         unpacker.feed(payload)
         seen = 0
         try:
-            while True:
-                try:
-                    kind = unpacker.unpack()
-                except msgpack.OutOfData:
-                    break
-                rec = unpacker.unpack()
+            for kind, rec in self._pairs(unpacker, tag, index):
                 if kind not in (KIND_FILE, KIND_SKIP) or not isinstance(rec, dict):
-                    raise self._corrupt(f"record in block {index} is not a map")
+                    raise self.reader._corrupt(f"record in block {index} is not a map")
                 seen += 1
-                yield kind, rec
+                if self.only is None or rec.get("path") in self.only:
+                    yield kind, rec
         except (msgpack.UnpackException, ValueError, TypeError) as exc:
-            raise self._corrupt(f"undecodable record in block {index}: {exc}") from exc
-        if seen != count:
-            raise self._corrupt(f"block {index} holds {seen} records, header says {count}")
+            raise self.reader._corrupt(f"undecodable record in block {index}: {exc}") from exc
         return seen
+
+    def _pairs(self, unpacker: msgpack.Unpacker, tag: bytes, index: int) -> Iterator[Any]:
+        while True:
+            try:
+                head = unpacker.unpack()
+            except msgpack.OutOfData:
+                return
+            if tag == _BLOCK_TAG:
+                yield head, unpacker.unpack()
+                continue
+            kind, path, frame = head  # a BLK2 frame
+            if self.only is not None and path not in self.only:
+                yield kind, {"path": path}  # counted, not decompressed, not yielded on
+                continue
+            packed = self._decompress(frame, f"a record of block {index}")
+            rec = msgpack.unpackb(packed, raw=False, strict_map_key=False)
+            if isinstance(rec, dict) and rec.get("path") != path:
+                raise self.reader._corrupt(f"block {index}: record of {path!r} names another")
+            yield kind, rec
+
+    def _decompress(self, data: bytes, what: str) -> bytes:
+        try:
+            return self.zd.decompress(data)
+        except zstandard.ZstdError as exc:
+            raise self.reader._corrupt(f"{what} does not decompress: {exc}") from exc

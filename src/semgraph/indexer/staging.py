@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,16 @@ from semgraph.search.loader import IndexStats
 from semgraph.search.progress import EmbedProgress
 
 
-def spill_facts(spill: Path, only: set[str] | None = None) -> Iterator[FileFacts]:
-    """The parsed files of ``spill`` (those in ``only`` when given), decoded as read."""
+def spill_facts(
+    spill: Path, only: set[str] | None = None, *, filter_raw: bool = True
+) -> Iterator[FileFacts]:
+    """The parsed files of ``spill`` (those in ``only`` when given), decoded as read; with
+    ``filter_raw`` the other files' records are skipped before they are built into
+    dataclasses (a cloned run needs a handful of the repository's files). Both ways yield
+    the same files in the same order."""
+    if filter_raw:
+        yield from SpillReader(spill).file_facts(only)
+        return
     for rec in SpillReader(spill):
         if isinstance(rec, FileFacts) and (only is None or rec.path in only):
             yield rec
@@ -45,6 +53,9 @@ class Staged:
     index: str  # the staging index's name
     stats: IndexStats
     incremental: dict[str, Any] | None  # what the clone reused, when it was one
+    # seconds of the phase's steps (issue 25): plan, create or clone, delete (the changed
+    # files' old documents), load (decode the spill, embed, bulk), refresh
+    timings_s: dict[str, float] = field(default_factory=dict)
 
 
 def stage(
@@ -63,6 +74,8 @@ def stage(
     is created (the caller deletes it if the run fails before the graph commit)."""
     settings = index.settings
     docs_fp = incremental.docs_fingerprint(req.fingerprint, settings.search_max_code_chars)
+    timings: dict[str, float] = {}
+    clock = _Clock(timings)
     plan = None
     if not req.force:
         published = reader.repository(req.repo_key)
@@ -76,6 +89,7 @@ def stage(
             graph_files=lambda: reader.file_blobs(req.repo_key),
             files=resolution.file_blobs(),
         )
+    clock.lap("plan")
     name = index.staging_name(req.repo_key, req.run_id)
     on_created(name)  # before the index exists: a half-made one is deleted too
     reused: dict[str, Any] | None = None
@@ -90,25 +104,43 @@ def stage(
         )
         facts = spill_facts(spill)
         total = sum(1 for _ in resolution.file_blobs())
+        clock.lap("create")
     else:
         meta = staging_meta(
             req.repo_key, req.run_id, embedder.dims, embedder.model_id, time.time(), docs_fp
         )
         incremental.clone_live(index, req.repo_key, req.run_id, plan.live, meta)
+        clock.lap("clone")
         reused = {
             "from_index": plan.live,
             "changed_files": len(plan.changed),
             "removed_files": len(plan.removed),
             "deleted_docs": incremental.delete_paths(index, name, plan.stale),
         }
-        facts = spill_facts(spill, only=plan.changed)
+        clock.lap("delete")
+        facts = spill_facts(spill, only=plan.changed, filter_raw=settings.staging_filter_raw)
         total = len(plan.changed)
     fault("during_staging")
     stats = index.index_files(
         name, req.repo_key, req.run_id, facts, embedder, total_files=total, progress=progress
     )
+    clock.lap("load")
     index.refresh(name)
-    return Staged(name, stats, reused)
+    clock.lap("refresh")
+    return Staged(name, stats, reused, timings)
+
+
+class _Clock:
+    """Seconds since the previous lap, recorded under each lap's name."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = round(now - self.last, 4)
+        self.last = now
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -19,11 +19,12 @@ Entries come out sorted by path; nothing is held beyond the path list.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from fnmatch import fnmatch
+from fnmatch import fnmatch, translate
 from pathlib import Path, PurePosixPath
 
 import pathspec
@@ -65,6 +66,8 @@ GENERATED_NAMES = (
     "*_pb2_grpc.py",
     "*.generated.*",
 )
+# every GENERATED_NAMES pattern at once (fnmatch's own translation: the same matches)
+_ANY_GENERATED_NAME = re.compile("|".join(f"(?:{translate(p)})" for p in GENERATED_NAMES))
 MINIFIABLE = (".js", ".mjs", ".cjs", ".css")
 SAMPLE_BYTES = 8000
 
@@ -153,6 +156,8 @@ def default_exclude(path: str) -> tuple[str, str] | None:
         if part in GENERATED_DIRS:
             return SkipReason.GENERATED, f"under {part}/"
     name = parts[-1] if parts else path
+    if _ANY_GENERATED_NAME.match(name) is None:  # one regex for the common case
+        return None
     for pattern in GENERATED_NAMES:
         if fnmatch(name, pattern):
             return SkipReason.GENERATED, f"matches {pattern}"
@@ -213,9 +218,14 @@ def walk(
     max_file_bytes: int,
     git_timeout_s: float = 600.0,
     on_total: Callable[[int], None] | None = None,
+    known: Callable[[str], bool] | None = None,
 ) -> Iterator[WalkEntry | SkippedFile]:
     """Every candidate file of ``root``, either to index (:class:`WalkEntry`) or skipped.
-    ``on_total`` is told how many candidates there are before the first is yielded."""
+    ``on_total`` is told how many candidates there are before the first is yielded.
+
+    A candidate past the excludes for which ``known(path)`` is true (the caller already
+    holds the result of exactly these bytes: an earlier walk classified them) is yielded as
+    a :class:`WalkEntry` without being stat'ed or read (``size_bytes`` -1)."""
     root = Path(root).resolve()
     pre_skipped: list[SkippedFile] = []
     if (root / ".git").exists():
@@ -239,5 +249,7 @@ def walk(
             yield SkippedFile(path, excluded[0], excluded[1])
         elif semgraphignore is not None and semgraphignore.match_file(path):
             yield SkippedFile(path, SkipReason.IGNORED, ".semgraphignore")
+        elif known is not None and known(path):
+            yield WalkEntry(path=path, size_bytes=-1)
         else:
             yield _classify(root, path, max_file_bytes)
