@@ -105,16 +105,19 @@ def main(argv: list[str] | None = None) -> int:
             text = edit((args.worktree / path).read_text())
             new = extract_file(path, text.encode(), ExtractOptions())
             edited = [new if getattr(i, "path", None) == path else i for i in items]
-            inc, cpu = _cpu(
-                lambda e=edited: resolve_incremental(
+
+            def incremental(e: list[FileFacts | SkippedFile] = edited) -> Any:
+                return resolve_incremental(
                     lambda: iter(e), "bench", work / "inc", cache, max_fraction=1.0
                 )
-            )
+
+            def full_again(e: list[FileFacts | SkippedFile] = edited) -> Any:
+                return resolve(lambda: iter(e), "bench", work / "full")
+
+            inc, cpu = _cpu(incremental)
             row: dict[str, Any] = {"run": name, "cpu_s": cpu, **inc.incremental}
             if args.check:
-                other, full_cpu = _cpu(
-                    lambda e=edited: resolve(lambda: iter(e), "bench", work / "full")
-                )
+                other, full_cpu = _cpu(full_again)
                 row["full_cpu_s"] = full_cpu
                 row["differences"] = differences(inc, other)
                 other.close()

@@ -243,3 +243,77 @@ IncrementalMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestIncremental = IncrementalMachine.TestCase
+
+
+# -- the cache never decides the answer: every unusable one is a full resolve -------------
+
+SMALL = {
+    "pkg/__init__.py": "from .a import f\n",
+    "pkg/a.py": "def f():\n    return g()\n\n\ndef g():\n    return 1\n",
+    "main.py": "from pkg import f\n\nf()\n",
+}
+
+
+def _parse(texts: dict[str, str]) -> list[FileFacts]:
+    return [extract_file(p, t.encode(), ExtractOptions()) for p, t in sorted(texts.items())]
+
+
+def _cached(tmp_path: Path) -> Path:
+    files = _parse(SMALL)
+    resolve(lambda: iter(files), "r", tmp_path / "first").close()
+    return tmp_path / "first" / "symtab.sqlite"
+
+
+def _again(
+    tmp_path: Path,
+    texts: dict[str, str],
+    cache: Path,
+    *,
+    repo: str = "r",
+    tag: str = "",
+    max_fraction: float = 0.3,
+) -> dict[str, object]:
+    files = _parse(texts)
+    inc = resolve_incremental(
+        lambda: iter(files), repo, tmp_path / "inc", cache, tag=tag, max_fraction=max_fraction
+    )
+    full = resolve(lambda: iter(files), "r", tmp_path / "full")
+    try:
+        if inc.repo_key == "r":
+            assert differences(inc, full) == []
+        return inc.incremental
+    finally:
+        inc.close()
+        full.close()
+
+
+def test_a_body_change_resolves_one_file(tmp_path: Path) -> None:
+    cache = _cached(tmp_path)
+    texts = {**SMALL, "pkg/a.py": SMALL["pkg/a.py"].replace("return 1", "return g() + 1")}
+    info = _again(tmp_path, texts, cache, max_fraction=1.0)  # 1 of 3 files: over 0.3
+    assert info["mode"] == "incremental" and info["files_resolved"] == 1
+
+
+def test_a_corrupt_cache_is_a_full_resolve(tmp_path: Path) -> None:
+    cache = tmp_path / "junk.sqlite"
+    cache.write_bytes(b"no database here" * 64)
+    info = _again(tmp_path, SMALL, cache)
+    assert info["mode"] == "full" and "unreadable" in str(info["reason"])
+
+
+def test_a_foreign_or_stale_cache_is_a_full_resolve(tmp_path: Path) -> None:
+    cache = _cached(tmp_path)
+    info = _again(tmp_path, SMALL, cache, repo="other")
+    assert info["mode"] == "full" and "another repository" in str(info["reason"])
+    info = _again(tmp_path, SMALL, cache, tag="another parser")
+    assert info["mode"] == "full" and "version" in str(info["reason"])
+
+
+def test_packaging_and_threshold_fall_back(tmp_path: Path) -> None:
+    cache = _cached(tmp_path)
+    texts = {**SMALL, "pyproject.toml": '[tool.setuptools.packages.find]\nwhere = ["src"]\n'}
+    info = _again(tmp_path, texts, cache)
+    assert info["mode"] == "full" and "packaging" in str(info["reason"])
+    texts = {**SMALL, "pkg/a.py": "def f():\n    return 2\n"}
+    info = _again(tmp_path, texts, cache, max_fraction=0.0)
+    assert info["mode"] == "full" and "changed" in str(info["reason"])
