@@ -59,10 +59,13 @@ RETURN previous, previous_version
 
 # Delta publish: the published state (semgraph.graph.pubstate), read inside the transaction
 # before any row is written (so before any statement is pipelined: these return many rows).
-# Every file's bundle digest; then the row digests of the changed and removed files only.
+# Every file's bundle digest, as ONE row holding a list of [path, bundle] pairs (a pair, so a
+# missing bundle stays in place; one row: at 20,000 files the driver decodes it in 0.1 s, and
+# 20,000 rows of one pair each in 1.5 s); then the row digests of the changed and removed
+# files only.
 PUBLISH_STATE_FILES = """
 MATCH (f:File {repo: $repo})
-RETURN f.path AS path, f.delta_bundle AS bundle
+RETURN collect([f.path, f.delta_bundle]) AS files
 """
 PUBLISH_STATE_ROWS = """
 UNWIND $keys AS k

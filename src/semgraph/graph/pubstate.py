@@ -142,11 +142,11 @@ class PublishedState:
         """(paths whose bundle is new or changed, paths no longer in the model); loads the
         published entries of both."""
         published: dict[str, str] = {}
-        for record in tx.run(q.PUBLISH_STATE_FILES, repo=self.repo_key):
-            bundle = record["bundle"]
+        record = tx.run(q.PUBLISH_STATE_FILES, repo=self.repo_key).single()
+        for path, bundle in record["files"] if record is not None else []:
             if not isinstance(bundle, str):
-                raise StateInvalid(f"file {record['path']!r} has no published state")
-            published[record["path"]] = bundle
+                raise StateInvalid(f"file {path!r} has no published state")
+            published[path] = bundle
         before = dict(published)
         changed = []
         for path, bundle in res.file_bundles():
