@@ -1,11 +1,13 @@
 """The delta publish against the real Bolt server: it writes what changed and nothing else,
-and whenever the published state on disk cannot be trusted (missing, corrupt, another run's,
-not saved, or the graph changed behind its back) the publish is a full one, never a wrong
-delta."""
+from any host (the published state lives in the graph), and whenever that state cannot be
+trusted (missing, corrupt, a digest that does not match, another semgraph version's, written
+under another repository key, or the graph changed behind its back) the publish is a full
+one, with a log line, never a wrong delta."""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,7 @@ import pytest
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph import pubstate
-from semgraph.graph.pubstate import state_path
+from semgraph.graph.removal import GraphRemoval
 from semgraph.model import FileFacts, SkippedFile
 from tests.graph_repos import call, shop_repo, sym
 from tests.integration.test_graph_publish import SHOP, Boom, publish, snapshot
@@ -114,58 +115,141 @@ def test_a_failed_publish_leaves_the_state_of_the_last_commit(
     assert snapshot(graph, "shop") == expected
 
 
+def test_any_host_publishes_the_change_as_a_delta(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """The published state lives in the graph: a worker with another, empty state directory
+    (another host, or a restarted pod) writes only the change."""
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    other_host = settings.model_copy(update={"state_dir": tmp_path / "host-b"})
+    stats = publish(graph, other_host, tmp_path, SHOP, shop_repo(extra_order_method=True), "r2")
+    assert (stats.mode, stats.files_changed, stats.rows_written) == ("delta", 1, 8)
+    assert not (tmp_path / "host-b").exists()  # nothing of the publish is on the host's disk
+    assert stats.state_rows == 1  # models.py's state; the externals did not change
+    after = snapshot(graph, "shop")
+    assert after == fresh_snapshot(graph, settings, tmp_path, shop_repo(True), "r2")
+
+
+def _tamper(graph: Graph, damage: str) -> None:
+    """Damage the published state of shop/util.py (the file the next publish changes), or of
+    the repository."""
+    util = "MATCH (f:File {key: 'shop|shop/util.py'}) "
+    repo = "MATCH (r:Repository {key: 'shop'}) "
+    cypher = {
+        "rows_garbage": util + "SET f.delta_rows = ['garbage']",
+        "rows_not_a_list": util + "SET f.delta_rows = 'garbage'",
+        "rows_missing": util + "REMOVE f.delta_rows",
+        "row_dropped": util + "SET f.delta_rows = f.delta_rows[0..size(f.delta_rows) - 1]",
+        "row_digest": util + "SET f.delta_rows = [f.delta_rows[0]] + "
+        "['AAAAAAAAAAAAAAAAAAAAAA' + substring(f.delta_rows[1], 22)] + f.delta_rows[2..]",
+        "bundle_digest": util + "SET f.delta_bundle = 'AAAAAAAAAAAAAAAAAAAAAA'",
+        "bundle_missing": "MATCH (f:File {key: 'shop|shop/models.py'}) REMOVE f.delta_bundle",
+        "externals": repo + "SET r.delta_externals = r.delta_externals[1..]",
+        "older_version": repo + "SET r.delta_version = '0/3/' + split(r.delta_version, '/')[2]",
+        "newer_version": repo + "SET r.delta_version = '2/' + substring(r.delta_version, 2)",
+        "no_version": repo + "REMOVE r.delta_version",
+    }[damage]
+    graph.query("tamper", cypher)
+
+
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "empty", "truncated", "other_run", "other_version", "missing"],
+    [
+        "rows_garbage",
+        "rows_not_a_list",
+        "rows_missing",
+        "row_dropped",
+        "row_digest",
+        "bundle_digest",
+        "bundle_missing",
+        "externals",
+        "older_version",
+        "newer_version",
+        "no_version",
+    ],
 )
 def test_an_untrustworthy_state_means_a_full_publish(
-    graph: Graph, settings: Settings, tmp_path: Path, damage: str
+    graph: Graph,
+    settings: Settings,
+    tmp_path: Path,
+    damage: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
-    path = state_path(settings, "shop")
-    if damage == "garbage":
-        path.write_bytes(b"\x00not sqlite\xff" * 1000)
-    elif damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "truncated":
-        path.write_bytes(path.read_bytes()[:2048])
-    elif damage == "missing":
-        path.unlink()
-    else:
-        import sqlite3
+    _tamper(graph, damage)
+    with caplog.at_level(logging.WARNING, logger="semgraph.graph.writer"):
+        stats = publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r2")
+    assert stats.mode == "full" and stats.dropped_rows == 0 and stats.delta_fallback
+    assert any("publishing in full" in r.getMessage() for r in caplog.records)
+    expected = fresh_snapshot(graph, settings, tmp_path, with_util_helper(), "r2")
+    assert snapshot(graph, "shop") == expected  # the state included: the full one rewrote it
+    # the full publish left a good state: the next one is a delta again
+    nxt = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r3")
+    assert (nxt.mode, nxt.files_changed, nxt.delta_fallback) == ("delta", 2, "")
 
-        db = sqlite3.connect(path)
-        key = "run_id" if damage == "other_run" else "rows_version"
-        db.execute("UPDATE meta SET value = 'x' WHERE key = ?", (key,))
-        db.commit()
-        db.close()
+
+def test_a_repository_renamed_in_the_graph_is_published_in_full(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """A repository whose graph was re-keyed (renamed, say, by another host's migration)
+    carries a state written under the old key: it is not compared against."""
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    graph.query(
+        "rename",
+        "MATCH (n) WHERE n.repo = 'shop' "
+        "SET n.repo = 'store', n.key = 'store' + substring(n.key, size('shop'))",
+    )
+    graph.query("rename repo", "MATCH (r:Repository {key: 'shop'}) SET r.key = 'store'")
+    store = dataclasses.replace(SHOP, key="store")
+    stats = publish(graph, settings, tmp_path, store, with_util_helper(), "r2")
+    assert stats.mode == "full" and "another repository key" in stats.delta_fallback
+    renamed = snapshot(graph, "store")
+    graph.query("wipe", "MATCH (n) WHERE n.repo = 'store' OR n.key = 'store' DETACH DELETE n")
+    assert publish(graph, settings, tmp_path / "fresh", store, with_util_helper(), "r2").mode == (
+        "first"
+    )
+    assert renamed == snapshot(graph, "store")
+
+
+def test_a_publish_after_a_removal_stopped_part_way_is_a_full_one(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """A removal deletes the graph slice by slice; the files it has not reached yet still
+    carry their state, which describes symbols already gone: a reindex must not trust it."""
+    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
+    removal = GraphRemoval(graph, "shop", limit=10)
+    assert removal.mark_removing("job-1", 1000.0)
+
+    class Stop(Exception):
+        pass
+
+    def stop(what: str, deleted: int) -> None:
+        if what == "symbols":
+            raise Stop(what)
+
+    with pytest.raises(Stop):
+        removal.delete_slices(after_slice=stop)
     stats = publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r2")
-    assert stats.mode == "full" and stats.dropped_rows == 0
+    assert stats.mode == "full" and "no published state" in stats.delta_fallback
     expected = fresh_snapshot(graph, settings, tmp_path, with_util_helper(), "r2")
     assert snapshot(graph, "shop") == expected
-    # the full publish left a good state: the next one is a delta again
-    graph.query("wipe", "MATCH (n) WHERE n.repo = 'shop' OR n.key = 'shop' DETACH DELETE n")
-    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r3")
-    assert publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r4").mode == "delta"
 
 
-def test_a_state_not_saved_after_the_commit_means_a_full_publish_next(
-    graph: Graph, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_delta_leaves_the_state_a_full_publish_leaves(
+    graph: Graph, settings: Settings, tmp_path: Path
 ) -> None:
-    publish(graph, settings, tmp_path, SHOP, shop_repo(), "r1")
-
-    def disk_full(self: Any, run_id: str) -> None:
-        raise OSError(28, "No space left on device")
-
-    with monkeypatch.context() as m:
-        m.setattr(pubstate.PublishedState, "commit", disk_full)
-        stats = publish(graph, settings, tmp_path, SHOP, with_util_helper(), "r2")
-    assert stats.mode == "delta"  # the graph committed: the publish succeeded
-    [repo] = graph.query("run", "MATCH (r:Repository {key: 'shop'}) RETURN r.run_id AS r")
-    assert repo["r"] == "r2"
-    nxt = publish(graph, settings, tmp_path, SHOP, shop_repo(), "r3")
-    assert nxt.mode == "full"  # the state still describes r1, not the graph's r2
-    assert snapshot(graph, "shop") == fresh_snapshot(graph, settings, tmp_path, shop_repo(), "r3")
+    """The state a delta writes is the one a full publish of the same commit writes, byte for
+    byte (so a chain of deltas never drifts)."""
+    publish(graph, settings, tmp_path, SHOP, calling_helper(defined=False), "r1")
+    publish(graph, settings, tmp_path, SHOP, calling_helper(), "r2")
+    state = (
+        "MATCH (f:File {repo: 'shop'}) RETURN f.key AS k, f.delta_bundle AS b, f.delta_rows AS r"
+    )
+    ext = "MATCH (r:Repository {key: 'shop'}) RETURN r.delta_externals AS e, r.delta_version AS v"
+    after_delta = sorted(graph.query("state", state), key=str), graph.query("ext", ext)
+    fresh_snapshot(graph, settings, tmp_path, calling_helper(), "r2")
+    assert (sorted(graph.query("state", state), key=str), graph.query("ext", ext)) == after_delta
+    assert all(row["b"] and len(row["r"]) >= 2 for row in after_delta[0])
 
 
 def test_a_graph_changed_behind_the_state_falls_back_to_a_full_publish(

@@ -22,7 +22,8 @@ from semgraph.graph.publish_stats import PublishStats
 
 # kinds of statements, in the order they must reach the server: a statement only refers to
 # nodes of earlier kinds, an unlinked group is re-created after, and deletions come last
-_ORDER = ("file", "node", "unlink", "edge", "drop")
+# (the published state of a file goes after its node, whose SET f = row drops it)
+_ORDER = ("file", "node", "unlink", "edge", "state", "drop")
 #: the edge each node-writing statement creates along with its node
 _STRUCTURAL = {
     q.PUBLISH_FILES_NEW: "CONTAINS",
@@ -45,8 +46,9 @@ class Batcher:
     def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, faults: Faults) -> None:
         self.tx, self.repo, self.size, self.stats, self.faults = tx, repo, size, stats, faults
         self.buffers: dict[tuple[str, str, str], _Buffer] = {}
-        # the statement sent last, not yet read: (result, kind, what, cypher, rows it holds)
-        self.pending: tuple[Any, str, str, str, int] | None = None
+        # the statement sent last, not yet read: (result, kind, what, cypher, graph rows it
+        # holds, statement rows it holds)
+        self.pending: tuple[Any, str, str, str, int, int] | None = None
 
     def add(self, kind: str, what: str, cypher: str, row: Any, weight: int = 1) -> None:
         """``kind`` is one of ``_ORDER``; ``what`` the label / edge type counted; ``weight``
@@ -77,7 +79,7 @@ class Batcher:
         # see the module docstring on Memgraph)
         result = self.tx.run(cypher, repo=self.repo, rows=buf.rows)
         self._settle()
-        self.pending = (result, kind, what, cypher, buf.weight)
+        self.pending = (result, kind, what, cypher, buf.weight, len(buf.rows))
         self.stats.batches += 1
         buf.rows = []
         buf.weight = 0
@@ -86,7 +88,7 @@ class Batcher:
     def _settle(self) -> None:
         if self.pending is None:
             return
-        result, kind, what, cypher, weight = self.pending
+        result, kind, what, cypher, weight, sent = self.pending
         self.pending = None
         record = result.single()
         done = int(record[0]) if record is not None else 0
@@ -94,6 +96,10 @@ class Batcher:
         if kind == "unlink":
             stats.deleted_edges += done
             return  # a group may have had any number of edges
+        if kind == "state":  # one statement row per file (or the externals): not graph rows
+            stats.state_rows += done
+            stats.dropped_rows += sent - done
+            return
         if kind == "drop":
             stats.deleted_nodes += done
         elif kind in ("file", "node"):

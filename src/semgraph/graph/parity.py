@@ -5,7 +5,9 @@ Both sides are streamed into one SQLite file as canonical text rows (a node: key
 labels, properties as sorted JSON; an edge: source key, type, target key, properties) with
 the side they came from, and compared as multisets by one grouped query, so neither side is
 held in memory and a duplicated edge counts as a difference. The ``:Repository`` node's own
-properties (run id, timestamps) are not compared; its ``CONTAINS`` edges are.
+properties (run id, timestamps, published state) are not compared; its ``CONTAINS`` edges
+are. Nor are the published state's properties on ``:File`` nodes (:data:`STATE_PROPS`): they
+describe the graph to the next delta, they are not code; the parity test compares them apart.
 
 The delta publish is proved against real full publishes by the model-based test in
 ``tests/integration/test_graph_parity.py``; ``semgraph check --graph-parity REPO`` runs the
@@ -23,6 +25,7 @@ from typing import Any
 
 from semgraph.db import Graph
 from semgraph.graph import queries as q
+from semgraph.graph.pubstate import STATE_PROPS
 from semgraph.graph.rows import external_rows, file_groups, file_nodes
 from semgraph.resolve.resolution import Resolution
 
@@ -73,7 +76,8 @@ def live_rows(graph: Graph, repo_key: str) -> Iterator[tuple[str, str]]:
     """(kind, canonical row) of every node and edge of the repository in the graph."""
     with graph.session() as session:
         for r in session.run(q.PARITY_NODES, repo=repo_key):
-            yield "node", _node(r["key"], r["labels"], dict(r["props"]))
+            props = {k: v for k, v in r["props"].items() if k not in STATE_PROPS}
+            yield "node", _node(r["key"], r["labels"], props)
         for r in session.run(q.PARITY_EDGES, repo=repo_key):
             yield "edge", _edge(r["src"], r["type"], r["dst"], dict(r["props"]))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 class PublishMode(enum.StrEnum):
     FIRST = "first"  # no node of the repository yet: CREATE everything
-    DELTA = "delta"  # write the difference against the published state
+    DELTA = "delta"  # write the difference against the published state (in the graph)
     FULL = "full"  # no usable state: replace the subgraph in place
 
 
@@ -30,6 +30,9 @@ class PublishStats:
     files_changed: int = 0  # files whose rows were built (every file unless a delta)
     files_removed: int = 0  # delta: files the model no longer has
     delta_fallback: str = ""  # why a delta was abandoned for a full publish, if it was
+    state_rows: int = 0  # files (and the externals) whose published state was written
+    state_bytes: int = 0  # bytes of published state written (pubstate.payload_bytes)
+    state_read_s: float = 0.0  # delta: reading the published state from the graph
 
     @property
     def first_publish(self) -> bool:
@@ -74,4 +77,7 @@ class PublishStats:
             "graph_delta_fallback": self.delta_fallback,
             "graph_files_changed": self.files_changed,
             "graph_files_removed": self.files_removed,
+            "graph_state_rows": self.state_rows,
+            "graph_state_bytes": self.state_bytes,
+            "graph_state_read_s": round(self.state_read_s, 4),
         }

@@ -1,183 +1,180 @@
-"""What the last publish of a repository wrote, kept on disk so the next one writes only the
-difference, and touches only the files whose graph rows can have changed.
+"""What the last publish of a repository wrote, kept IN THE GRAPH beside what it describes, so
+that the next publish, on any worker host, writes only the difference.
 
-One SQLite file per repository, ``<state_dir>/graph-state/<sha256 of the repo key>.sqlite``:
+The state is written by the publishing transaction itself, so it can never run ahead of or
+behind the graph (DESIGN.md, "Scale-out"); a host's disk holds nothing the delta needs.
 
-* ``files``: each file's bundle digest (:meth:`Resolution.file_bundles`: its facts and
-  everything the resolution produced for it), so the files to look at are found by one join
-  with the new resolution, without reading any row of the others;
-* ``entries``: a digest per node row and per edge group (:mod:`semgraph.graph.rows`) under
-  the path of the file that owns it (``""`` for external modules), for the row-level
-  comparison inside a changed file;
-* ``meta``: the run id of the publish it describes and the rows version.
+* ``:Repository.delta_version``: ``<state format>/<rows version>/<digest of the repo key>``,
+  set by every publish (:data:`semgraph.graph.publish_queries.PUBLISH_REPOSITORY` returns the
+  one it replaced). A delta is tried only when the previous one is this version's for this
+  key: a state written by an older or newer semgraph, or under another repository key (a
+  repository renamed), is a full publish;
+* ``:File.delta_bundle``: the file's bundle digest (:meth:`Resolution.file_bundles`: its facts
+  and everything the resolution produced for it), base64. One read of every file's bundle
+  (the only per-file read of a delta) finds the new, changed and removed files;
+* ``:File.delta_rows``: a digest per node row and per edge group (:mod:`semgraph.graph.rows`)
+  the file owns, one string each (:func:`encode`), after a checksum over the file key, the
+  bundle and the rows. Read only for the changed and removed files;
+* ``:Repository.delta_externals``: the same for the external-module nodes.
 
-A publish uses it only when that run id is the one the graph's ``:Repository`` node carries,
-read inside the publishing transaction after the node is locked; anything else (no file,
-another rows version, a publish by another worker host, a commit whose answer was lost, a
-repository removed and re-added) is a full publish, never a wrong delta. The file only saves
-work; it never decides content.
-
-A delta changes the file inside one SQLite transaction that is committed only after the graph
-transaction committed (and rolled back otherwise); a full or first publish writes a new file
-(``.<run id>.tmp``) renamed over the old one after the commit. So the file never runs ahead
-of the graph: if the process dies between the two commits, the run ids differ and the next
-publish is a full one.
+A state that does not decode, whose checksum does not match, or a file without one while the
+version says it should have one, is :class:`StateInvalid`: the writer logs it and publishes
+in full (never a wrong delta). A graph changed behind the state's back (a delta row that finds
+no node) is caught by the writer the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import logging
-import os
-import sqlite3
-from pathlib import Path
+from collections.abc import Iterable
+from typing import Any
 
-from semgraph.config import Settings
+from semgraph.graph import publish_queries as q
 from semgraph.graph.rows import ROWS_VERSION
-from semgraph.logs import event
+from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.symtab import external_key, file_key
 
-log = logging.getLogger(__name__)
-
+#: bump when the encoding below changes (a state of another format is never compared against)
+STATE_FORMAT = "1"
 NODE = "node:"  # kind prefix of node entries; edge groups are "<TYPE>:<target label>"
 EXTERNALS = ""  # the owner path of external-module entries
-
-_DDL = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (path TEXT PRIMARY KEY, bundle BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE entries (path TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL,
-                      digest BLOB NOT NULL, PRIMARY KEY (path, kind, key)) WITHOUT ROWID;
-"""
-SELECT_META = "SELECT key, value FROM meta"
-INSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-SELECT_ENTRIES = "SELECT key, kind, digest FROM entries WHERE path = ?"
-DELETE_ENTRIES = "DELETE FROM entries WHERE path = ?"
-INSERT_ENTRY = "INSERT OR REPLACE INTO entries (path, kind, key, digest) VALUES (?, ?, ?, ?)"
-PUT_FILE = "INSERT OR REPLACE INTO files (path, bundle) VALUES (?, ?)"
-DELETE_FILE = "DELETE FROM files WHERE path = ?"
-# the resolution of the new model is ATTACHed as ``res``
-SELECT_CHANGED = """
-SELECT n.path FROM res.files AS n LEFT JOIN files AS o ON o.path = n.path
-WHERE o.bundle IS NULL OR o.bundle != n.bundle ORDER BY n.path
-"""
-SELECT_REMOVED = """
-SELECT o.path FROM files AS o
-WHERE NOT EXISTS (SELECT 1 FROM res.files AS n WHERE n.path = o.path) ORDER BY o.path
-"""
-INSERT_BATCH = 5000
+DIGEST_CHARS = 22  # a 16-byte row digest in unpadded base64
+READ_KEYS = 2000  # files whose rows one read statement fetches
+#: the published state's properties on a ``:File`` node (not compared by graph parity)
+STATE_PROPS = frozenset({"delta_bundle", "delta_rows"})
 
 Entries = dict[tuple[str, str], bytes]  # (key, kind) -> digest
 
+#: entry kind -> its one-character code in an encoded row
+_CODE = {
+    "node:File": "F",
+    "node:Symbol": "S",
+    "node:ExternalModule": "E",
+    "CONTAINS:Symbol": "c",
+    "HAS_METHOD:Symbol": "h",
+    "INHERITS:Symbol": "i",
+    "CALLS:Symbol": "k",
+    "IMPORTS:File": "m",
+    "IMPORTS:ExternalModule": "x",
+}
+_KIND = {code: kind for kind, code in _CODE.items()}
 
-def state_path(settings: Settings, repo_key: str) -> Path:
-    """The repository's state file (a hash of the key: no key can escape the directory)."""
-    digest = hashlib.sha256(repo_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return settings.state_dir / "graph-state" / f"{digest}.sqlite"
+
+class StateInvalid(Exception):
+    """The published state in the graph cannot be trusted: publish in full."""
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+
+
+def version(repo_key: str) -> str:
+    """The ``delta_version`` a publish of ``repo_key`` by this code writes and accepts."""
+    key = hashlib.blake2b(repo_key.encode("utf-8", "surrogatepass"), digest_size=9).digest()
+    return f"{STATE_FORMAT}/{ROWS_VERSION}/{_b64(key)}"
+
+
+def bundle_text(bundle: bytes) -> str:
+    return _b64(bundle)
+
+
+def _checksum(owner: str, bundle: str, rows: Iterable[str]) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for part in (owner, bundle, *rows):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return "#" + _b64(h.digest())
+
+
+def encode(owner: str, prefix: str, bundle: str, entries: Entries) -> list[str]:
+    """``entries`` as stored: the checksum, then ``<digest><kind code><r|a><key>`` per entry,
+    sorted, a key that starts with ``prefix`` stored relative to it (``r``)."""
+    rows = []
+    for (key, kind), digest in entries.items():
+        tail = "r" + key[len(prefix) :] if key.startswith(prefix) else "a" + key
+        rows.append(_b64(digest) + _CODE[kind] + tail)
+    rows.sort()
+    return [_checksum(owner, bundle, rows), *rows]
+
+
+def decode(owner: str, prefix: str, bundle: str, stored: Any) -> Entries:
+    """What :func:`encode` stored; :class:`StateInvalid` on anything else."""
+    if not isinstance(stored, list) or not stored or not all(isinstance(s, str) for s in stored):
+        raise StateInvalid(f"the published state of {owner!r} is missing or not a list")
+    check, rows = stored[0], stored[1:]
+    if check != _checksum(owner, bundle, rows):
+        raise StateInvalid(f"the published state of {owner!r} does not match its checksum")
+    out: Entries = {}
+    for row in rows:
+        kind = _KIND.get(row[DIGEST_CHARS : DIGEST_CHARS + 1])
+        mode = row[DIGEST_CHARS + 1 : DIGEST_CHARS + 2]
+        try:
+            digest = _unb64(row[:DIGEST_CHARS])
+        except ValueError:
+            digest = b""
+        if kind is None or mode not in ("r", "a") or len(digest) != 16:
+            raise StateInvalid(f"the published state of {owner!r} has a malformed row")
+        tail = row[DIGEST_CHARS + 2 :]
+        out[(prefix + tail if mode == "r" else tail, kind)] = digest
+    return out
+
+
+def payload_bytes(rows: list[str], bundle: str = "") -> int:
+    """UTF-8 bytes of the stored values (what the state adds to the graph, before the
+    server's own per-property overhead)."""
+    return len(bundle.encode()) + sum(len(r.encode("utf-8", "surrogatepass")) for r in rows)
 
 
 class PublishedState:
-    """The state file of one publish: the last one's (``open``, changed in place by a
-    delta) or a new one (``create``, for a full or first publish)."""
+    """The state a delta publish compares against, read from the graph inside the publishing
+    transaction (after the ``:Repository`` node is locked, before any row is written)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path, final: Path, run_id: str) -> None:
-        self.db, self.path, self.final, self.run_id = db, path, final, run_id
-        self._pending: list[tuple[str, str, str, bytes]] = []
+    def __init__(self, repo_key: str) -> None:
+        self.repo_key = repo_key
+        self.loaded: dict[str, Entries] = {}  # owner path -> its published entries
 
-    @classmethod
-    def open(cls, final: Path) -> PublishedState | None:
-        """The last publish's state, or None when it is missing, of another rows version,
-        or unreadable (logged: a full publish follows, nothing is lost)."""
-        if not final.exists():
-            return None
-        try:
-            db = sqlite3.connect(final, isolation_level=None)
-            meta = dict(db.execute(SELECT_META).fetchall())
-        except sqlite3.Error as exc:
-            event(log, logging.WARNING, "graph_state_unreadable", str(exc), path=str(final))
-            return None
-        if meta.get("rows_version") != ROWS_VERSION or not meta.get("run_id"):
-            db.close()
-            return None
-        return cls(db, final, final, meta["run_id"])
-
-    @classmethod
-    def create(cls, final: Path, run_id: str) -> PublishedState:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        for stale in final.parent.glob(f"{final.name}.*.tmp"):  # a crashed publish's
-            stale.unlink(missing_ok=True)
-        path = final.with_name(f"{final.name}.{run_id}.tmp")
-        path.unlink(missing_ok=True)
-        db = sqlite3.connect(path, isolation_level=None)
-        db.execute("PRAGMA journal_mode = OFF")
-        db.execute("PRAGMA synchronous = OFF")
-        db.executescript(_DDL)
-        db.execute("BEGIN")
-        db.execute(INSERT_META, ("rows_version", ROWS_VERSION))
-        return cls(db, path, final, run_id)
-
-    # -- a delta: what changed ----------------------------------------------------------------
-
-    def begin(self) -> None:
-        """Start the transaction that the delta's changes go into."""
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def plan(self, resolution_db: Path) -> tuple[list[str], list[str]]:
-        """(paths whose bundle is new or changed, paths no longer in the model)."""
-        self.db.execute("ATTACH DATABASE ? AS res", (str(resolution_db),))
-        try:
-            changed = [r[0] for r in self.db.execute(SELECT_CHANGED)]
-            removed = [r[0] for r in self.db.execute(SELECT_REMOVED)]
-        finally:
-            self.db.execute("DETACH DATABASE res")
+    def plan(self, tx: Any, res: Resolution) -> tuple[list[str], list[str]]:
+        """(paths whose bundle is new or changed, paths no longer in the model); loads the
+        published entries of both."""
+        published: dict[str, str] = {}
+        record = tx.run(q.PUBLISH_STATE_FILES, repo=self.repo_key).single()
+        for path, bundle in record["files"] if record is not None else []:
+            if not isinstance(bundle, str):
+                raise StateInvalid(f"file {path!r} has no published state")
+            published[path] = bundle
+        before = dict(published)
+        changed = []
+        for path, bundle in res.file_bundles():
+            if published.pop(path, None) != bundle_text(bundle):
+                changed.append(path)
+        removed = sorted(published)
+        self._load(tx, [p for p in changed if p in before] + removed, before)
+        self._load_externals(tx)
         return changed, removed
 
+    def _load(self, tx: Any, paths: list[str], bundles: dict[str, str]) -> None:
+        by_key = {file_key(self.repo_key, p): p for p in paths}
+        keys = list(by_key)
+        for i in range(0, len(keys), READ_KEYS):
+            for record in tx.run(q.PUBLISH_STATE_ROWS, keys=keys[i : i + READ_KEYS]):
+                key = record["key"]
+                path = by_key[key]
+                self.loaded[path] = decode(key, key, bundles[path], record["rows"])
+        missing = set(by_key.values()) - set(self.loaded)
+        if missing:
+            raise StateInvalid(f"{len(missing)} published files were not found by key")
+
+    def _load_externals(self, tx: Any) -> None:
+        record = tx.run(q.PUBLISH_STATE_EXTERNALS, repo=self.repo_key).single()
+        stored = record["rows"] if record is not None else None
+        prefix = external_key(self.repo_key, "")
+        self.loaded[EXTERNALS] = decode(self.repo_key, prefix, "", stored)
+
     def entries(self, path: str) -> Entries:
-        """Every entry owned by ``path`` as the last publish wrote it."""
-        rows = self.db.execute(SELECT_ENTRIES, (path,))
-        return {(key, kind): digest for key, kind, digest in rows}
-
-    # -- writing --------------------------------------------------------------------------------
-
-    def replace(self, path: str, bundle: bytes | None, entries: Entries) -> None:
-        """``path``'s entries (and bundle; None for the externals) as this publish wrote them."""
-        self._flush()
-        self.db.execute(DELETE_ENTRIES, (path,))
-        if bundle is not None:
-            self.db.execute(PUT_FILE, (path, bundle))
-        self._pending.extend((path, kind, key, digest) for (key, kind), digest in entries.items())
-        if len(self._pending) >= INSERT_BATCH:
-            self._flush()
-
-    def remove(self, path: str) -> None:
-        self._flush()
-        self.db.execute(DELETE_ENTRIES, (path,))
-        self.db.execute(DELETE_FILE, (path,))
-
-    def _flush(self) -> None:
-        if self._pending:
-            self.db.executemany(INSERT_ENTRY, self._pending)
-            self._pending = []
-
-    def commit(self, run_id: str) -> None:
-        """The graph committed ``run_id``: make this state the repository's."""
-        self._flush()
-        self.db.execute(INSERT_META, ("run_id", run_id))
-        self.db.execute("COMMIT")
-        self.db.close()
-        if self.path != self.final:
-            os.replace(self.path, self.final)
-
-    def discard(self) -> None:
-        """The graph did not commit (or this state could not be saved): the file stays what
-        it was, so its run id tells the next publish not to trust it."""
-        try:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            self.db.close()
-        except sqlite3.Error as exc:
-            event(log, logging.WARNING, "graph_state_discard_failed", str(exc), path=str(self.path))
-        finally:
-            if self.path != self.final:
-                self.path.unlink(missing_ok=True)
-
-    def close(self) -> None:
-        self.db.close()
+        """Every entry owned by ``path`` as the last publish wrote it (none unless loaded)."""
+        return self.loaded.get(path, {})

@@ -2,9 +2,10 @@
 the reads that list repositories with their state.
 
 A removal first marks the ``:Repository`` node ``state: 'removing'`` (readers skip or label
-it from then on) and clears its run id (a reindex that runs after a removal stopped part-way
-cannot take the half-deleted graph for its published state: it publishes in full, and the
-publish clears the mark), then deletes the repository's subgraph in bounded slices, one auto-commit
+it from then on) and clears its run id and the version of its published state
+(:mod:`semgraph.graph.pubstate`: a reindex that runs after a removal stopped part-way cannot
+take the half-deleted graph's state for its own: it publishes in full, and the publish clears
+the mark), then deletes the repository's subgraph in bounded slices, one auto-commit
 transaction per slice of at most ``limit`` edges or nodes (each slice's working set stays
 small on the server, as the publish's edge deletes do), its ``:IndexRun`` history, and only
 then the ``:Repository`` node and, last of all, its ``:RepoRecord``. Every statement is
@@ -26,7 +27,8 @@ REMOVING = "removing"
 MARK_REMOVING = """
 MATCH (r:Repository {key: $repo})
 SET r.state = 'removing', r.removing_job_id = $job_id,
-    r.removing_since = coalesce(r.removing_since, $now), r.run_id = null
+    r.removing_since = coalesce(r.removing_since, $now), r.run_id = null,
+    r.delta_version = null
 RETURN count(r) AS marked
 """
 

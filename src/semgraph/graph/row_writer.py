@@ -2,7 +2,8 @@
 :class:`semgraph.graph.writer.GraphWriter`) sends a file's rows (:class:`RowWriter`): a first
 publish CREATEs every row, a full publish upserts every row by key, a delta publish writes
 only the node rows and edge groups whose digest differs from the published state's, and
-unlinks or drops what the new model no longer has.
+unlinks or drops what the new model no longer has. Every form writes, in the same transaction,
+the published state of each file it wrote (:mod:`semgraph.graph.pubstate`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from typing import Any
 from semgraph.graph import publish_queries as q
 from semgraph.graph.batches import Batcher
 from semgraph.graph.publish_stats import PublishMode
-from semgraph.graph.pubstate import EXTERNALS, NODE, Entries, PublishedState
+from semgraph.graph.pubstate import (
+    EXTERNALS,
+    NODE,
+    Entries,
+    PublishedState,
+    bundle_text,
+    encode,
+    payload_bytes,
+)
 from semgraph.graph.rows import (
     EXTERNAL,
     FILE,
@@ -24,6 +33,7 @@ from semgraph.graph.rows import (
     file_nodes,
 )
 from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.symtab import external_key, file_key
 
 #: (edge type, target label) -> the statement creating a group's edges
 _CREATE_EDGES = {
@@ -38,8 +48,9 @@ _SOURCE_LABEL = {"IMPORTS": FILE}  # other edge types leave a Symbol
 
 
 class RowWriter:
-    """Sends one publish's rows in its mode, file by file, and records every row's digest in
-    the state the publish leaves."""
+    """Sends one publish's rows in its mode, file by file, and writes every row's digest into
+    the state the publish leaves in the graph (``state``: the published one a delta compares
+    against; empty for the other forms)."""
 
     def __init__(
         self, batch: Batcher, mode: PublishMode, state: PublishedState, res: Resolution
@@ -78,12 +89,18 @@ class RowWriter:
         for g in file_groups(self.res, path):
             self._group(g, before, now)
         self._gone(before, now)
-        self.state.replace(path, bundle, now)
+        if bundle is not None:
+            key = file_key(self.res.repo_key, path)
+            text = bundle_text(bundle)
+            rows = encode(key, key, text, now)
+            self.stats.state_bytes += payload_bytes(rows, text)
+            row = {"key": key, "bundle": text, "rows": rows}
+            self.batch.add("state", FILE, q.PUBLISH_FILE_STATE, row, len(rows))
 
     def removed(self, path: str) -> None:
-        """A file the model no longer has: its nodes go, with every edge they have."""
+        """A file the model no longer has: its nodes go, with every edge they have (and its
+        published state, which lives on its node)."""
         self._gone(self.state.entries(path), {})
-        self.state.remove(path)
 
     def externals(self) -> None:
         before = self.state.entries(EXTERNALS) if self.delta else {}
@@ -97,7 +114,12 @@ class RowWriter:
     def externals_gone(self) -> None:
         before, now = self._externals
         self._gone(before, now)
-        self.state.replace(EXTERNALS, None, now)
+        if self.delta and before == now:
+            return
+        repo = self.res.repo_key
+        rows = encode(repo, external_key(repo, ""), "", now)
+        self.stats.state_bytes += payload_bytes(rows)
+        self.batch.add("state", "Repository", q.PUBLISH_EXTERNALS_STATE, rows, len(rows))
 
     def _node_form(self, node: NodeRow, before: Entries, now: Entries) -> str | None:
         """``new`` (CREATE), ``merge`` (upsert), ``update`` (SET by key) or None (unchanged)."""

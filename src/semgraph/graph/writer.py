@@ -1,18 +1,22 @@
 """Publish one repository's code graph in ONE explicit transaction, writing only what changed.
 
 The transaction takes the ``:Repository`` node first (so two publishes of one repository
-serialize) and reads the run id the graph carried before. Then one of three forms:
+serialize) and reads the version of the published state the graph carries
+(:mod:`semgraph.graph.pubstate`: what the last publish wrote, kept in the graph itself). Then
+one of three forms:
 
 * **first publish** (the repository has no node yet): every node and edge is CREATEd;
-* **delta publish** (the repository's published state on disk, :mod:`semgraph.graph.pubstate`,
-  describes exactly that run): every node row and edge group (:mod:`semgraph.graph.rows`) is
-  compared by digest with what the last publish wrote. New nodes are CREATEd, changed ones
-  overwritten by key, changed edge groups unlinked and re-created; rows and groups the new
-  model no longer has are deleted last. The transaction holds the change, not the
-  repository. Resolution is global, so a group whose file did not change still changes when
-  a new definition elsewhere resolves one of its calls: groups are compared whatever their
-  file. A delta whose rows do not find the nodes the state promised (the graph was changed
-  behind the state's back) is rolled back and done again as a full publish;
+* **delta publish** (the graph's published state is this code's version for this key): the
+  changed files are found by their bundle digests, and their node rows and edge groups
+  (:mod:`semgraph.graph.rows`) compared by digest with what the last publish wrote. New
+  nodes are CREATEd, changed ones overwritten by key, changed edge groups unlinked and
+  re-created; rows and groups the new model no longer has are deleted last. The
+  transaction holds the change, not the repository. Resolution is global, so a group whose
+  file did not change still changes when a new definition elsewhere resolves one of its
+  calls: the bundle digest covers what the resolution produced for the file.
+  A delta whose state does not decode or match its checksum, or whose rows do not find the
+  nodes the state promised (the graph was changed behind the state's back), is rolled
+  back and done again as a full publish, with a log line;
 * **full publish in place** (no usable state): the repository's edges are deleted in bounded
   slices, every node upserted by key, every edge re-created, and the nodes the new model no
   longer has swept at the end.
@@ -20,8 +24,9 @@ serialize) and reads the run id the graph carried before. Then one of three form
 Run id, fingerprint, commit and ``indexed_at`` are written on ``:Repository`` in the same
 transaction. Any failure rolls the whole transaction back: readers keep seeing the previous
 graph, and other repositories are never touched (every statement is keyed by this
-repository). The new published state is written beside the old one and replaces it only
-after the commit.
+repository). Every form writes the published state of what it wrote in the same transaction,
+so the state never runs ahead of or behind the graph, and any worker on any host can publish
+the next change as a delta; nothing on the host's disk is needed.
 
 The rows are batched and pipelined (:mod:`semgraph.graph.batches`); each form sends them its
 own way (:mod:`semgraph.graph.row_writer`).
@@ -29,15 +34,13 @@ own way (:mod:`semgraph.graph.row_writer`).
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
 
-The module is a little over 300 lines: the one transaction (choosing its form, falling back
-from a delta to a full publish, translating a refusal, saving the state after the commit) is
-kept whole, in one place.
+The module is close to 300 lines: the one transaction (choosing its form, falling back from
+a delta to a full publish, translating a refusal) is kept whole, in one place.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -50,7 +53,7 @@ from semgraph.faults import PROCESS, Faults
 from semgraph.graph import publish_queries as q
 from semgraph.graph.batches import Batcher
 from semgraph.graph.publish_stats import PublishMode, PublishStats
-from semgraph.graph.pubstate import Entries, PublishedState, state_path
+from semgraph.graph.pubstate import Entries, PublishedState, StateInvalid, version
 from semgraph.graph.row_writer import RowWriter
 from semgraph.logs import event
 from semgraph.resolve.resolution import Resolution
@@ -125,21 +128,13 @@ class GraphWriter:
     ) -> PublishStats:
         stats = PublishStats()
         started = time.monotonic()
-        final = state_path(self.settings, repo.key)
-        old = PublishedState.open(final) if delta else None
-        state: PublishedState | None = None
         what = f"publish graph of {repo.key}"
         try:
             with self.graph.transaction(what) as tx:
-                mode = self._begin(tx, repo, resolution, run_id, fingerprint, now, old)
+                mode = self._begin(tx, repo, resolution, run_id, fingerprint, now, delta, stats)
                 stats.mode = mode.value
-                if mode is PublishMode.DELTA:
-                    assert old is not None
-                    state, old = old, None
-                else:
-                    state = PublishedState.create(final, run_id)
                 batch = Batcher(tx, repo.key, size, stats, self.faults)
-                rows = RowWriter(batch, mode, state, resolution)
+                rows = RowWriter(batch, mode, PublishedState(repo.key), resolution)
                 self._write(tx, repo.key, resolution, mode, rows)
                 if stats.dropped_rows and mode is PublishMode.DELTA:
                     raise _DeltaMismatch(
@@ -153,8 +148,9 @@ class GraphWriter:
                         "disagree); nothing was published"
                     )
                 self.faults.point("publish.before_commit", repo=repo.key, run_id=run_id)
+        except StateInvalid as exc:
+            raise _DeltaMismatch(str(exc)) from exc
         except GraphError as exc:
-            _discard(state, old)
             if self.graph.dialect.is_out_of_memory(str(exc)):
                 limit = self.graph.dialect.memory_limit_setting(str(exc))
                 raise GraphTooLarge(
@@ -164,24 +160,6 @@ class GraphWriter:
                     "publish is never split"
                 ) from exc
             raise
-        except BaseException:
-            _discard(state, old)
-            raise
-        if old is not None:
-            old.close()
-        assert state is not None
-        try:
-            state.commit(run_id)
-        except (OSError, sqlite3.Error) as exc:  # the graph committed: only the saving is lost
-            event(
-                log,
-                logging.WARNING,
-                "graph_state_not_saved",
-                f"published state not saved ({exc}); the next publish is a full one",
-                repo=repo.key,
-                run_id=run_id,
-            )
-            state.discard()
         stats.tx_duration_s = time.monotonic() - started
         event(
             log,
@@ -194,6 +172,8 @@ class GraphWriter:
             mode=stats.mode,
             rows_written=stats.rows_written,
             files_changed=stats.files_changed,
+            state_bytes=stats.state_bytes,
+            state_read_s=round(stats.state_read_s, 3),
             duration_s=round(stats.tx_duration_s, 3),
             rows_per_s=round(stats.throughput),
         )
@@ -207,7 +187,8 @@ class GraphWriter:
         run_id: str,
         fingerprint: str,
         now: float,
-        old: PublishedState | None,
+        delta: bool,
+        stats: PublishStats,
     ) -> PublishMode:
         """Lock and stamp the repository node; choose the publish's form."""
         counts = res.counts["calls"]
@@ -229,13 +210,31 @@ class GraphWriter:
             fingerprint=fingerprint,
             now=now,
             props=props,
+            delta_version=version(repo.key),
         ).single()
-        previous = record["previous"] if record is not None else None
+        had = record["previous_version"] if record is not None else None
         present = tx.run(q.PUBLISH_HAS_NODES, repo=repo.key).single()
         if not (present is not None and present["present"]):
             return PublishMode.FIRST
-        if old is not None and previous is not None and old.run_id == previous:
+        if not delta:
+            return PublishMode.FULL
+        if had == version(repo.key):
             return PublishMode.DELTA
+        why = (
+            "the graph holds no published state of this repository"
+            if had is None
+            else f"the graph's published state is version {had!r}, not this code's "
+            "(written by another semgraph version, or under another repository key)"
+        )
+        event(
+            log,
+            logging.WARNING,
+            "graph_delta_fallback",
+            f"no delta possible, publishing in full: {why}",
+            repo=repo.key,
+            run_id=run_id,
+        )
+        stats.delta_fallback = why
         return PublishMode.FULL
 
     def _write(
@@ -254,8 +253,9 @@ class GraphWriter:
                 ),
             )
         if mode is PublishMode.DELTA:
-            changed, removed = rows.state.plan(res.path)
-            rows.state.begin()  # after the plan: SQLite detaches nothing inside a transaction
+            began = time.monotonic()
+            changed, removed = rows.state.plan(tx, res)
+            stats.state_read_s = time.monotonic() - began
             bundles = dict(_bundles_of(res, changed))
         else:
             bundles, removed = dict(res.file_bundles()), []
@@ -285,12 +285,6 @@ def _bundles_of(res: Resolution, paths: list[str]) -> Iterator[tuple[str, bytes]
     for path, bundle in res.file_bundles():
         if path in wanted:
             yield path, bundle
-
-
-def _discard(*states: PublishedState | None) -> None:
-    for state in states:
-        if state is not None:
-            state.discard()
 
 
 def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -> int:

@@ -41,7 +41,6 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import ENV, Faults
 from semgraph.graph import removal as gr
-from semgraph.graph.pubstate import state_path
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.repos import record_props
@@ -124,11 +123,8 @@ def paths_of(settings: Settings, repo_key: str) -> list[Path]:
     """What the repository keeps on this host's disk (files and directories)."""
     mirrors = settings.mirrors_path
     tree = worktree_path(settings, repo_key)
-    state = state_path(settings, repo_key)
     local = [
         cache_dir(settings, repo_key),
-        state,
-        *(state.with_name(state.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
         tree,
         tree.with_name(tree.name + ".lock"),
     ]
