@@ -33,7 +33,7 @@ EXTRA = {
 
 
 @pytest.fixture(scope="module")
-def settings(settings: Settings) -> Settings:
+def cached(settings: Settings) -> Settings:
     """The session's settings with the resolve cache on (it is off by default)."""
     return settings.model_copy(update={"resolve_cache": True})
 
@@ -45,23 +45,23 @@ def embedder(settings: Settings) -> Embedder:
 
 @pytest.fixture
 def run_index(
-    settings: Settings, graph: Graph, es: Elasticsearch, embedder: Embedder
+    cached: Settings, graph: Graph, es: Elasticsearch, embedder: Embedder
 ) -> Callable[..., ReindexResult]:
     def run(source: Path, **kw: Any) -> ReindexResult:
         return Reindex(
-            settings, graph, es, ReindexRequest(source=str(source), **kw), embedder=embedder
+            cached, graph, es, ReindexRequest(source=str(source), **kw), embedder=embedder
         ).run()
 
     return run
 
 
 def test_a_body_push_resolves_one_file_and_publishes_what_a_full_resolve_does(
-    settings: Settings, graph: Graph, tmp_path: Path, run_index: Callable[..., ReindexResult]
+    cached: Settings, graph: Graph, tmp_path: Path, run_index: Callable[..., ReindexResult]
 ) -> None:
     repo = make_repo(tmp_path / "rescache", {**POLYGLOT, **EXTRA})
     first = run_index(repo)
     assert first.stats["resolve_incremental"]["mode"] == "full"
-    assert cache_path(settings, first.repo_key).is_file()  # kept after the publish
+    assert cache_path(cached, first.repo_key).is_file()  # kept after the publish
 
     commit(repo, {"lib/user.py": EXTRA["lib/user.py"] + "\n\ndef twice(b):\n    return run(b)\n"})
     commit(repo, {"lib/ledger.py": "def rotate_ledger(book):\n    return book.rotate(2)\n"})
@@ -74,21 +74,21 @@ def test_a_body_push_resolves_one_file_and_publishes_what_a_full_resolve_does(
     third = run_index(repo)
     inc = third.stats["resolve_incremental"]
     assert inc["mode"] == "incremental" and inc["files_resolved"] == 1, inc  # body only
-    report = graph_parity(settings, graph, third.repo_key, alert=False)
+    report = graph_parity(cached, graph, third.repo_key, alert=False)
     assert report.ok, report
 
     forced = run_index(repo, force=True)
     assert forced.stats["resolve_incremental"]["mode"] == "full"
     assert forced.stats["resolve_incremental"]["reason"] == "forced job"
-    assert graph_parity(settings, graph, forced.repo_key, alert=False).ok
+    assert graph_parity(cached, graph, forced.repo_key, alert=False).ok
 
 
 def test_a_corrupt_cache_is_a_full_resolve_not_an_error(
-    settings: Settings, tmp_path: Path, run_index: Callable[..., ReindexResult]
+    cached: Settings, tmp_path: Path, run_index: Callable[..., ReindexResult]
 ) -> None:
     repo = make_repo(tmp_path / "rescorrupt", {**POLYGLOT, **EXTRA})
     first = run_index(repo)
-    cache_path(settings, first.repo_key).write_bytes(b"not a sqlite file" * 100)
+    cache_path(cached, first.repo_key).write_bytes(b"not a sqlite file" * 100)
     commit(repo, {"lib/ledger.py": "def rotate_ledger(book):\n    return book.rotate(9)\n"})
     second = run_index(repo)
     assert second.status == "succeeded"
