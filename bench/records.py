@@ -58,6 +58,11 @@ RECORDS = {
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
     "accuracy.repo": "bench_accuracy: one repository's call resolution against its oracle",
     "accuracy.tier": "bench_accuracy: one tier's edges of one repository against the oracle",
+    "replay.repo": "bench_replay: the repository replayed, its start and last commit, the load",
+    "replay.reset": "bench_replay: what an earlier replay of the repository left, removed",
+    "replay.step": "bench_replay: one push (step 0: the first index) through the job, checked",
+    "replay.parity": "bench_replay: semgraph check --graph-parity after the last push",
+    "replay.summary": "bench_replay: p50/p95 per push (job, resolve phase), parity failures",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 
