@@ -31,6 +31,7 @@ from pathlib import Path
 from semgraph.model import FileFacts, SkippedFile
 from semgraph.resolve import pyroots
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
+from semgraph.resolve.memo import MemoNames, MemoTypedNames
 from semgraph.resolve.resolution import (
     AMBIGUOUS_TIER,
     DEFAULT_AMBIGUOUS_CAP,
@@ -138,12 +139,21 @@ class _Resolver:
         for f in files:
             self._resolve_bases(f)
         self.db.commit()
+        self._memoise()
         for f in files:
             self._resolve_calls(f)
         self._possible_callers()
         self._bundles()
         self.db.executescript(EDGE_INDEXES)
         self.db.commit()
+
+    def _memoise(self) -> None:
+        """From here on the tables the lookups read are final: remember what they find
+        (:mod:`semgraph.resolve.memo`; pure functions of the tables, so a call site's outcome
+        does not depend on which sites were resolved before it)."""
+        self.names = MemoNames(self.db, self.res.ambiguous_cap)
+        self.typed = MemoTypedNames(self.db, self.names)
+        self.tiers = CallTiers(self.names, self.typed)
 
     def _part(self, path: str, material: object) -> None:
         """Fold what one step of the resolution produced for ``path`` into its bundle. Lists
