@@ -3,7 +3,7 @@ repository, one push at a time, through the product's job, with incremental == f
 at every step.
 
     python -m bench.bench_replay [--repo PATH] [--commits 200] [--vectors synthetic-first]
-                                 [--log bench/results/replay.log] [--work DIR]
+                                 [--log bench/results/replay.log] [--work DIR] [--keep]
 
 A bare local clone of ``--repo`` gets one branch, ``replay``, set to the commit before the
 last N; each step moves that branch to the next first-parent commit (a push) and runs the
@@ -11,7 +11,9 @@ reindex job for that commit as ``semgraph index CLONE --ref COMMIT`` runs it (th
 class, :class:`semgraph.indexer.pipeline.Reindex`, with the worker's shared search client and
 embedder; the queue's enqueue and claim are left out): checkout of the moved branch into the
 reused work tree, parse through the parse cache, resolve, staging index, ONE graph
-transaction, alias flip. Step 0 is the first index of the start commit.
+transaction, alias flip. Step 0 is the first index of the start commit: what an earlier
+replay of the repository left is removed first, unless ``--keep`` (a replay that continues
+where another stopped: its step 0 finds the start commit indexed, a no-op, or re-indexes it).
 
 Between the job's resolve phase and its embed phase (outside both phases' timers), the
 step's check resolves the same spill again with a full :func:`resolve` and compares the two
@@ -259,7 +261,7 @@ def graph_parity(repo_key: str) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "semgraph", "check", "--graph-parity", repo_key, "--json"]
     started = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    out: dict[str, Any] = {"command": " ".join(cmd[1:]), "rc": proc.returncode}
+    out: dict[str, Any] = {"command": "python " + " ".join(cmd[1:]), "rc": proc.returncode}
     try:
         out["report"] = json.loads(proc.stdout)
     except ValueError:
@@ -291,6 +293,11 @@ def main() -> None:
         "--vectors", choices=("synthetic-first", "synthetic", "model"), default="synthetic-first"
     )
     parser.add_argument("--log", type=Path, default=ROOT / "bench/results/replay.log")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep what an earlier replay left (step 0 then re-indexes or no-ops the start)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/semgraph-replay-work"))
     args = parser.parse_args()
 
@@ -331,7 +338,8 @@ def main() -> None:
         )
         es = shared_search(settings)
         ticker.set("removing what an earlier replay left")
-        write(line("replay.reset", removed=reset(settings, graph, es, repo_key)))
+        removed = "kept (--keep)" if args.keep else reset(settings, graph, es, repo_key)
+        write(line("replay.reset", removed=removed))
         for step, commit in enumerate(commits):
             if step == 1 and args.vectors != "synthetic":
                 ticker.set("loading the embedding model (once, as a worker does)")
