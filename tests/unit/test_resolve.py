@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from semgraph.model import FileFacts, Import, SkippedFile
-from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.resolution import DEFAULT_AMBIGUOUS_CAP, Resolution
 from semgraph.resolve.resolver import resolve
 from semgraph.resolve.symtab import symbol_rows
 from tests.graph_repos import call, facts, shop_repo, sym
@@ -21,8 +21,13 @@ def _qn(key: str) -> str:
     return key.split("|")[2]
 
 
-def _resolve(tmp_path: Path, files: Sequence[FileFacts | SkippedFile], **kw: int) -> Resolution:
-    return resolve(lambda: iter(files), "shop", tmp_path / "work", **kw)
+def _resolve(
+    tmp_path: Path,
+    files: Sequence[FileFacts | SkippedFile],
+    *,
+    ambiguous_cap: int = DEFAULT_AMBIGUOUS_CAP,
+) -> Resolution:
+    return resolve(lambda: iter(files), "shop", tmp_path / "work", ambiguous_cap=ambiguous_cap)
 
 
 @pytest.fixture

@@ -8,4 +8,6 @@ it reads the parsed facts through an on-disk symbol table and knows no store.
 ``tiers``           the call tiers (scope, import, module, receiver, unique, interface)
 ``typed``/``typeexpr``/``python_types``/``go_types``  receiver types
 ``imports``/``import_handlers``/``import_types``/``pyroots``/``builtins``  imports
+``incremental``/``surface``/``patch``/``ledger``  only what a change can affect, equal to full
+``compare``         whether two resolutions are the same, table by table
 """

@@ -3,6 +3,11 @@
 
 Tables are compared as multisets of rows (the order rows were inserted in is not part of the
 result: the writer and the parity check read them sorted or grouped); the counts, by value.
+Where a reader does depend on the order (a file's import bindings: the first re-export that
+matches wins; a class's resolved bases: the first base that has a member wins), the rows of
+each group are also compared in insertion order, and the inputs a later (incremental)
+resolution reads (every column of ``files`` and ``symbols``, ``skipped``, the suffix tables)
+are compared too (merged from the incremental resolver's comparison, branch ``incremental``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,21 @@ COUNTS = (
     "ambiguous_cap",
 )
 EXAMPLES = 5  # rows named per table and side
+# the inputs a later resolution reads, every column
+INPUTS: dict[str, str] = {
+    "files": "path, key, module, language, family, dir, code, blob_sha, loc, size_bytes, "
+    "parse_status, parse_error, bundle",
+    "symbols": "key, path, qn, name, kind, parent_key, family, start_line, end_line, toplevel, "
+    "signature",
+    "skipped": "path, reason",
+    "modsuffix": "suffix, path, family",
+    "dirsuffix": "suffix, dir, family",
+}
+# (group, row...) where a reader takes the first match: compared in insertion order
+ORDERED: dict[str, str] = {
+    "bindings": "path, local, kind, target, scope_key",
+    "inherits": "child_key, parent_key",
+}
 
 
 def differences(a: Resolution, b: Resolution) -> list[str]:
@@ -49,7 +69,7 @@ def differences(a: Resolution, b: Resolution) -> list[str]:
         for name in COUNTS
         if getattr(a, name) != getattr(b, name)
     ]
-    for table, columns in TABLES.items():
+    for table, columns in [*TABLES.items(), *INPUTS.items()]:
         rows_a = _rows(a, table, columns)
         rows_b = _rows(b, table, columns)
         if rows_a == rows_b:
@@ -61,6 +81,23 @@ def differences(a: Resolution, b: Resolution) -> list[str]:
         )
         for side, rows in (("first", only_a), ("second", only_b)):
             out += [f"{table}: only in the {side}: {row!r}" for row in sorted(rows)[:EXAMPLES]]
+    for table, columns in ORDERED.items():
+        groups_a, groups_b = _groups(a, table, columns), _groups(b, table, columns)
+        keys = sorted(
+            k for k in set(groups_a) | set(groups_b) if groups_a.get(k) != groups_b.get(k)
+        )
+        out += [
+            f"{table}[{key!r}] in order: {groups_a.get(key)!r} != {groups_b.get(key)!r}"
+            for key in keys[:EXAMPLES]
+        ]
+    return out
+
+
+def _groups(res: Resolution, table: str, columns: str) -> dict[Any, list[tuple[Any, ...]]]:
+    out: dict[Any, list[tuple[Any, ...]]] = {}
+    sql = f"SELECT {columns} FROM {table} ORDER BY rowid"
+    for row in res.table.db.execute(sql):
+        out.setdefault(row[0], []).append(tuple(row[1:]))
     return out
 
 

@@ -92,6 +92,8 @@ class Resolution:
     skipped: dict[str, int] = field(default_factory=dict)
     symbols: int = 0
     ambiguous_cap: int = DEFAULT_AMBIGUOUS_CAP
+    # how it was made: {"mode": "full" | "incremental", "reason": why full, "files_resolved"}
+    incremental: dict[str, Any] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -294,7 +296,7 @@ CREATE INDEX inherits_child ON inherits (child_key);
 CREATE TABLE call_edges (src_key TEXT, dst_key TEXT, line INTEGER, tier TEXT, candidates INTEGER);
 CREATE TABLE sym_stats (key TEXT, unresolved INTEGER, external INTEGER, ambiguous INTEGER,
                         possible INTEGER);
-CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT);
+CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT, path TEXT);
 CREATE TABLE file_parts (path TEXT, part BLOB);
 """
 # for the writer's per-file reads, built once the edges are all in

@@ -16,20 +16,27 @@ Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (sever
 never resolved to the first one; edges tagged ``ambiguous`` go to each candidate when there
 are at most ``ambiguous_cap`` of them), ``external`` (bound to an external import or a language
 builtin, :mod:`semgraph.resolve.builtins`) or ``unresolved``. The results stay in the SQLite
-file for the writer to stream (:class:`~semgraph.resolve.resolution.Resolution`).
+file for the writer to stream (:class:`~semgraph.resolve.resolution.Resolution`), with
+what a later incremental resolution reads (:mod:`semgraph.resolve.ledger`).
+
+It is a little over 300 lines because the per-file steps (imports, bases, calls) and the
+global ones (possible callers, bundles) are one driver that the full and the incremental
+resolution (:mod:`semgraph.resolve.incremental`) share.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from semgraph.model import FileFacts, SkippedFile
-from semgraph.resolve import pyroots
+from semgraph.resolve import ledger, pyroots
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.resolve.memo import MemoNames, MemoTypedNames
 from semgraph.resolve.resolution import (
@@ -69,26 +76,44 @@ def resolve(
     workdir: Path,
     *,
     ambiguous_cap: int = DEFAULT_AMBIGUOUS_CAP,
+    tag: str = "",
 ) -> Resolution:
     """Build the symbol table under ``workdir`` from one pass over ``files()`` and resolve
-    every import and call site. The caller closes the result (or uses it as a context)."""
+    every import and call site. The caller closes the result (or uses it as a context).
+    ``tag`` names the parser's version (a later incremental resolution requires the same)."""
     workdir.mkdir(parents=True, exist_ok=True)
     stats = _FileCounter()
     table = SymbolTable.build(workdir / "symtab.sqlite", repo_key, stats.count(files()))
-    roots = pyroots.find_roots(
-        table.db.execute("SELECT path, text FROM packaging ORDER BY path").fetchall(),
-        [r[0] for r in table.db.execute("SELECT path FROM files WHERE language = 'python'")],
-    )
+    roots = find_roots(table.db)
     renamed = pyroots.apply_roots(table.db, repo_key, roots)
     table.build_dir_suffixes()
-    table.db.executescript(RESULT_DDL)
+    table.db.executescript(RESULT_DDL + ledger.LEDGER_DDL)
     res = Resolution(repo_key=repo_key, table=table, ambiguous_cap=ambiguous_cap)
     res.files_by_language = dict(stats.languages)
     res.files_by_status = dict(stats.statuses)
     res.skipped = dict(stats.skipped)
     res.symbols = table.db.execute("SELECT count(*) FROM symbols").fetchone()[0]
-    _Resolver(res, renamed).run()
+    db = table.db
+    facts = dict(db.execute("SELECT path, bundle FROM files").fetchall())
+    ledger.record_files(db, stats.digests, facts)
+    db.executemany("INSERT INTO inc_renamed VALUES (?,?)", sorted(renamed.items()))
+    ledger.write_meta(
+        db, tag=ledger.tag(ambiguous_cap, tag), repo_key=repo_key, roots=json.dumps(roots)
+    )
+    resolver = _Resolver(res, renamed)
+    resolver.resolve_files([ImportFile(*row) for row in table.iter_files()])
+    resolver.finish()
+    db.executescript(EDGE_INDEXES)
+    db.commit()
     return res
+
+
+def find_roots(db: Any) -> list[str]:
+    """The Python source roots of the symbol table's files (:mod:`semgraph.resolve.pyroots`)."""
+    return pyroots.find_roots(
+        db.execute("SELECT path, text FROM packaging ORDER BY path").fetchall(),
+        [r[0] for r in db.execute("SELECT path FROM files WHERE language = 'python'")],
+    )
 
 
 FUNCTION_KINDS = frozenset({"function", "method"})
@@ -108,6 +133,7 @@ class _FileCounter:
         self.languages: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
+        self.digests: list[tuple[str, bytes]] = []  # (path, row digest) of every parsed file
 
     def count(self, files: Iterable[FileFacts | SkippedFile]) -> Iterator[FileFacts | SkippedFile]:
         for item in files:
@@ -116,6 +142,7 @@ class _FileCounter:
             else:
                 self.languages[item.language] += 1
                 self.statuses[str(item.parse_status)] += 1
+                self.digests.append((item.path, ledger.row_digest(item)))
             yield item
 
 
@@ -128,23 +155,38 @@ class _Resolver:
         self.names = NameLookups(self.db, res.ambiguous_cap)
         self.typed = TypedNames(self.db, self.names)
         self.tiers = CallTiers(self.names, self.typed)
+        self.counts: Counter[ledger.CountKey] = Counter()  # per file, for the ledger
 
-    def run(self) -> None:
-        files = [ImportFile(*row) for row in self.res.table.iter_files()]
-        for path, prefix in sorted(self.renamed.items()):
-            self._part(path, ("source root", prefix))
+    def resolve_files(self, files: list[ImportFile]) -> None:
+        """Resolve the imports, then the bases, then the calls of ``files`` (by path)."""
+        self.resolve_front(files)
+        self.resolve_calls(files)
+
+    def resolve_front(self, files: list[ImportFile]) -> None:
+        """The imports, then the bases of ``files``: what the calls of any file read."""
+        for f in files:
+            prefix = self.renamed.get(f.path)
+            if prefix is not None:
+                self._part(f.path, ("source root", prefix))
         for f in files:
             self._resolve_imports(f)
         self.db.commit()
         for f in files:
             self._resolve_bases(f)
         self.db.commit()
+
+    def resolve_calls(self, files: list[ImportFile]) -> None:
+        """The calls of ``files``, once every front (imports, bases) they read is final."""
         self._memoise()
         for f in files:
             self._resolve_calls(f)
+        ledger.write_counts(self.db, self.counts)
+        self.counts.clear()
+
+    def finish(self) -> None:
+        """The global parts: possible callers of every symbol, every file's bundle."""
         self._possible_callers()
         self._bundles()
-        self.db.executescript(EDGE_INDEXES)
         self.db.commit()
 
     def _memoise(self) -> None:
@@ -154,6 +196,10 @@ class _Resolver:
         self.names = MemoNames(self.db, self.res.ambiguous_cap)
         self.typed = MemoTypedNames(self.db, self.names)
         self.tiers = CallTiers(self.names, self.typed)
+
+    def _tally(self, table: dict[str, int], path: str, what: str, lang: str, key: str) -> None:
+        table[key] = table.get(key, 0) + 1
+        self.counts[(path, what, lang, key)] += 1
 
     def _part(self, path: str, material: object) -> None:
         """Fold what one step of the resolution produced for ``path`` into its bundle. Lists
@@ -173,8 +219,8 @@ class _Resolver:
         ):
             possible[path].append((key, n))
         rows = self.db.execute(
-            "SELECT f.path, f.bundle, p.part FROM files f LEFT JOIN file_parts p "
-            "ON p.path = f.path ORDER BY f.path, p.rowid"
+            "SELECT f.path, i.facts, p.part FROM files f LEFT JOIN inc_files i ON i.path = f.path "
+            "LEFT JOIN file_parts p ON p.path = f.path ORDER BY f.path, p.rowid"
         ).fetchall()
         out = []
         for path, group in itertools.groupby(rows, key=lambda r: r[0]):
@@ -198,7 +244,7 @@ class _Resolver:
         ]
         for module, names, alias, line in iter_raw_imports(self.db, f.path):
             out = self.imports.resolve(f, module, names, alias)
-            counts[out.status] = counts.get(out.status, 0) + 1
+            self._tally(counts, f.path, "imports", f.language, out.status)
             within = _innermost_function(functions, line)  # a function's own import
             binds += [(f.path, *b, within) for b in out.bindings]
             if out.status == "unresolved":
@@ -241,7 +287,7 @@ class _Resolver:
             keys = self._dotted_base(scope, f, child, cleaned.strip())
             keys = keys or self.names.classes_named(scope, name, f)
             outcome = "resolved" if len(keys) == 1 else ("ambiguous" if keys else "unresolved")
-            self.res.inherits_counts[outcome] = self.res.inherits_counts.get(outcome, 0) + 1
+            self._tally(self.res.inherits_counts, f.path, "inherits", "", outcome)
             if len(keys) == 1 and keys[0] != child:
                 out.append((child, keys[0]))
         self.db.executemany("INSERT INTO inherits VALUES (?,?)", out)
@@ -264,7 +310,7 @@ class _Resolver:
         counts = self.res.call_counts.setdefault(f.language, {})
         edges: list[tuple[str, str, int, str, int]] = []
         stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        unlinked: list[tuple[str, str, str]] = []
+        unlinked: list[tuple[str, str, str, str]] = []
         for enclosing, callee, receiver, line in self.db.execute(
             "SELECT enclosing, callee, receiver, line FROM calls_raw WHERE path = ? ORDER BY id",
             (f.path,),
@@ -273,9 +319,9 @@ class _Resolver:
             if src is None:  # a code file always has its module symbol; defensive only
                 continue
             cls, tier, keys, candidates = self.tiers.classify(scope, f, src, callee, receiver, line)
-            counts[cls.value] = counts.get(cls.value, 0) + 1
+            self._tally(counts, f.path, "calls", f.language, cls.value)
             if cls is CallClass.RESOLVED and tier is not None:
-                self.res.tier_counts[tier] = self.res.tier_counts.get(tier, 0) + 1
+                self._tally(self.res.tier_counts, f.path, "tiers", "", tier)
                 # one edge; Go interface dispatch: one per implementation (candidates: how many)
                 edges += [(src.key, k, line, tier, max(candidates, 1)) for k in keys]
             elif cls is CallClass.AMBIGUOUS:
@@ -284,18 +330,18 @@ class _Resolver:
                     edges += [(src.key, k, line, AMBIGUOUS_TIER, candidates) for k in keys]
                 else:
                     mode = "bare" if receiver is None else "receiver"
-                    unlinked.append((callee, f.family, mode))
+                    unlinked.append((callee, f.family, mode, f.path))
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
             else:
                 stats[src.key][0] += 1
                 why = tier or Reason.NO_DEFINITION.value
-                self.res.reason_counts[why] = self.res.reason_counts.get(why, 0) + 1
+                self._tally(self.res.reason_counts, f.path, "reasons", "", why)
         self.db.executemany("INSERT INTO call_edges VALUES (?,?,?,?,?)", edges)
         self.db.executemany(
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]
         )
-        self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?)", unlinked)
+        self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?,?)", unlinked)
         self._part(f.path, ("calls", sorted(edges), sorted(stats.items())))
 
     def _possible_callers(self) -> None:

@@ -1,0 +1,296 @@
+"""Incremental resolution: resolve only what a change can affect, with the output a full
+:func:`~semgraph.resolve.resolver.resolve` of the same files gives (every table, count and
+bundle digest; :mod:`semgraph.resolve.compare` checks it).
+
+The previous resolution's SQLite file is a cache, never a source of truth. It is copied into
+the job's work directory; the files whose row digest differs (:mod:`semgraph.resolve.ledger`)
+are re-read into a small symbol table of their own and replace their rows; their *surfaces*
+(:mod:`semgraph.resolve.surface`) are compared, and every file whose tokens meet a changed
+name is resolved again with them. The global parts (possible callers, bundles, counts) are
+recomputed from per-file tables. Because the diff is by content, a cache of any older commit
+gives the same answer; a missing, corrupt, foreign or stale cache, a packaging change, new
+source roots or a closure over ``max_fraction`` of the files is a full resolution.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sqlite3
+import time
+from pathlib import Path, PurePosixPath
+
+from semgraph.model import FileFacts, SkippedFile
+from semgraph.resolve import ledger, pyroots
+from semgraph.resolve.imports import ImportFile
+from semgraph.resolve.patch import (
+    base_names,
+    delete_results,
+    inherits_changed,
+    replace_raw,
+    sum_counts,
+)
+from semgraph.resolve.resolution import DEFAULT_AMBIGUOUS_CAP, Resolution
+from semgraph.resolve.resolver import FilesFactory, _FileCounter, _Resolver, resolve
+from semgraph.resolve.surface import (
+    changed_items,
+    class_names,
+    classes_named,
+    item_names,
+    surface,
+)
+from semgraph.resolve.symtab import SymbolTable
+
+log = logging.getLogger(__name__)
+
+# above this fraction of the code files to re-resolve, a full resolution is as cheap
+# (bench/bench_incremental.py measures it; bench/NOTES.md)
+DEFAULT_MAX_FRACTION = 0.3
+
+
+class Fallback(Exception):
+    """The cache cannot serve this resolution; the message says why."""
+
+
+def resolve_incremental(
+    files: FilesFactory,
+    repo_key: str,
+    workdir: Path,
+    previous: Path | None,
+    *,
+    ambiguous_cap: int = DEFAULT_AMBIGUOUS_CAP,
+    tag: str = "",
+    max_fraction: float = DEFAULT_MAX_FRACTION,
+) -> Resolution:
+    """The resolution of ``files()``, from the previous one at ``previous`` where it can
+    serve, else a full one. ``res.incremental`` says which, why, and how many files were
+    resolved again."""
+    reason = "no previous resolution"
+    if previous is not None and previous.is_file():
+        run = _Incremental(files, repo_key, workdir, ambiguous_cap, tag, max_fraction)
+        try:
+            return run.run(previous)
+        except Fallback as exc:
+            reason = str(exc)
+        except sqlite3.DatabaseError as exc:  # corrupt, truncated, another schema
+            reason = f"previous resolution unreadable: {exc}"
+        finally:
+            run.close()
+    log.info("full resolution: %s", reason, extra={"action": "resolve_full", "repo": repo_key})
+    res = resolve(files, repo_key, workdir, ambiguous_cap=ambiguous_cap, tag=tag)
+    code = res.table.db.execute("SELECT count(*) FROM files WHERE code = 1").fetchone()[0]
+    res.incremental = {"mode": "full", "reason": reason, "files_resolved": code}
+    return res
+
+
+class _Incremental:
+    def __init__(
+        self,
+        files: FilesFactory,
+        repo_key: str,
+        workdir: Path,
+        ambiguous_cap: int,
+        tag: str,
+        max_fraction: float,
+    ) -> None:
+        self.files, self.repo_key, self.workdir = files, repo_key, workdir
+        self.cap, self.tag, self.max_fraction = ambiguous_cap, tag, max_fraction
+        self.table: SymbolTable | None = None
+        self.small: SymbolTable | None = None
+        self.done = False
+        self.old_inherits: list[tuple[str, str]] = []
+        self.limit, self.n_files = 0.0, 0
+
+    def close(self) -> None:
+        if self.small is not None:
+            self.small.close()
+            self.small.path.unlink(missing_ok=True)
+        if self.table is not None and not self.done:
+            self.table.close()
+
+    def run(self, previous: Path) -> Resolution:
+        started = time.process_time()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        target = self.workdir / "symtab.sqlite"
+        target.unlink(missing_ok=True)
+        shutil.copyfile(previous, target)
+        self.table = table = SymbolTable(target)
+        db = table.db
+        meta = ledger.read_meta(db)
+        if meta.get("tag") != ledger.tag(self.cap, self.tag):
+            raise Fallback("previous resolution of another resolver version or options")
+        if meta.get("repo_key") != self.repo_key:
+            raise Fallback("previous resolution of another repository")
+        for name in ledger.READER_TABLES:
+            db.execute(f"DROP TABLE IF EXISTS {name}")
+
+        stats, changed, skipped, removed = self._diff(db)
+        n_files = len(stats.digests)
+        limit = self.max_fraction * max(n_files, 1)
+        if len(changed) + len(removed) > limit:
+            raise Fallback(f"{len(changed) + len(removed)} of {n_files} files changed")
+        self._check_packaging(db, changed, removed)
+        self.small = small = SymbolTable.build(
+            self.workdir / "changed.sqlite", self.repo_key, changed
+        )
+        roots = self._roots(db, small, changed, removed)
+        renamed_new = pyroots.apply_roots(small.db, self.repo_key, roots)
+
+        touched = sorted({f.path for f in changed} | set(removed))
+        names, keys, qns = self._changed(db, small.db, touched)
+        names |= class_names(db, keys | classes_named(db, base_names(keys, db)), qns)
+        self.old_inherits = delete_results(db, touched)
+        replace_raw(db, small, touched)
+        names |= class_names(db, keys | classes_named(db, base_names(keys, db)), qns)
+        self.limit, self.n_files = limit, n_files
+        closure = self._closure(db, names, touched)
+        self._ledger(db, small, changed, removed, renamed_new, skipped)
+        res = self._resolve(table, stats, closure, touched)
+        closure = res.incremental.pop("closure")
+        res.incremental = {
+            "mode": "incremental",
+            "reason": None,
+            "files_changed": len(changed),
+            "files_removed": len(removed),
+            "files_resolved": len(closure),
+            "changed_names": len(names),
+            "cpu_s": round(time.process_time() - started, 3),
+        }
+        self.done = True
+        return res
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _diff(
+        self, db: sqlite3.Connection
+    ) -> tuple[_FileCounter, list[FileFacts], list[tuple[str, str]], list[str]]:
+        """One pass over the files: the changed ones (kept), the skipped, the removed."""
+        old = dict(db.execute("SELECT path, row_digest FROM inc_files").fetchall())
+        stats = _FileCounter()
+        changed: list[FileFacts] = []
+        skipped: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for item in stats.count(self.files()):
+            if isinstance(item, SkippedFile):
+                skipped.append((item.path, str(item.reason)))
+                continue
+            seen.add(item.path)
+            if old.get(item.path) != stats.digests[-1][1]:
+                changed.append(item)
+        return stats, changed, skipped, sorted(set(old) - seen)
+
+    def _check_packaging(
+        self, db: sqlite3.Connection, changed: list[FileFacts], removed: list[str]
+    ) -> None:
+        paths = [f.path for f in changed if pyroots.packaging_text(f) is not None]
+        paths += [f.path for f in changed if PurePosixPath(f.path).name == "go.mod"]
+        for path in removed:
+            hit = db.execute("SELECT 1 FROM packaging WHERE path = ?", (path,)).fetchone()
+            if hit is not None or PurePosixPath(path).name == "go.mod":
+                paths.append(path)
+        old = {r[0] for r in db.execute("SELECT path FROM packaging")}
+        paths += [f.path for f in changed if f.path in old]
+        if paths:
+            raise Fallback(f"packaging changed: {sorted(set(paths))[0]}")
+
+    def _roots(
+        self, db: sqlite3.Connection, small: SymbolTable, changed: list[FileFacts], rm: list[str]
+    ) -> list[str]:
+        gone = {f.path for f in changed} | set(rm)
+        python = [r[0] for r in db.execute("SELECT path FROM files WHERE language = 'python'")]
+        python = [p for p in python if p not in gone]
+        python += [
+            r[0] for r in small.db.execute("SELECT path FROM files WHERE language = 'python'")
+        ]
+        packaging = db.execute("SELECT path, text FROM packaging ORDER BY path").fetchall()
+        roots = pyroots.find_roots(packaging, python)
+        old = json.loads(ledger.read_meta(db).get("roots", "null"))
+        if roots != old:
+            raise Fallback("source roots changed")
+        return roots
+
+    def _changed(
+        self, db: sqlite3.Connection, new: sqlite3.Connection, touched: list[str]
+    ) -> tuple[set[str], set[str], set[str]]:
+        names: set[str] = set()
+        keys: set[str] = set()
+        qns: set[str] = set()
+        for path in touched:
+            for item in changed_items(surface(db, path), surface(new, path)):
+                n, k, q = item_names(item)
+                names |= n
+                keys |= k
+                qns |= q
+        return names, keys, qns
+
+    def _closure(self, db: sqlite3.Connection, names: set[str], touched: list[str]) -> list[str]:
+        """Every code file to resolve again: the changed ones and each file whose tokens meet
+        a changed name."""
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS changed_names (token TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM changed_names")
+        db.executemany("INSERT OR IGNORE INTO changed_names VALUES (?)", [(n,) for n in names])
+        paths = {
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT t.path FROM inc_tokens t JOIN changed_names c ON c.token = t.token"
+            )
+        }
+        paths |= set(touched)
+        code = {r[0] for r in db.execute("SELECT path FROM files WHERE code = 1")}
+        out = sorted(paths & code)
+        if len(out) > self.limit:
+            raise Fallback(f"{len(out)} of {self.n_files} files to resolve again")
+        return out
+
+    def _ledger(
+        self,
+        db: sqlite3.Connection,
+        small: SymbolTable,
+        changed: list[FileFacts],
+        removed: list[str],
+        renamed_new: dict[str, str],
+        skipped: list[tuple[str, str]],
+    ) -> None:
+        for path in removed:
+            db.execute("DELETE FROM inc_files WHERE path = ?", (path,))
+            db.execute("DELETE FROM inc_tokens WHERE path = ?", (path,))
+        for path in [f.path for f in changed] + removed:
+            db.execute("DELETE FROM inc_renamed WHERE path = ?", (path,))
+        db.executemany("INSERT INTO inc_renamed VALUES (?,?)", sorted(renamed_new.items()))
+        facts = dict(small.db.execute("SELECT path, bundle FROM files").fetchall())
+        ledger.record_files(db, [(f.path, ledger.row_digest(f)) for f in changed], facts)
+        db.execute("DELETE FROM skipped")
+        db.executemany("INSERT INTO skipped VALUES (?,?)", skipped)
+        db.execute("DELETE FROM dirsuffix")
+        db.commit()
+
+    def _resolve(
+        self, table: SymbolTable, stats: _FileCounter, closure: list[str], touched: list[str]
+    ) -> Resolution:
+        db = table.db
+        table.build_dir_suffixes()
+        res = Resolution(repo_key=self.repo_key, table=table, ambiguous_cap=self.cap)
+        res.files_by_language = dict(stats.languages)
+        res.files_by_status = dict(stats.statuses)
+        res.skipped = dict(stats.skipped)
+        res.symbols = db.execute("SELECT count(*) FROM symbols").fetchone()[0]
+        renamed = dict(db.execute("SELECT path, prefix FROM inc_renamed").fetchall())
+        resolver = _Resolver(res, renamed)
+        code = {r[0]: ImportFile(*r) for r in table.iter_files()}
+        done: set[str] = set()
+        todo = set(closure)
+        while todo - done:  # a class whose bases now resolve otherwise: its relatives' names
+            batch = sorted(todo - done)
+            self.old_inherits += delete_results(db, [p for p in batch if p not in touched])
+            resolver.resolve_front([code[p] for p in batch])
+            done |= set(batch)
+            moved = inherits_changed(db, self.old_inherits, sorted(done))
+            if moved:
+                todo |= set(self._closure(db, class_names(db, moved, ()), touched))
+        resolver.resolve_calls([code[p] for p in sorted(done)])
+        db.execute("DELETE FROM sym_stats WHERE possible > 0")
+        resolver.finish()
+        sum_counts(db, res)
+        res.incremental = {"closure": sorted(done)}
+        return res

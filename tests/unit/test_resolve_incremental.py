@@ -1,0 +1,245 @@
+"""Incremental resolution equals a full one (issue 25): a Hypothesis state machine edits a
+small Python + Go repository of real source text, parses it with the product's extractor,
+and after every step compares the incremental resolution (from the previous step's) with a
+full resolution of the same tree, table by table and bundle by bundle."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from semgraph.indexer.extract import ExtractOptions, extract_file
+from semgraph.model import FileFacts
+from semgraph.resolve.compare import differences
+from semgraph.resolve.incremental import resolve_incremental
+from semgraph.resolve.resolver import resolve
+
+FUNCS = ("f", "g", "make", "get")
+CLASSES = ("A", "B", "C")
+METHODS = ("go", "run", "stop")
+RETURNS = (None, "A", "B", "C")
+PARAMS = ("", "x", "x: A", "x, y=1")
+STMTS = (
+    "f()", "g()", "A()", "B().stop()", "make().go()", "x = make()\n    x.run()",
+    "y: A = get()\n    y.stop()", "m0.f()", "m1.make()", "pkg.m2.g()", "C.run(None)",
+)  # fmt: skip
+SELF_STMTS = ("self.go()", "self.run()", "super().stop()", "self.a.go()")
+IMPORTS = (
+    "from .m0 import A", "from .m1 import f", "from .m2 import make", "from . import m0",
+    "import pkg.m1 as m1", "from pkg.m2 import *", "from pkg import A", "from pkg import get",
+    "from .m3 import B as C",
+)  # fmt: skip
+REEXPORTS = ("from .m0 import A", "from .m1 import f", "from .m2 import *", "from .m3 import B")
+MODULES = ("m0", "m1", "m2", "m3", "m4")
+GO_TYPES = ("T", "U")
+GO_METHODS = ("Run", "Stop", "Close")
+GO_FILES = ("gopkg/a.go", "gopkg/b.go")
+GO_MAIN = (
+    "var r gopkg.Runner = gopkg.NewT()\n\tr.Run()", "t := gopkg.NewT()\n\tt.Stop()",
+    "u := &gopkg.U{}\n\tu.Close()", "var r gopkg.Runner = nil\n\tr.Stop()", "gopkg.Helper()",
+)  # fmt: skip
+
+
+@dataclass
+class PyClass:
+    bases: list[str] = field(default_factory=list)
+    methods: dict[str, tuple[str | None, list[str]]] = field(default_factory=dict)
+    attr: str | None = None  # the type of self.a
+
+
+@dataclass
+class PyModule:
+    imports: list[str] = field(default_factory=list)
+    funcs: dict[str, tuple[str, str | None, list[str]]] = field(default_factory=dict)
+    classes: dict[str, PyClass] = field(default_factory=dict)
+
+    def render(self) -> str:
+        out = [*self.imports, ""]
+        for name, (params, ret, body) in self.funcs.items():
+            ann = f" -> {ret}" if ret else ""
+            out += [f"def {name}({params}){ann}:", *(f"    {s}" for s in body or ["pass"]), ""]
+        for name, cls in self.classes.items():
+            out.append(f"class {name}({', '.join(cls.bases)}):" if cls.bases else f"class {name}:")
+            if cls.attr:
+                out += ["    def __init__(self):", f"        self.a = {cls.attr}()"]
+            for meth, (ret, body) in cls.methods.items():
+                ann = f" -> {ret}" if ret else ""
+                out.append(f"    def {meth}(self){ann}:")
+                out += [f"        {s.replace(chr(10), chr(10) + '    ')}" for s in body or ["pass"]]
+            out += ["    pass", ""]
+        return "\n".join(out) + "\n"
+
+
+@dataclass
+class GoModel:
+    iface: list[str] = field(default_factory=lambda: ["Run"])
+    methods: dict[tuple[str, str], str] = field(default_factory=dict)  # (type, name) -> file
+    main: list[str] = field(default_factory=lambda: [GO_MAIN[0]])
+
+    def render(self) -> dict[str, str]:
+        head = "package gopkg\n\n"
+        a = head + "type Runner interface {\n" + "".join(f"\t{m}()\n" for m in self.iface) + "}\n"
+        a += "\ntype T struct{}\n\nfunc NewT() *T { return &T{} }\n"
+        b = head + "type U struct{ t T }\n\nfunc Helper() {}\n"
+        texts = {"gopkg/a.go": a, "gopkg/b.go": b}
+        for (typ, name), path in sorted(self.methods.items()):
+            texts[path] += f"\nfunc (x *{typ}) {name}() {{}}\n"
+        body = "".join(f"\t{s}\n" for s in self.main)
+        texts["cmd/main.go"] = (
+            'package main\n\nimport "example.com/proj/gopkg"\n\nfunc main() {\n' + body + "}\n"
+        )
+        texts["go.mod"] = "module example.com/proj\n\ngo 1.22\n"
+        return texts
+
+
+names = st.sampled_from
+
+
+class IncrementalMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tmp = Path(tempfile.mkdtemp(prefix="inc-"))
+        self.py: dict[str, PyModule] = {
+            "m0": PyModule(funcs={"f": ("", None, ["g()"])}, classes={"A": PyClass()}),
+            "m1": PyModule(imports=["from .m0 import A"], funcs={"make": ("", "A", ["A()"])}),
+        }
+        self.init = PyModule(imports=["from .m0 import A"])
+        self.go = GoModel()
+        self.step = 0
+        self.cache: Path | None = None
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _files(self) -> list[FileFacts]:
+        texts = {f"pkg/{m}.py": mod.render() for m, mod in self.py.items()}
+        texts["pkg/__init__.py"] = self.init.render()
+        texts["main.py"] = "import pkg\nfrom pkg.m1 import make\n\nmake().go()\npkg.A().run()\n"
+        texts |= self.go.render()
+        opts = ExtractOptions()
+        return [extract_file(p, t.encode(), opts) for p, t in sorted(texts.items())]
+
+    # -- Python ---------------------------------------------------------------------------
+
+    @rule(m=names(MODULES), name=names(FUNCS), params=names(PARAMS), ret=names(RETURNS),
+          body=st.lists(names(STMTS), max_size=2))  # fmt: skip
+    def add_function(
+        self, m: str, name: str, params: str, ret: str | None, body: list[str]
+    ) -> None:
+        self.py.setdefault(m, PyModule()).funcs[name] = (params, ret, body)
+
+    @rule(m=names(MODULES), name=names(FUNCS + CLASSES))
+    def remove_definition(self, m: str, name: str) -> None:
+        mod = self.py.get(m)
+        if mod is not None:
+            mod.funcs.pop(name, None)
+            mod.classes.pop(name, None)
+
+    @rule(m=names(MODULES), name=names(FUNCS), params=names(PARAMS), ret=names(RETURNS))
+    def change_signature(self, m: str, name: str, params: str, ret: str | None) -> None:
+        mod = self.py.get(m)
+        if mod is not None and name in mod.funcs:
+            mod.funcs[name] = (params, ret, mod.funcs[name][2])
+
+    @rule(m=names(MODULES), name=names(FUNCS), body=st.lists(names(STMTS), max_size=3))
+    def edit_body(self, m: str, name: str, body: list[str]) -> None:
+        mod = self.py.get(m)
+        if mod is not None and name in mod.funcs:
+            params, ret, _ = mod.funcs[name]
+            mod.funcs[name] = (params, ret, body)
+
+    @rule(m=names(MODULES), name=names(CLASSES), bases=st.lists(names(CLASSES), max_size=2),
+          attr=names(RETURNS))  # fmt: skip
+    def set_class(self, m: str, name: str, bases: list[str], attr: str | None) -> None:
+        cls = self.py.setdefault(m, PyModule()).classes.setdefault(name, PyClass())
+        cls.bases = [b for b in dict.fromkeys(bases) if b != name]
+        cls.attr = attr
+
+    @rule(m=names(MODULES), name=names(CLASSES), meth=names(METHODS), ret=names(RETURNS),
+          body=st.lists(names(STMTS + SELF_STMTS), max_size=2), drop=st.booleans())  # fmt: skip
+    def set_method(
+        self, m: str, name: str, meth: str, ret: str | None, body: list[str], drop: bool
+    ) -> None:
+        cls = self.py.get(m, PyModule()).classes.get(name)
+        if cls is None:
+            return
+        if drop:
+            cls.methods.pop(meth, None)
+        else:
+            cls.methods[meth] = (ret, body)
+
+    @rule(m=names(MODULES), line=names(IMPORTS), drop=st.booleans())
+    def set_import(self, m: str, line: str, drop: bool) -> None:
+        mod = self.py.setdefault(m, PyModule())
+        if drop and line in mod.imports:
+            mod.imports.remove(line)
+        elif not drop and line not in mod.imports:
+            mod.imports.append(line)
+
+    @rule(line=names(REEXPORTS), drop=st.booleans())
+    def set_reexport(self, line: str, drop: bool) -> None:
+        if drop and line in self.init.imports:
+            self.init.imports.remove(line)
+        elif not drop and line not in self.init.imports:
+            self.init.imports.append(line)
+
+    @rule(src=names(MODULES), dst=names(MODULES))
+    def move_file(self, src: str, dst: str) -> None:
+        if src in self.py and dst not in self.py:
+            self.py[dst] = self.py.pop(src)
+
+    # -- Go -------------------------------------------------------------------------------
+
+    @rule(typ=names(GO_TYPES), name=names(GO_METHODS), path=names(GO_FILES), drop=st.booleans())
+    def go_method(self, typ: str, name: str, path: str, drop: bool) -> None:
+        if drop:
+            self.go.methods.pop((typ, name), None)
+        else:
+            self.go.methods[(typ, name)] = path
+
+    @rule(methods=st.lists(names(GO_METHODS), min_size=1, max_size=3, unique=True))
+    def go_interface(self, methods: list[str]) -> None:
+        self.go.iface = methods
+
+    @rule(body=st.lists(names(GO_MAIN), min_size=1, max_size=3))
+    def go_main(self, body: list[str]) -> None:
+        self.go.main = body
+
+    # -- the check ------------------------------------------------------------------------
+
+    @invariant()
+    def incremental_equals_full(self) -> None:
+        files = self._files()
+        self.step += 1
+        work = self.tmp / f"s{self.step}"
+        full = resolve(lambda: iter(files), "r", work / "full")
+        inc = resolve_incremental(
+            lambda: iter(files), "r", work / "inc", self.cache, max_fraction=1.0
+        )
+        try:
+            assert self.cache is None or inc.incremental["mode"] == "incremental", inc.incremental
+            diffs = differences(inc, full)
+            assert diffs == [], "\n".join(diffs)
+            # the scenario is not empty: calls resolve, classes inherit
+            assert full.total_calls > 0
+        finally:
+            full.close()
+            inc.close()
+        self.cache = self.tmp / f"cache{self.step}.sqlite"
+        shutil.copyfile(work / "inc" / "symtab.sqlite", self.cache)
+        shutil.rmtree(work)
+
+
+IncrementalMachine.TestCase.settings = settings(
+    max_examples=30,
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestIncremental = IncrementalMachine.TestCase
