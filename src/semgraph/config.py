@@ -183,6 +183,11 @@ class Settings(BaseSettings):
     # a reindex that changes at most this share of the files clones the live search index
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)
+    # resolve only what a push can affect, from the last resolution kept on this host under
+    # <state_dir>/resolve-cache/ (a cache: equal to a full resolve, issue 25); above this
+    # share of the code files to resolve again, a full resolve (bench/NOTES.md)
+    resolve_cache: bool = True
+    resolve_incremental_max_fraction: float = Field(default=0.3, ge=0, le=1)
 
     # -- the shared vector store: vectors reused across repositories (issue 20) --------------
     # an index <search_index_prefix>_vectors of (model id, text hash) -> vector that forks,

@@ -42,6 +42,7 @@ from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.indexer import resolvecache
 from semgraph.indexer.checkout import CheckoutResult, checkout, worktree_lock, worktree_path
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import ParseCache
@@ -54,12 +55,10 @@ from semgraph.indexer.request import (
     new_run_id,
 )
 from semgraph.indexer.sources import repo_key_for
-from semgraph.indexer.spill import SpillReader
 from semgraph.indexer.staging import Staged, StagingRequest, stage
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
-from semgraph.resolve.resolver import resolve
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 
@@ -131,11 +130,12 @@ class Reindex:
         self._fault("after_checkout")
         self.stats["parse"] = as_json_stats(self._phase("parse", lambda: self._parse(co, fp)))
         self._fault("after_spill")
-        with self._phase("resolve", self._resolve) as resolution:
+        with self._phase("resolve", lambda: self._resolve(fp)) as resolution:
             staged = self._phase("embed_index", lambda: self._stage(fp, resolution))
             self.checkpoint("before_publish")
             published = self._phase("graph_publish", lambda: self._publish(co, resolution, fp))
         self.committed = True
+        resolvecache.keep(self.settings, self.repo_key, resolution.path)  # closed: the cache
         self.stats["publish"] = as_json_stats(published)
         self._fault("after_graph_commit")
         self._phase("alias_flip", lambda: self._flip(staged))
@@ -187,10 +187,12 @@ class Reindex:
         finally:
             self._held.close()  # the work tree is read: another job of the repository may move it
 
-    def _resolve(self) -> Resolution:
-        resolution = resolve(
-            lambda: iter(SpillReader(self.spill)), self.repo_key, self.workdir / "resolve"
-        )
+    def _resolve(self, fp: str) -> Resolution:
+        resolution = resolvecache.resolve_job(
+            self.settings, self.spill, self.repo_key, self.workdir / "resolve", fp,
+            force=self.request.force,
+        )  # fmt: skip
+        self.stats["resolve_incremental"] = as_json_stats(resolution.incremental)
         self.stats["resolution"] = as_json_stats(resolution.counts)
         self.stats["resolution_rate"] = round(resolution.rate, 4)
         return resolution
