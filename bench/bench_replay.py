@@ -53,7 +53,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bench.records import line
-from bench.replay_stats import resolve_mode, rows_published, select_commits, summarize
+from bench.replay_stats import (
+    read_steps,
+    resolve_mode,
+    rows_published,
+    select_commits,
+    summarize,
+)
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,12 +300,22 @@ def main() -> None:
     )
     parser.add_argument("--log", type=Path, default=ROOT / "bench/results/replay.log")
     parser.add_argument(
+        "--summarize",
+        type=Path,
+        metavar="LOG",
+        help="instead: print the summary of the steps a (partial) replay log holds",
+    )
+    parser.add_argument(
         "--keep",
         action="store_true",
         help="keep what an earlier replay left (step 0 then re-indexes or no-ops the start)",
     )
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/semgraph-replay-work"))
     args = parser.parse_args()
+    if args.summarize is not None:
+        logged = read_steps(args.summarize.read_text().splitlines())
+        print(line("replay.summary", **summarize(logged), partial_log=str(args.summarize)))
+        return
 
     from semgraph.config import load_settings
     from semgraph.db import connect_graph

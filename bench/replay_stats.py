@@ -7,6 +7,7 @@ so every figure reported is one that was measured.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -70,6 +71,22 @@ def resolve_mode(info: Mapping[str, Any] | None, files: int) -> dict[str, Any]:
     return out
 
 
+def read_steps(lines: Iterable[str]) -> list[dict[str, Any]]:
+    """The ``replay.step`` records of a replay's log (any other line is skipped)."""
+    steps = []
+    for text in lines:
+        text = text.strip()
+        if not text.startswith("{"):
+            continue
+        try:
+            row = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("record") == "replay.step":
+            steps.append(row)
+    return steps
+
+
 def summarize(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """p50/p95 per push of the whole job and of its resolve phase (wall and CPU seconds),
     over the pushes (step 0, the first index, is left out), with the parity failures."""
@@ -79,6 +96,13 @@ def summarize(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "parity_failures": sum(1 for s in pushes if s.get("differences")),
         "parity_failed_steps": [s["step"] for s in pushes if s.get("differences")],
         "modes": dict(Counter(str(s.get("resolve_mode")) for s in pushes)),
+        "not_incremental": dict(
+            Counter(
+                f"{s.get('resolve_mode')}: {s.get('resolve_reason')}"
+                for s in pushes
+                if s.get("outcome") == "succeeded" and s.get("resolve_mode") != "incremental"
+            )
+        ),
         "noops": sum(1 for s in pushes if s.get("outcome") == "noop"),
     }
     figures: dict[str, Callable[[Mapping[str, Any]], float]] = {

@@ -3,12 +3,14 @@ and the summary over the steps (``bench.replay_stats``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from bench.replay_stats import (
     FULL_MODE,
     percentile,
+    read_steps,
     resolve_mode,
     rows_published,
     select_commits,
@@ -91,6 +93,7 @@ def test_summary_leaves_the_first_index_out_and_counts_parity_failures() -> None
     assert summary["parity_failed_steps"] == [5]
     assert summary["noops"] == 1
     assert summary["modes"] == {"incremental": 19, "full": 1}
+    assert summary["not_incremental"] == {}  # the full step is the no-op
     # the 19 succeeded pushes, 1..20 without 7: ranks 10 and 19 of them
     assert summary["job_s_p50"] == 11.0
     assert summary["job_s_p95"] == 20.0
@@ -104,3 +107,22 @@ def test_summary_of_no_push() -> None:
     summary = summarize([_step(0, 5.0, 1.0)])
     assert summary["pushes"] == 0
     assert "job_s_p50" not in summary
+
+
+def test_steps_are_read_back_from_a_log() -> None:
+    log = [
+        "$ python -m bench.bench_replay --commits 2",
+        '{"record": "replay.repo", "pushes": 2}',
+        json.dumps({"record": "replay.step", **_step(0, 9.0, 1.0)}),
+        "[replay] a progress line",
+        "{not json}",
+        json.dumps(
+            {
+                "record": "replay.step",
+                **_step(1, 2.0, 0.5, resolve_mode="full", resolve_reason="no previous"),
+            }
+        ),
+    ]
+    steps = read_steps(log)
+    assert [s["step"] for s in steps] == [0, 1]
+    assert summarize(steps)["not_incremental"] == {"full: no previous": 1}
