@@ -119,6 +119,15 @@ def summarize(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         out[f"{name}_p50"] = round(percentile(values, 50), 3)
         out[f"{name}_p95"] = round(percentile(values, 95), 3)
         out[f"{name}_max"] = round(max(values), 3)
+    by_mode: dict[str, dict[str, Any]] = {}
+    for mode in sorted({str(s.get("resolve_mode")) for s in measured}):
+        of_mode = [s for s in measured if str(s.get("resolve_mode")) == mode]
+        by_mode[mode] = {"pushes": len(of_mode)}
+        for name, get in figures.items():
+            values = [float(get(s)) for s in of_mode]
+            by_mode[mode][f"{name}_p50"] = round(percentile(values, 50), 3)
+            by_mode[mode][f"{name}_p95"] = round(percentile(values, 95), 3)
+    out["by_mode"] = by_mode
     files = [int(s.get("files_resolved", 0)) for s in measured]
     if files:
         out["files_resolved_p50"] = percentile(files, 50)

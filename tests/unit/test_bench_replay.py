@@ -101,6 +101,8 @@ def test_summary_leaves_the_first_index_out_and_counts_parity_failures() -> None
     assert summary["resolve_s_p95"] == 2.0
     assert summary["resolve_cpu_s_p50"] == 0.55
     assert summary["files_resolved_max"] == 3
+    assert summary["by_mode"]["incremental"]["pushes"] == 19
+    assert summary["by_mode"]["incremental"]["job_s_p50"] == 11.0
 
 
 def test_summary_of_no_push() -> None:
