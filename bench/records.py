@@ -69,6 +69,11 @@ RECORDS = {
     "pushphases.parse": "bench_pushphases --steps: the parse phase alone, every file unchanged",
     "pushphases.staging_read": "bench_pushphases --steps: the staging index's read of one file",
     "pushphases.summary": "bench_pushphases: one variant's job p50/p95 over its rounds",
+    "replay.repo": "bench_replay: the repository replayed, its start and last commit, the load",
+    "replay.reset": "bench_replay: what an earlier replay of the repository left, removed",
+    "replay.step": "bench_replay: one push (step 0: the first index) through the job, checked",
+    "replay.parity": "bench_replay: semgraph check --graph-parity after the last push",
+    "replay.summary": "bench_replay: p50/p95 per push (job, resolve phase), parity failures",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 
