@@ -317,3 +317,34 @@ def test_packaging_and_threshold_fall_back(tmp_path: Path) -> None:
     texts = {**SMALL, "pkg/a.py": "def f():\n    return 2\n"}
     info = _again(tmp_path, texts, cache, max_fraction=0.0)
     assert info["mode"] == "full" and "changed" in str(info["reason"])
+
+
+def _facts(files: dict[str, str]) -> list[FileFacts]:
+    return [extract_file(p, t.encode(), ExtractOptions()) for p, t in sorted(files.items())]
+
+
+def test_a_member_is_looked_up_through_the_bases_in_their_written_order(tmp_path: Path) -> None:
+    """``class C(B, Z)`` finds ``m`` through ``B`` first, as a full resolve does, also when
+    the cached resolution's index on (child, parent) would list ``Z``'s key first (found on
+    sympy: ``Function(Application, Expr)``)."""
+    files = {  # B's key sorts after Z's: only the written order puts B first
+        "pkg/__init__.py": "",
+        "pkg/a.py": "class A:\n    def m(self):\n        pass\n",
+        "pkg/zb.py": "from pkg.a import A\n\n\nclass B(A):\n    pass\n",
+        "pkg/az.py": "class Z:\n    def m(self):\n        pass\n",
+        "pkg/c.py": (
+            "from pkg.zb import B\nfrom pkg.az import Z\n\n\nclass C(B, Z):\n"
+            "    def run(self):\n        self.m()\n"
+        ),
+    }
+    with resolve(lambda: iter(_facts(files)), "r", tmp_path / "base"):
+        pass
+    edited = {**files, "pkg/c.py": files["pkg/c.py"] + "        self.m()\n"}
+    cache = tmp_path / "base" / "symtab.sqlite"
+    with (
+        resolve_incremental(lambda: iter(_facts(edited)), "r", tmp_path / "inc", cache) as inc,
+        resolve(lambda: iter(_facts(edited)), "r", tmp_path / "full") as full,
+    ):
+        assert differences(inc, full) == []
+        edges = inc.table.db.execute("SELECT dst_key FROM call_edges").fetchall()
+        assert {e[0] for e in edges} == {"r|pkg/a.py|pkg.a.A.m"}

@@ -174,7 +174,7 @@ class NameLookups:
         if keys or depth >= 4:
             return keys
         for (parent,) in self.db.execute(
-            "SELECT parent_key FROM inherits WHERE child_key = ?", (class_key,)
+            "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (class_key,)
         ):
             keys = self.members(parent, name, depth + 1)
             if keys:
@@ -228,7 +228,9 @@ class NameLookups:
         resolved = self.db.execute("SELECT count(*) FROM inherits WHERE child_key = ?", (cls,))
         if int(named.fetchone()[0]) > int(resolved.fetchone()[0]):
             return True
-        parents = self.db.execute("SELECT parent_key FROM inherits WHERE child_key = ?", (cls,))
+        parents = self.db.execute(
+            "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (cls,)
+        )
         return up < 4 and any(self.has_external_base(p, up + 1) for (p,) in parents.fetchall())
 
     def is_class(self, key: str) -> bool:

@@ -219,7 +219,8 @@ class CallTiers:
                 parents = [
                     r[0]
                     for r in self.names.db.execute(
-                        "SELECT parent_key FROM inherits WHERE child_key = ?", (cls.key,)
+                        "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid",
+                        (cls.key,),
                     )
                 ]
                 keys = [k for p in parents for k in self.names.members(p, callee)]
