@@ -323,7 +323,7 @@ def main() -> None:
     from semgraph.indexer.sources import repo_key_for
     from semgraph.jobs import shared_embedder, shared_search
 
-    # the replay measures the incremental resolver, off by default until it is proven on sympy
+    # the replay measures the incremental resolver (on by default; said here all the same)
     settings = load_settings(resolve_cache=True)
     commits = replay_commits(args.repo, args.commits)
     clone = (

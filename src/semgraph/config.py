@@ -201,11 +201,10 @@ class Settings(BaseSettings):
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)
     # resolve only what a push can affect, from the last resolution kept on this host under
-    # <state_dir>/resolve-cache/ (a cache, meant to equal a full resolve, issue 25); above
-    # this share of the code files to resolve again, a full resolve (bench/NOTES.md). Off by
-    # default: the model test proves it equal on generated repositories, but on sympy a
-    # new-function push still differs from a full resolve in a few edges (bench/NOTES.md)
-    resolve_cache: bool = False
+    # <state_dir>/resolve-cache/ (a cache: equal to a full resolve, issue 25; the model test
+    # and bench_incremental's --check on sympy prove it); above this share of the code files
+    # to resolve again, a full resolve (bench/NOTES.md)
+    resolve_cache: bool = True
     resolve_incremental_max_fraction: float = Field(default=0.3, ge=0, le=1)
 
     # -- the shared vector store: vectors reused across repositories (issue 20) --------------

@@ -34,7 +34,7 @@ EXTRA = {
 
 @pytest.fixture(scope="module")
 def cached(settings: Settings) -> Settings:
-    """The session's settings with the resolve cache on (it is off by default)."""
+    """The session's settings with the resolve cache on (whatever the default)."""
     return settings.model_copy(update={"resolve_cache": True})
 
 
