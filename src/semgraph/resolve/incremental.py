@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 # above this fraction of the code files to re-resolve, a full resolution is as cheap
 # (bench/bench_incremental.py measures it; bench/NOTES.md)
-DEFAULT_MAX_FRACTION = 0.3
+DEFAULT_MAX_FRACTION = 0.5
 
 
 class Fallback(Exception):
