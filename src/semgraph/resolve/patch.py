@@ -37,16 +37,22 @@ def base_names(keys: set[str], db: sqlite3.Connection) -> set[str]:
     return out
 
 
+def resolved_bases(db: sqlite3.Connection, path: str) -> list[tuple[str, str]]:
+    """The resolved bases (child, parent) of the classes of ``path``, in written order."""
+    rows = db.execute(
+        "SELECT i.child_key, i.parent_key FROM inherits i JOIN symbols s "
+        "ON s.key = i.child_key WHERE s.path = ? ORDER BY i.rowid",
+        (path,),
+    ).fetchall()
+    return [(str(child), str(parent)) for child, parent in rows]
+
+
 def delete_results(db: sqlite3.Connection, paths: list[str]) -> list[tuple[str, str]]:
     """Everything the resolution produced for ``paths`` (keys read from their symbols);
     returns the resolved bases it deleted."""
     inherits: list[tuple[str, str]] = []
     for path in paths:
-        inherits += db.execute(
-            "SELECT i.child_key, i.parent_key FROM inherits i JOIN symbols s "
-            "ON s.key = i.child_key WHERE s.path = ? ORDER BY i.rowid",
-            (path,),
-        ).fetchall()
+        inherits += resolved_bases(db, path)
         for table, column in _PATH_RESULTS:
             db.execute(f"DELETE FROM {table} WHERE {column} = ?", (path,))
         for table, column in _KEY_RESULTS:
@@ -61,13 +67,7 @@ def inherits_changed(
     db: sqlite3.Connection, old: list[tuple[str, str]], paths: list[str]
 ) -> set[str]:
     """The classes (and their old and new bases) whose resolved bases differ from ``old``."""
-    new: list[tuple[str, str]] = []
-    for path in paths:
-        new += db.execute(
-            "SELECT i.child_key, i.parent_key FROM inherits i JOIN symbols s "
-            "ON s.key = i.child_key WHERE s.path = ? ORDER BY i.rowid",
-            (path,),
-        ).fetchall()
+    new = [pair for path in paths for pair in resolved_bases(db, path)]
     before: dict[str, list[str]] = {}
     after: dict[str, list[str]] = {}
     for child, parent in old:
