@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -173,6 +174,19 @@ class SkippedFile:
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> SkippedFile:
         return cls(**rec)
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    """A parsed file known by what its resolution rows depend on, its record not decoded (a
+    parse-cache hit in the spill, issue 25): the incremental resolver compares ``row_digest``
+    with the previous resolution's and calls ``load`` only for the files that differ."""
+
+    path: str
+    language: str
+    parse_status: str
+    row_digest: bytes  # resolve.ledger.row_digest of the record
+    load: Callable[[], FileFacts]
 
 
 def module_name(path: str, language: str) -> str:

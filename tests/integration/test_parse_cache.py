@@ -13,7 +13,8 @@ from semgraph.config import Settings, load_settings
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import CACHE_FILE, ParseCache, cache_dir
 from semgraph.indexer.spill import SpillReader
-from semgraph.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, FileSummary, SkippedFile
+from semgraph.resolve import ledger
 from tests.repos import commit, make_repo
 
 FILES: dict[str, str | bytes | None] = {
@@ -106,3 +107,35 @@ def test_cache_dirs_are_hashed_and_failed_jobs_leave_no_new_file(tmp_path: Path)
     with pytest.raises(RuntimeError), ParseCache.for_repo(settings, hostile, "fp") as cache:
         raise RuntimeError("job failed")
     assert not cache.new_path.exists() and not cache.path.exists()
+
+
+def test_reused_files_carry_the_row_digest_the_resolver_compares(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A cache hit reaches the spill with its language, status and resolution row digest
+    (issue 25): equal to what the decoded record gives, so the incremental resolver may
+    trust it without decoding; a fresh parse carries none (its record is decoded)."""
+    settings = cfg(tmp_path)
+    commit(repo, {"faults/slow.py": None})
+    parse(settings, repo, tmp_path / "1.spill")
+    commit(repo, {"app/util.py": "def helper(x, y):\n    return str(x + y)\n"})
+    parse(settings, repo, tmp_path / "2.spill")
+    got = {r.path: r for r in SpillReader(tmp_path / "2.spill").summaries()}
+    summaries = [r for r in got.values() if isinstance(r, FileSummary)]
+    assert {s.path for s in summaries} == {"app/svc.py", "web/index.ts", "README.md"}
+    assert isinstance(got["app/util.py"], FileFacts)  # parsed this time
+    for s in summaries:
+        facts = s.load()
+        assert s.row_digest == ledger.row_digest(facts)
+        assert (s.language, s.parse_status) == (facts.language, facts.parse_status)
+
+
+def test_a_cache_of_the_previous_format_is_a_miss(tmp_path: Path, repo: Path) -> None:
+    settings = cfg(tmp_path)
+    commit(repo, {"faults/slow.py": None})
+    first = parse(settings, repo, tmp_path / "1.spill")
+    with sqlite3.connect(cache_dir(settings, "demo") / CACHE_FILE) as conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
+    assert parse(settings, repo, tmp_path / "2.spill").files_reused == 0
+    assert records(tmp_path / "2.spill") == records(tmp_path / "1.spill")
+    assert parse(settings, repo, tmp_path / "3.spill").files_reused == first.files_indexed

@@ -69,6 +69,9 @@ def test_a_body_push_resolves_one_file_and_publishes_what_a_full_resolve_does(
     inc = second.stats["resolve_incremental"]
     assert inc["mode"] == "incremental", inc
     assert inc["files_changed"] == 2  # a cache two commits old: diffed by content
+    # the job moved the cache into its work directory and kept its own resolution after
+    # the publish: the next job finds one again
+    assert cache_path(cached, first.repo_key).is_file()
     third_commit = {"lib/ledger.py": "def rotate_ledger(book):\n    return book.rotate(3)\n"}
     commit(repo, third_commit)
     third = run_index(repo)

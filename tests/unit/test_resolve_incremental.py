@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from semgraph.indexer.extract import ExtractOptions, extract_file
-from semgraph.model import FileFacts
+from semgraph.model import FileFacts, FileSummary
+from semgraph.resolve import ledger
 from semgraph.resolve.compare import differences
 from semgraph.resolve.incremental import resolve_incremental
 from semgraph.resolve.resolver import resolve
@@ -44,6 +46,17 @@ GO_MAIN = (
     "var r gopkg.Runner = gopkg.NewT()\n\tr.Run()", "t := gopkg.NewT()\n\tt.Stop()",
     "u := &gopkg.U{}\n\tu.Close()", "var r gopkg.Runner = nil\n\tr.Stop()", "gopkg.Helper()",
 )  # fmt: skip
+
+
+def summarised(files: list[FileFacts], loaded: list[str]) -> Iterator[FileSummary]:
+    """Each file as a :class:`FileSummary` whose ``load`` records that it was decoded."""
+    for f in files:
+
+        def load(f: FileFacts = f) -> FileFacts:
+            loaded.append(f.path)
+            return f
+
+        yield FileSummary(f.path, f.language, f.parse_status, ledger.row_digest(f), load)
 
 
 @dataclass
@@ -219,11 +232,21 @@ class IncrementalMachine(RuleBasedStateMachine):
         self.step += 1
         work = self.tmp / f"s{self.step}"
         full = resolve(lambda: iter(files), "r", work / "full")
+        loaded: list[str] = []  # every file comes as a summary, as parse-cache hits do
         inc = resolve_incremental(
-            lambda: iter(files), "r", work / "inc", self.cache, max_fraction=1.0
+            lambda: iter(files),
+            "r",
+            work / "inc",
+            self.cache,
+            max_fraction=1.0,
+            summaries=lambda: summarised(files, loaded),
+            consume=True,
         )
         try:
             assert self.cache is None or inc.incremental["mode"] == "incremental", inc.incremental
+            if self.cache is not None:  # only the files whose row digest changed are decoded
+                assert len(loaded) == inc.incremental["files_changed"], (loaded, inc.incremental)
+                assert not self.cache.exists()  # consumed: moved into the job, not copied
             diffs = differences(inc, full)
             assert diffs == [], "\n".join(diffs)
             # the scenario is not empty: calls resolve, classes inherit

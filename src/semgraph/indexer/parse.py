@@ -152,7 +152,9 @@ class _Run:
     def reuse(self, path: str, hit: CachedResult) -> None:
         t0 = time.perf_counter()
         if hit.compressed and self.settings.spill_cached_frames:
-            self.spill.append_compressed(hit.kind, path, hit.compressed)  # copied, not recompressed
+            summary = (hit.language, hit.status, hit.row_digest) if hit.row_digest else None
+            # copied, not recompressed; the summary spares the resolver decoding it
+            self.spill.append_compressed(hit.kind, path, hit.compressed, summary)
         else:
             self.spill.append_packed(hit.kind, hit.packed)
         self.timed("spill_reused", t0)
@@ -199,7 +201,14 @@ class _Run:
         self.spill.append_packed(result.kind, result.packed)
         blob = self.blobs.pop(path, None)
         if self.cache is not None and blob is not None:
-            kept = CachedResult(result.kind, result.status, result.size_bytes, result.packed)
+            kept = CachedResult(
+                result.kind,
+                result.status,
+                result.size_bytes,
+                result.packed,
+                language=result.language,
+                row_digest=result.row_digest,
+            )
             self.cache.keep(path, blob, kept)
         if result.status.startswith("skipped:"):
             self.skipped[result.status.removeprefix("skipped:")] += 1

@@ -40,13 +40,14 @@ from semgraph.model import ParseStatus
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "parse.sqlite"
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"  # 2: each row's language and resolution row digest (issue 25)
 META_KEYS = ("fingerprint", "format")
 
 CREATE_TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, blob TEXT NOT NULL, "
-    "kind TEXT NOT NULL, status TEXT NOT NULL, size_bytes INTEGER NOT NULL, packed BLOB NOT NULL)",
+    "kind TEXT NOT NULL, status TEXT NOT NULL, size_bytes INTEGER NOT NULL, packed BLOB NOT NULL, "
+    "language TEXT NOT NULL, row_digest BLOB NOT NULL)",
 )
 SELECT_META = "SELECT value FROM meta WHERE key = ?"
 INSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
@@ -56,12 +57,10 @@ INSERT_CURRENT = "INSERT INTO temp.current_paths (path) VALUES (?)"
 MERGE_FRESH = "INSERT OR REPLACE INTO main.files SELECT * FROM fresh.files"
 DELETE_STALE = "DELETE FROM main.files WHERE path NOT IN (SELECT path FROM temp.current_paths)"
 SELECT_BLOBS = "SELECT path, blob FROM files"
-SCAN_FILES = "SELECT path, blob, kind, status, size_bytes, packed FROM files ORDER BY path"
-SELECT_FILE = "SELECT kind, status, size_bytes, packed FROM files WHERE path = ? AND blob = ?"
-INSERT_FILE = (
-    "INSERT OR REPLACE INTO files (path, blob, kind, status, size_bytes, packed) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
+ROW = "kind, status, size_bytes, packed, language, row_digest"
+SCAN_FILES = f"SELECT path, blob, {ROW} FROM files ORDER BY path"
+SELECT_FILE = f"SELECT {ROW} FROM files WHERE path = ? AND blob = ?"
+INSERT_FILE = f"INSERT OR REPLACE INTO files (path, blob, {ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def cache_dir(settings: Settings, repo_key: str) -> Path:
@@ -73,13 +72,24 @@ def cache_dir(settings: Settings, repo_key: str) -> Path:
 class CachedResult:
     """One cached parse result, as the spill takes it."""
 
-    __slots__ = ("compressed", "kind", "packed", "size_bytes", "status")
+    __slots__ = ("compressed", "kind", "language", "packed", "row_digest", "size_bytes", "status")
 
     def __init__(
-        self, kind: str, status: str, size_bytes: int, packed: bytes, compressed: bytes = b""
+        self,
+        kind: str,
+        status: str,
+        size_bytes: int,
+        packed: bytes,
+        compressed: bytes = b"",
+        *,
+        language: str = "",
+        row_digest: bytes = b"",
     ) -> None:
         self.kind, self.status, self.size_bytes, self.packed = kind, status, size_bytes, packed
         self.compressed = compressed  # the row as stored, when it came from a cache
+        # a parsed file's language and resolution row digest: the spill carries them beside
+        # the frame, so the incremental resolver need not decode an unchanged file
+        self.language, self.row_digest = language, row_digest
 
 
 class ParseCache:
@@ -205,7 +215,15 @@ class ParseCache:
             if row is not None:
                 stored = bytes(row[3])
                 packed = self._zd.decompress(stored)
-                result = CachedResult(str(row[0]), str(row[1]), int(row[2]), packed, stored)
+                result = CachedResult(
+                    str(row[0]),
+                    str(row[1]),
+                    int(row[2]),
+                    packed,
+                    stored,
+                    language=str(row[4]),
+                    row_digest=bytes(row[5]),
+                )
         except (sqlite3.Error, zstandard.ZstdError, TypeError, ValueError) as exc:
             self._miss_all(f"corrupt cache {self.path}: {exc}")
             self._close_old()
@@ -222,7 +240,7 @@ class ParseCache:
         return result
 
     def _row(self, old: sqlite3.Connection, path: str, blob: str) -> tuple[Any, ...] | None:
-        """The stored ``(kind, status, size_bytes, packed)`` of ``path`` at ``blob``: read
+        """The stored row (:data:`ROW`'s columns) of ``path`` at ``blob``: read
         from one scan of the previous cache in path order while lookups come in that order
         (the walk's), else by its key. A row the scan passed is only ever a miss."""
         if path <= self._scan_last:
@@ -255,6 +273,8 @@ class ParseCache:
                 result.status,
                 result.size_bytes,
                 result.compressed or self._zc.compress(result.packed),
+                result.language,
+                result.row_digest,
             ),
         )
         self.write_s += time.perf_counter() - started

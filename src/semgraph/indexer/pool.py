@@ -44,6 +44,7 @@ from semgraph import faults
 from semgraph.indexer.extract import ExtractOptions, extract_file
 from semgraph.indexer.spill import KIND_FILE, KIND_SKIP, pack_record
 from semgraph.model import SkippedFile, SkipReason
+from semgraph.resolve.ledger import row_digest
 
 if TYPE_CHECKING:  # children import this module: keep pydantic out of their start-up
     from semgraph.config import Settings
@@ -69,6 +70,8 @@ class TaskResult:
     size_bytes: int
     child_pid: int
     child_peak_rss_bytes: int
+    language: str = ""  # a parsed file's, with its row digest (the parse cache keeps both)
+    row_digest: bytes = b""
 
 
 class ParseFailure(Exception):
@@ -118,7 +121,14 @@ def parse_one(config: ChildConfig, path: str, *, in_child: bool) -> TaskResult:
     kind, packed = pack_record(facts)
     assert kind == KIND_FILE
     return TaskResult(
-        kind, packed, facts.parse_status, len(data), os.getpid(), _peak_rss() if in_child else 0
+        kind,
+        packed,
+        facts.parse_status,
+        len(data),
+        os.getpid(),
+        _peak_rss() if in_child else 0,
+        facts.language,
+        row_digest(facts),
     )
 
 

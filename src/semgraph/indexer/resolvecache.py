@@ -2,7 +2,10 @@
 (:mod:`semgraph.resolve.incremental`; DESIGN.md: a host's disk holds caches only).
 
 The cache is ``<state_dir>/resolve-cache/<sha256 of the repo key>.sqlite``: the resolution's
-own SQLite file, moved there (one rename) after a job whose graph publish committed. It is
+own SQLite file, moved there (one rename) after a job whose graph publish committed. A job
+moves it into its work directory (one rename, not a copy of hundreds of megabytes: issue 25's
+one-second resolve), so a job that fails leaves no cache and the next one resolves fully;
+only one job of a repository runs at a time. It is
 tagged with the job fingerprint (parser, grammars, options) and the resolver's version; a
 missing, foreign, stale or corrupt one is a full resolve, and deleting the directory is
 always safe. A forced job resolves fully (and refreshes the cache).
@@ -44,6 +47,8 @@ def resolve_job(
         previous,
         tag=fp,
         max_fraction=settings.resolve_incremental_max_fraction,
+        summaries=lambda: SpillReader(spill).summaries(),
+        consume=True,
     )
     if force:
         res.incremental["reason"] = "forced job"

@@ -16,7 +16,11 @@ A ``BLK2`` block (format 2) holds records that arrive already compressed (a pars
 issue 25): its payload, never compressed as a whole, is a run of msgpack arrays
 ``[kind, path, zstd frame of the record's msgpack]``, so an unchanged file costs the spill a
 copy, not a decompression and a compression, and a reader that wants a few paths skips the
-others without decompressing them. Blocks of both kinds alternate in record order.
+others without decompressing them. Blocks of both kinds alternate in record order. Format 3
+may add a fourth element to a parsed file's entry, ``[language, parse status, row digest]``
+(the parse cache keeps them with the row): :meth:`SpillReader.summaries` gives such a file
+as a :class:`~semgraph.model.FileSummary`, so the incremental resolver decodes only the
+files whose row digest changed. A reader of format 3 reads format 2.
 
 A missing trailer (truncation), a bad checksum, a count mismatch or an undecodable record
 raises :class:`SpillCorrupt`; a failed write (disk full ...) raises :class:`SpillError` and
@@ -40,10 +44,11 @@ import msgpack
 import zstandard
 
 from semgraph.errors import ConfigError, SpillCorrupt, SpillError
-from semgraph.model import MODEL_VERSION, FileFacts, SkippedFile
+from semgraph.model import MODEL_VERSION, FileFacts, FileSummary, SkippedFile
 
 MAGIC = b"SGSPILL\0"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (2, 3)
 CODEC_RAW = 0
 CODEC_ZSTD = 1
 _HEADER = struct.Struct("<8sHBB")
@@ -124,14 +129,20 @@ class SpillWriter:
             raise SpillError(f"unknown spill record kind {kind!r}")
         self._buffer(_BLOCK_TAG, msgpack.packb(kind) + packed)
 
-    def append_compressed(self, kind: str, path: str, frame: bytes) -> None:
+    def append_compressed(
+        self, kind: str, path: str, frame: bytes, summary: tuple[str, str, bytes] | None = None
+    ) -> None:
         """Append a record given as one zstd frame of its msgpack bytes (a parse-cache row,
-        already checked to decompress), copied as it is into a ``BLK2`` block."""
+        already checked to decompress), copied as it is into a ``BLK2`` block, with a parsed
+        file's ``(language, parse status, row digest)`` when known."""
         if self._closed:
             raise SpillError(f"spill {self.path} is closed")
         if kind not in (KIND_FILE, KIND_SKIP):
             raise SpillError(f"unknown spill record kind {kind!r}")
-        self._buffer(_FRAMES_TAG, msgpack.packb([kind, path, frame], use_bin_type=True))
+        entry: list[Any] = [kind, path, frame]
+        if summary is not None and kind == KIND_FILE:
+            entry.append(list(summary))
+        self._buffer(_FRAMES_TAG, msgpack.packb(entry, use_bin_type=True))
 
     def _buffer(self, tag: bytes, frame: bytes) -> None:
         if tag != self._buf_tag:
@@ -204,13 +215,22 @@ class SpillReader:
 
     def __iter__(self) -> Iterator[FileFacts | SkippedFile]:
         for kind, rec in self.iter_records():
-            try:
-                if kind == KIND_FILE:
-                    yield FileFacts.from_record(rec)
-                else:
-                    yield SkippedFile.from_record(rec)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise SpillCorrupt(f"spill {self.path}: malformed {kind} record: {exc}") from exc
+            yield self._build(kind, rec)
+
+    def summaries(self) -> Iterator[FileFacts | SkippedFile | FileSummary]:
+        """The records in order, as iterating gives them, except that a parsed file whose
+        entry carries its summary comes as a :class:`FileSummary` (not decompressed; its
+        ``load`` decodes it)."""
+        for kind, rec in self._records(None, summaries=True):
+            yield rec if isinstance(rec, FileSummary) else self._build(kind, rec)
+
+    def _build(self, kind: str, rec: dict[str, Any]) -> FileFacts | SkippedFile:
+        try:
+            if kind == KIND_FILE:
+                return FileFacts.from_record(rec)
+            return SkippedFile.from_record(rec)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpillCorrupt(f"spill {self.path}: malformed {kind} record: {exc}") from exc
 
     def file_facts(self, only: Container[str] | None = None) -> Iterator[FileFacts]:
         """The parsed files, in order (only those whose path is in ``only`` when given: the
@@ -228,12 +248,19 @@ class SpillReader:
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(kind, record dict)`` pairs, without building dataclasses (with ``only``, the
         records of those paths; a precompressed record of another path is not decompressed)."""
+        for kind, rec in self._records(only, summaries=False):
+            assert isinstance(rec, dict)
+            yield kind, rec
+
+    def _records(
+        self, only: Container[str] | None, *, summaries: bool
+    ) -> Iterator[tuple[str, dict[str, Any] | FileSummary]]:
         try:
             fh = open(self.path, "rb")  # noqa: SIM115 - closed in the finally below
         except OSError as exc:
             raise SpillCorrupt(f"cannot open spill {self.path}: {exc}") from exc
         try:
-            yield from self._read(fh, only)
+            yield from self._read(fh, only, summaries)
         except OSError as exc:
             raise SpillCorrupt(f"cannot read spill {self.path}: {exc}") from exc
         finally:
@@ -243,9 +270,9 @@ class SpillReader:
         return SpillCorrupt(f"spill {self.path} is corrupt: {what}")
 
     def _read(
-        self, fh: BinaryIO, only: Container[str] | None
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        decoder = _Decoder(self, self._read_header(fh) == CODEC_ZSTD, only)
+        self, fh: BinaryIO, only: Container[str] | None, summaries: bool
+    ) -> Iterator[tuple[str, dict[str, Any] | FileSummary]]:
+        decoder = _Decoder(self, self._read_header(fh) == CODEC_ZSTD, only, summaries)
         records = blocks = 0
         while True:
             tag = fh.read(4)
@@ -270,7 +297,7 @@ class SpillReader:
         magic, version, codec, model_version = _HEADER.unpack(head)
         if magic != MAGIC:
             raise self._corrupt("not a spill file (bad magic)")
-        if version != FORMAT_VERSION or model_version != MODEL_VERSION:
+        if version not in READABLE_VERSIONS or model_version != MODEL_VERSION:
             raise self._corrupt(
                 f"format {version}/model {model_version}, expected {FORMAT_VERSION}/{MODEL_VERSION}"
             )
@@ -309,17 +336,25 @@ class SpillReader:
 
 class _Decoder:
     """The records of one spill's blocks (``BLK1``: one compressed run of records; ``BLK2``:
-    a run of ``[kind, path, frame]``), those of ``only``'s paths when given."""
+    a run of ``[kind, path, frame]`` or ``[kind, path, frame, summary]``), those of ``only``'s
+    paths when given; with ``summaries``, a summarised parsed file as a :class:`FileSummary`."""
 
-    def __init__(self, reader: SpillReader, compressed: bool, only: Container[str] | None):
+    def __init__(
+        self,
+        reader: SpillReader,
+        compressed: bool,
+        only: Container[str] | None,
+        summaries: bool = False,
+    ):
         self.reader = reader
         self.compressed = compressed
         self.only = only
+        self.summaries = summaries
         self.zd = zstandard.ZstdDecompressor()
 
     def block(
         self, tag: bytes, payload: bytes, index: int
-    ) -> Generator[tuple[str, dict[str, Any]], None, int]:
+    ) -> Generator[tuple[str, dict[str, Any] | FileSummary], None, int]:
         """Yield the block's records; return how many it holds (wanted or not)."""
         if tag == _BLOCK_TAG and self.compressed:
             payload = self._decompress(payload, f"block {index}")
@@ -328,10 +363,10 @@ class _Decoder:
         seen = 0
         try:
             for kind, rec in self._pairs(unpacker, tag, index):
-                if kind not in (KIND_FILE, KIND_SKIP) or not isinstance(rec, dict):
+                if kind not in (KIND_FILE, KIND_SKIP) or not isinstance(rec, dict | FileSummary):
                     raise self.reader._corrupt(f"record in block {index} is not a map")
                 seen += 1
-                if self.only is None or rec.get("path") in self.only:
+                if self.only is None or (isinstance(rec, dict) and rec.get("path") in self.only):
                     yield kind, rec
         except (msgpack.UnpackException, ValueError, TypeError) as exc:
             raise self.reader._corrupt(f"undecodable record in block {index}: {exc}") from exc
@@ -346,15 +381,39 @@ class _Decoder:
             if tag == _BLOCK_TAG:
                 yield head, unpacker.unpack()
                 continue
-            kind, path, frame = head  # a BLK2 frame
+            if not isinstance(head, list) or len(head) not in (3, 4):
+                raise self.reader._corrupt(f"block {index}: an entry is not [kind, path, frame]")
+            kind, path, frame = head[:3]
             if self.only is not None and path not in self.only:
                 yield kind, {"path": path}  # counted, not decompressed, not yielded on
                 continue
-            packed = self._decompress(frame, f"a record of block {index}")
-            rec = msgpack.unpackb(packed, raw=False, strict_map_key=False)
-            if isinstance(rec, dict) and rec.get("path") != path:
-                raise self.reader._corrupt(f"block {index}: record of {path!r} names another")
-            yield kind, rec
+            if self.summaries and len(head) == 4 and kind == KIND_FILE:
+                yield kind, self._summary(path, frame, head[3], index)
+                continue
+            yield kind, self.load(path, frame, index)
+
+    def load(self, path: str, frame: bytes, index: int) -> dict[str, Any]:
+        """The record of one ``BLK2`` frame (its path checked)."""
+        packed = self._decompress(frame, f"a record of block {index}")
+        rec = msgpack.unpackb(packed, raw=False, strict_map_key=False)
+        if isinstance(rec, dict) and rec.get("path") != path:
+            raise self.reader._corrupt(f"block {index}: record of {path!r} names another")
+        return rec  # type: ignore[no-any-return]
+
+    def _summary(self, path: Any, frame: Any, summary: Any, index: int) -> FileSummary:
+        ok = isinstance(summary, list) and len(summary) == 3
+        language, status, digest = summary if ok else (None, None, None)
+        if not (isinstance(path, str) and isinstance(frame, bytes) and isinstance(digest, bytes)):
+            raise self.reader._corrupt(f"block {index}: malformed summary of {path!r}")
+        if not (isinstance(language, str) and isinstance(status, str)):
+            raise self.reader._corrupt(f"block {index}: malformed summary of {path!r}")
+
+        def load() -> FileFacts:
+            built = self.reader._build(KIND_FILE, self.load(path, frame, index))
+            assert isinstance(built, FileFacts)
+            return built
+
+        return FileSummary(path, language, status, digest, load)
 
     def _decompress(self, data: bytes, what: str) -> bytes:
         try:

@@ -3,7 +3,8 @@
 bundle digest; :mod:`semgraph.resolve.compare` checks it).
 
 The previous resolution's SQLite file is a cache, never a source of truth. It is copied into
-the job's work directory; the files whose row digest differs (:mod:`semgraph.resolve.ledger`)
+the job's work directory (or moved there, with ``consume``: one rename instead of copying a
+file of hundreds of megabytes); the files whose row digest differs (:mod:`semgraph.resolve.ledger`)
 are re-read into a small symbol table of their own and replace their rows; their *surfaces*
 (:mod:`semgraph.resolve.surface`) are compared, and every file whose tokens meet a changed
 name is resolved again with them. The global parts (possible callers, bundles, counts) are
@@ -19,9 +20,10 @@ import logging
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
-from semgraph.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, FileSummary, SkippedFile
 from semgraph.resolve import ledger, pyroots
 from semgraph.resolve.imports import ImportFile
 from semgraph.resolve.patch import (
@@ -44,6 +46,10 @@ from semgraph.resolve.symtab import SymbolTable
 
 log = logging.getLogger(__name__)
 
+# the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
+# its row digest differs from the previous resolution's (the spill's ``summaries``)
+SummariesFactory = Callable[[], Iterable[FileFacts | SkippedFile | FileSummary]]
+
 # above this fraction of the code files to re-resolve, a full resolution is as cheap
 # (bench/bench_incremental.py measures it; bench/NOTES.md)
 DEFAULT_MAX_FRACTION = 0.5
@@ -62,15 +68,19 @@ def resolve_incremental(
     ambiguous_cap: int = DEFAULT_AMBIGUOUS_CAP,
     tag: str = "",
     max_fraction: float = DEFAULT_MAX_FRACTION,
+    summaries: SummariesFactory | None = None,
+    consume: bool = False,
 ) -> Resolution:
     """The resolution of ``files()``, from the previous one at ``previous`` where it can
     serve, else a full one. ``res.incremental`` says which, why, and how many files were
-    resolved again."""
+    resolved again. ``summaries``, when given, yields the same files, some as summaries: the
+    diff reads it instead of ``files``. With ``consume`` the previous file is moved into
+    ``workdir``, not copied: it is gone afterwards, whatever the outcome."""
     reason = "no previous resolution"
     if previous is not None and previous.is_file():
-        run = _Incremental(files, repo_key, workdir, ambiguous_cap, tag, max_fraction)
+        run = _Incremental(summaries or files, repo_key, workdir, ambiguous_cap, tag, max_fraction)
         try:
-            return run.run(previous)
+            return run.run(previous, consume)
         except Fallback as exc:
             reason = str(exc)
         except sqlite3.DatabaseError as exc:  # corrupt, truncated, another schema
@@ -84,10 +94,22 @@ def resolve_incremental(
     return res
 
 
+def _take(previous: Path, target: Path, consume: bool) -> None:
+    """Put the previous resolution at ``target``: a rename when it may be consumed (a copy
+    across file systems), else a copy."""
+    if consume:
+        try:
+            previous.replace(target)
+            return
+        except OSError:
+            pass  # another file system: copy
+    shutil.copyfile(previous, target)
+
+
 class _Incremental:
     def __init__(
         self,
-        files: FilesFactory,
+        files: SummariesFactory,
         repo_key: str,
         workdir: Path,
         ambiguous_cap: int,
@@ -109,12 +131,12 @@ class _Incremental:
         if self.table is not None and not self.done:
             self.table.close()
 
-    def run(self, previous: Path) -> Resolution:
+    def run(self, previous: Path, consume: bool) -> Resolution:
         started = time.process_time()
         self.workdir.mkdir(parents=True, exist_ok=True)
         target = self.workdir / "symtab.sqlite"
         target.unlink(missing_ok=True)
-        shutil.copyfile(previous, target)
+        _take(previous, target, consume)
         self.table = table = SymbolTable(target)
         db = table.db
         meta = ledger.read_meta(db)
@@ -177,7 +199,7 @@ class _Incremental:
                 continue
             seen.add(item.path)
             if old.get(item.path) != stats.digests[-1][1]:
-                changed.append(item)
+                changed.append(item.load() if isinstance(item, FileSummary) else item)
         return stats, changed, skipped, sorted(set(old) - seen)
 
     def _check_packaging(

@@ -33,9 +33,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from semgraph.model import FileFacts, SkippedFile
+from semgraph.model import FileFacts, FileSummary, SkippedFile
 from semgraph.resolve import ledger, pyroots
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.resolve.memo import memoised
@@ -55,6 +55,8 @@ from semgraph.resolve.typed import TypedNames
 from semgraph.resolve.typeexpr import Segment
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
+# what _FileCounter counts: a spill's records, or its summaries (the incremental diff)
+_Item = TypeVar("_Item", FileFacts | SkippedFile, FileFacts | SkippedFile | FileSummary)
 _DOTTED_BASE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$")
 _BASE_CLEAN = re.compile(r"<[^<>]*>|\[[^\[\]]*]|\([^()]*\)")  # innermost first
 
@@ -134,14 +136,17 @@ class _FileCounter:
         self.skipped: Counter[str] = Counter()
         self.digests: list[tuple[str, bytes]] = []  # (path, row digest) of every parsed file
 
-    def count(self, files: Iterable[FileFacts | SkippedFile]) -> Iterator[FileFacts | SkippedFile]:
+    def count(self, files: Iterable[_Item]) -> Iterator[_Item]:
         for item in files:
             if isinstance(item, SkippedFile):
                 self.skipped[str(item.reason)] += 1
             else:
                 self.languages[item.language] += 1
                 self.statuses[str(item.parse_status)] += 1
-                self.digests.append((item.path, ledger.row_digest(item)))
+                digest = (
+                    item.row_digest if isinstance(item, FileSummary) else ledger.row_digest(item)
+                )
+                self.digests.append((item.path, digest))
             yield item
 
 
