@@ -1,4 +1,4 @@
-"""Divergence detection and repair (DESIGN.md invariant 5).
+"""Divergence detection and repair (docs/architecture.md, invariant 5).
 
 Detection does not rely on any ``except`` block having run: for every repository it compares
 the run id recorded on ``:Repository`` (written in the graph transaction) with the run id of

@@ -1,7 +1,7 @@
 """Process memory: resident set size, returning freed heap to the OS, and a per-phase
 RSS sampler.
 
-``malloc_trim(0)`` is called after every job (DESIGN.md data flow, "finally") and after
+``malloc_trim(0)`` is called after every job (docs/architecture.md, data flow, "Finally") and after
 every embedding window: CPython and tree-sitter free memory back to glibc's arenas, which
 keep it; trimming hands it back so a long-running worker's RSS reflects its current work,
 not its largest one.

@@ -2,7 +2,7 @@
 that the next publish, on any worker host, writes only the difference.
 
 The state is written by the publishing transaction itself, so it can never run ahead of or
-behind the graph (DESIGN.md, "Scale-out"); a host's disk holds nothing the delta needs.
+behind the graph (docs/architecture.md, "Scale-out"); a host's disk holds nothing the delta needs.
 
 * ``:Repository.delta_version``: ``<state format>/<rows version>/<digest of the repo key>``,
   set by every publish (:data:`semgraph.graph.publish_queries.PUBLISH_REPOSITORY` returns the

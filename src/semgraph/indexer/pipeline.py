@@ -1,4 +1,4 @@
-"""The reindex job: a sequence of named phases (DESIGN.md data flow).
+"""The reindex job: a sequence of named phases (docs/architecture.md, data flow).
 
     checkout -> parse (pool -> spill) -> resolve -> embed + staging index
              -> ONE graph transaction -> alias flip -> cleanup

@@ -1,5 +1,5 @@
 """The per-job parse pool: tree-sitter runs in child processes so that a bad file costs one
-file (DESIGN.md invariant 6).
+file (docs/architecture.md, invariant 6).
 
 * A pebble ``ProcessPool`` with the ``spawn`` start method (children share nothing with the
   worker, and leave no fork server behind), ``pool_size`` children recycled after

@@ -1,5 +1,5 @@
 """The parse spill: the parsed model of one job, on disk, written incrementally and read
-back as a stream any number of times (DESIGN.md: phase 1 and phase 2 both stream it).
+back as a stream any number of times (docs/architecture.md, data flow: parse writes it, resolve and embed stream it).
 
 File layout (all integers little-endian)::
 
