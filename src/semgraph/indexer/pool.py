@@ -42,7 +42,8 @@ from pebble.pool.process import WORKERS_NAME
 
 from semgraph import faults
 from semgraph.indexer.extract import ExtractOptions, extract_file
-from semgraph.indexer.spill import KIND_FILE, KIND_SKIP, pack_record
+from semgraph.indexer.spill import pack_record
+from semgraph.indexer.spillblocks import KIND_FILE, KIND_SKIP
 from semgraph.model import SkippedFile, SkipReason
 from semgraph.resolve.ledger import row_digest
 

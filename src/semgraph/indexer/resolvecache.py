@@ -1,5 +1,6 @@
 """The job's resolution, incremental from the last one this host kept for the repository
-(:mod:`semgraph.resolve.incremental`; docs/architecture.md, "Scale-out": a host's disk holds caches only).
+(:mod:`semgraph.resolve.incremental`; docs/architecture.md, "Scale-out": a host's disk
+holds caches only).
 
 The cache is ``<state_dir>/resolve-cache/<sha256 of the repo key>.sqlite``: the resolution's
 own SQLite file, moved there (one rename) after a job whose graph publish committed. A job

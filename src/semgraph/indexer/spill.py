@@ -1,5 +1,6 @@
 """The parse spill: the parsed model of one job, on disk, written incrementally and read
-back as a stream any number of times (docs/architecture.md, data flow: parse writes it, resolve and embed stream it).
+back as a stream any number of times (docs/architecture.md, data flow: parse writes it,
+resolve and embed stream it).
 
 File layout (all integers little-endian)::
 
@@ -35,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import zlib
-from collections.abc import Container, Generator, Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -44,6 +45,13 @@ import msgpack
 import zstandard
 
 from semgraph.errors import ConfigError, SpillCorrupt, SpillError
+from semgraph.indexer.spillblocks import (
+    BLOCK_TAG,
+    FRAMES_TAG,
+    KIND_FILE,
+    KIND_SKIP,
+    BlockDecoder,
+)
 from semgraph.model import MODEL_VERSION, FileFacts, FileSummary, SkippedFile
 
 MAGIC = b"SGSPILL\0"
@@ -54,13 +62,8 @@ CODEC_ZSTD = 1
 _HEADER = struct.Struct("<8sHBB")
 _BLOCK = struct.Struct("<4sIII")
 _TRAILER = struct.Struct("<4sQQI")
-_BLOCK_TAG = b"BLK1"
-_FRAMES_TAG = b"BLK2"
 _END_TAG = b"END1"
 MAX_BLOCK_BYTES = 256 * 1024 * 1024  # a length above this is corruption, not data
-
-KIND_FILE = "F"
-KIND_SKIP = "S"
 
 
 def pack_record(obj: FileFacts | SkippedFile) -> tuple[str, bytes]:
@@ -87,7 +90,7 @@ class SpillWriter:
         self._buf: list[bytes] = []
         self._buf_size = 0
         self._buf_count = 0
-        self._buf_tag = _BLOCK_TAG  # the kind of block being buffered
+        self._buf_tag = BLOCK_TAG  # the kind of block being buffered
         self.records = 0
         self.blocks = 0
         self.bytes_written = 0
@@ -127,7 +130,7 @@ class SpillWriter:
             raise SpillError(f"spill {self.path} is closed")
         if kind not in (KIND_FILE, KIND_SKIP):
             raise SpillError(f"unknown spill record kind {kind!r}")
-        self._buffer(_BLOCK_TAG, msgpack.packb(kind) + packed)
+        self._buffer(BLOCK_TAG, msgpack.packb(kind) + packed)
 
     def append_compressed(
         self, kind: str, path: str, frame: bytes, summary: tuple[str, str, bytes] | None = None
@@ -142,7 +145,7 @@ class SpillWriter:
         entry: list[Any] = [kind, path, frame]
         if summary is not None and kind == KIND_FILE:
             entry.append(list(summary))
-        self._buffer(_FRAMES_TAG, msgpack.packb(entry, use_bin_type=True))
+        self._buffer(FRAMES_TAG, msgpack.packb(entry, use_bin_type=True))
 
     def _buffer(self, tag: bytes, frame: bytes) -> None:
         if tag != self._buf_tag:
@@ -188,7 +191,7 @@ class SpillWriter:
         if not self._buf_count:
             return
         payload = b"".join(self._buf)
-        if self._compressor is not None and self._buf_tag == _BLOCK_TAG:
+        if self._compressor is not None and self._buf_tag == BLOCK_TAG:
             payload = self._compressor.compress(payload)
         header = _BLOCK.pack(self._buf_tag, len(payload), zlib.crc32(payload), self._buf_count)
         try:
@@ -272,14 +275,16 @@ class SpillReader:
     def _read(
         self, fh: BinaryIO, only: Container[str] | None, summaries: bool
     ) -> Iterator[tuple[str, dict[str, Any] | FileSummary]]:
-        decoder = _Decoder(self, self._read_header(fh) == CODEC_ZSTD, only, summaries)
+        decoder = BlockDecoder(
+            self._corrupt, self._build, self._read_header(fh) == CODEC_ZSTD, only, summaries
+        )
         records = blocks = 0
         while True:
             tag = fh.read(4)
             if tag == _END_TAG:
                 self._read_trailer(fh, records, blocks)
                 return
-            if tag not in (_BLOCK_TAG, _FRAMES_TAG):
+            if tag not in (BLOCK_TAG, FRAMES_TAG):
                 raise self._corrupt(
                     "truncated (no trailer)" if len(tag) < 4 else f"bad block tag at block {blocks}"
                 )
@@ -332,91 +337,3 @@ class SpillReader:
         if zlib.crc32(payload) != crc:
             raise self._corrupt(f"checksum mismatch in block {index}")
         return payload, count
-
-
-class _Decoder:
-    """The records of one spill's blocks (``BLK1``: one compressed run of records; ``BLK2``:
-    a run of ``[kind, path, frame]`` or ``[kind, path, frame, summary]``), those of ``only``'s
-    paths when given; with ``summaries``, a summarised parsed file as a :class:`FileSummary`."""
-
-    def __init__(
-        self,
-        reader: SpillReader,
-        compressed: bool,
-        only: Container[str] | None,
-        summaries: bool = False,
-    ):
-        self.reader = reader
-        self.compressed = compressed
-        self.only = only
-        self.summaries = summaries
-        self.zd = zstandard.ZstdDecompressor()
-
-    def block(
-        self, tag: bytes, payload: bytes, index: int
-    ) -> Generator[tuple[str, dict[str, Any] | FileSummary], None, int]:
-        """Yield the block's records; return how many it holds (wanted or not)."""
-        if tag == _BLOCK_TAG and self.compressed:
-            payload = self._decompress(payload, f"block {index}")
-        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
-        unpacker.feed(payload)
-        seen = 0
-        try:
-            for kind, rec in self._pairs(unpacker, tag, index):
-                if kind not in (KIND_FILE, KIND_SKIP) or not isinstance(rec, dict | FileSummary):
-                    raise self.reader._corrupt(f"record in block {index} is not a map")
-                seen += 1
-                if self.only is None or (isinstance(rec, dict) and rec.get("path") in self.only):
-                    yield kind, rec
-        except (msgpack.UnpackException, ValueError, TypeError) as exc:
-            raise self.reader._corrupt(f"undecodable record in block {index}: {exc}") from exc
-        return seen
-
-    def _pairs(self, unpacker: msgpack.Unpacker, tag: bytes, index: int) -> Iterator[Any]:
-        while True:
-            try:
-                head = unpacker.unpack()
-            except msgpack.OutOfData:
-                return
-            if tag == _BLOCK_TAG:
-                yield head, unpacker.unpack()
-                continue
-            if not isinstance(head, list) or len(head) not in (3, 4):
-                raise self.reader._corrupt(f"block {index}: an entry is not [kind, path, frame]")
-            kind, path, frame = head[:3]
-            if self.only is not None and path not in self.only:
-                yield kind, {"path": path}  # counted, not decompressed, not yielded on
-                continue
-            if self.summaries and len(head) == 4 and kind == KIND_FILE:
-                yield kind, self._summary(path, frame, head[3], index)
-                continue
-            yield kind, self.load(path, frame, index)
-
-    def load(self, path: str, frame: bytes, index: int) -> dict[str, Any]:
-        """The record of one ``BLK2`` frame (its path checked)."""
-        packed = self._decompress(frame, f"a record of block {index}")
-        rec = msgpack.unpackb(packed, raw=False, strict_map_key=False)
-        if isinstance(rec, dict) and rec.get("path") != path:
-            raise self.reader._corrupt(f"block {index}: record of {path!r} names another")
-        return rec  # type: ignore[no-any-return]
-
-    def _summary(self, path: Any, frame: Any, summary: Any, index: int) -> FileSummary:
-        ok = isinstance(summary, list) and len(summary) == 3
-        language, status, digest = summary if ok else (None, None, None)
-        if not (isinstance(path, str) and isinstance(frame, bytes) and isinstance(digest, bytes)):
-            raise self.reader._corrupt(f"block {index}: malformed summary of {path!r}")
-        if not (isinstance(language, str) and isinstance(status, str)):
-            raise self.reader._corrupt(f"block {index}: malformed summary of {path!r}")
-
-        def load() -> FileFacts:
-            built = self.reader._build(KIND_FILE, self.load(path, frame, index))
-            assert isinstance(built, FileFacts)
-            return built
-
-        return FileSummary(path, language, status, digest, load)
-
-    def _decompress(self, data: bytes, what: str) -> bytes:
-        try:
-            return self.zd.decompress(data)
-        except zstandard.ZstdError as exc:
-            raise self.reader._corrupt(f"{what} does not decompress: {exc}") from exc

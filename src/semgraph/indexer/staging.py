@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,22 @@ def spill_facts(
     for rec in SpillReader(spill):
         if isinstance(rec, FileFacts) and (only is None or rec.path in only):
             yield rec
+
+
+def graph_named(files: Iterator[FileFacts], renamed: dict[str, str]) -> Iterator[FileFacts]:
+    """The files with their chunks' symbols named as the graph names them: in a src layout
+    resolution drops the source root from the modules (``src.pkg.mod.f`` is ``pkg.mod.f``),
+    and a search hit must name the symbol a graph query takes (issue 27)."""
+    for facts in files:
+        prefix = renamed.get(facts.path)
+        if prefix:
+            facts.chunks = [
+                replace(c, symbol=c.symbol[len(prefix) :])
+                if c.symbol and c.symbol.startswith(prefix)
+                else c
+                for c in facts.chunks
+            ]
+        yield facts
 
 
 @dataclass
@@ -121,6 +137,7 @@ def stage(
         facts = spill_facts(spill, only=plan.changed, filter_raw=settings.staging_filter_raw)
         total = len(plan.changed)
     fault("during_staging")
+    facts = graph_named(facts, resolution.renamed_modules())
     stats = index.index_files(
         name, req.repo_key, req.run_id, facts, embedder, total_files=total, progress=progress
     )

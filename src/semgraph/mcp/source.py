@@ -21,7 +21,7 @@ import zstandard
 from semgraph.db import search_errors
 from semgraph.errors import SearchError
 from semgraph.indexer.parsecache import CACHE_FILE, SELECT_FILE, cache_dir
-from semgraph.indexer.spill import KIND_FILE
+from semgraph.indexer.spillblocks import KIND_FILE
 from semgraph.mcp import queries as mq
 from semgraph.mcp.backend import Scope
 from semgraph.mcp.envelope import ToolFailure, completeness, fit

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from semgraph.model import FileFacts, FileSummary, SkippedFile
@@ -34,21 +32,17 @@ from semgraph.resolve.patch import (
     sum_counts,
 )
 from semgraph.resolve.resolution import DEFAULT_AMBIGUOUS_CAP, Resolution
-from semgraph.resolve.resolver import FilesFactory, _FileCounter, _Resolver, resolve
-from semgraph.resolve.surface import (
-    changed_items,
-    class_names,
-    classes_named,
-    item_names,
-    surface,
+from semgraph.resolve.resolver import (
+    FilesFactory,
+    SummariesFactory,
+    _FileCounter,
+    _Resolver,
+    resolve,
 )
+from semgraph.resolve.surface import changed_items, class_names, classes_named, item_names, surface
 from semgraph.resolve.symtab import SymbolTable
 
 log = logging.getLogger(__name__)
-
-# the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
-# its row digest differs from the previous resolution's (the spill's ``summaries``)
-SummariesFactory = Callable[[], Iterable[FileFacts | SkippedFile | FileSummary]]
 
 # above this fraction of the code files to re-resolve, a full resolution is as cheap
 # (bench/bench_incremental.py measures it; bench/NOTES.md)
@@ -94,18 +88,6 @@ def resolve_incremental(
     return res
 
 
-def _take(previous: Path, target: Path, consume: bool) -> None:
-    """Put the previous resolution at ``target``: a rename when it may be consumed (a copy
-    across file systems), else a copy."""
-    if consume:
-        try:
-            previous.replace(target)
-            return
-        except OSError:
-            pass  # another file system: copy
-    shutil.copyfile(previous, target)
-
-
 class _Incremental:
     def __init__(
         self,
@@ -136,7 +118,7 @@ class _Incremental:
         self.workdir.mkdir(parents=True, exist_ok=True)
         target = self.workdir / "symtab.sqlite"
         target.unlink(missing_ok=True)
-        _take(previous, target, consume)
+        ledger.take(previous, target, consume=consume)
         self.table = table = SymbolTable(target)
         db = table.db
         meta = ledger.read_meta(db)

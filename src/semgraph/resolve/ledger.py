@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from semgraph.model import FileFacts
 
@@ -124,3 +126,15 @@ def tag(ambiguous_cap: int, extra: str) -> str:
     """The cache's compatibility tag: the resolver version, its options and the caller's
     fingerprint of the parser (grammars, model)."""
     return f"{RESOLVER_VERSION}|cap={ambiguous_cap}|{extra}"
+
+
+def take(previous: Path, target: Path, *, consume: bool) -> None:
+    """Put the previous resolution at ``target``: a rename when it may be consumed (a copy
+    across file systems), else a copy."""
+    if consume:
+        try:
+            previous.replace(target)
+            return
+        except OSError:
+            pass  # another file system: copy
+    shutil.copyfile(previous, target)

@@ -224,6 +224,12 @@ class Resolution:
         for path, blob in self.table.db.execute("SELECT path, blob_sha FROM files ORDER BY path"):
             yield str(path), str(blob)
 
+    def renamed_modules(self) -> dict[str, str]:
+        """path -> the source-root prefix (``src.``) resolution dropped from the modules of
+        that file, as the graph names its symbols."""
+        rows = self.table.db.execute("SELECT path, prefix FROM inc_renamed")
+        return {str(path): str(prefix) for path, prefix in rows}
+
     def file_record(self, path: str) -> tuple[Any, ...] | None:
         """(key, language, blob_sha, loc, size_bytes, parse_status, parse_error) of ``path``."""
         row = self.table.db.execute(

@@ -55,6 +55,9 @@ from semgraph.resolve.typed import TypedNames
 from semgraph.resolve.typeexpr import Segment
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
+# the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
+# its row digest differs from the previous resolution's (the spill's ``summaries``)
+SummariesFactory = Callable[[], Iterable[FileFacts | SkippedFile | FileSummary]]
 # what _FileCounter counts: a spill's records, or its summaries (the incremental diff)
 _Item = TypeVar("_Item", FileFacts | SkippedFile, FileFacts | SkippedFile | FileSummary)
 _DOTTED_BASE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$")

@@ -23,7 +23,7 @@ from semgraph.search.split import query_words
 # bump when the mapping or what a document holds changes incompatibly (2: the embedded text
 # leads with the symbol's name words, see embedding_text; an incremental run must not keep
 # vectors of the old text for unchanged files)
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3  # 3: symbols named as the graph names them (no source-root prefix)
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
