@@ -7,10 +7,17 @@ from __future__ import annotations
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
+from bench.figures_resolve import figures_incremental, figures_push_resolve, figures_resolve
 from bench.figures_retrieval import figures_retrieval
 from bench.figures_reuse import figures_firstindex, figures_reuse
 from bench.figures_stores import figures_delta, figures_graph, figures_queue
 from bench.figures_webhook import figures_webhook
+
+# sympy at e950d313 (the mirror's commit), checked out and parsed once by hand for the
+# resolver's benchmarks: ``git worktree`` / ``git archive`` of the commit, then
+# ``semgraph.indexer.parse.parse_repository`` into the spill
+SYMPY_TREE = "/var/tmp/inc-bench/sympy"
+SYMPY_SPILL = "/var/tmp/inc-bench/sympy.spill"
 
 BENCHES = [
     Bench(
@@ -150,5 +157,50 @@ BENCHES = [
         "semgraph with its default CPU path, and CodeGraphContext (PyPI, its own venv, as "
         "`bench.peers`). Wall time is the whole process; peak RSS per phase (MiB) from an RSS "
         "sampler marked at the job's checkpoints, as `bench_memory`.",
+    ),
+    Bench(
+        "resolve",
+        "bench.bench_resolve",
+        ["--repo", "sympy", "--rounds", "3", "--check"],
+        ["--repo", "self", "--rounds", "1", "--trees", "pre-typed,after"],
+        figures_resolve,
+        timeout_s=3 * 3600,
+        note="Full-resolve CPU seconds (`time.process_time` of `resolve()` alone) of three "
+        "resolvers on one parsed model of sympy at e950d313 (1,519 Python files, 379,310 call "
+        "sites), each in its own subprocess from its own tree, interleaved round by round: "
+        "`pre-typed` (547efb1, before the typed receivers; its model parsed by its own "
+        "parser), `today` (062ac70, typed receivers before the memo) and `after` (the tree "
+        "measured). Target (issue 25 item 1): after <= 1.5x pre-typed, best of the rounds, "
+        "side by side. `--check` compares every table of today's and after's resolutions.",
+    ),
+    Bench(
+        "incremental",
+        "bench.bench_incremental",
+        [SYMPY_SPILL, SYMPY_TREE, "--check"],
+        [SYMPY_SPILL, SYMPY_TREE, "--only", "body"],
+        figures_incremental,
+        timeout_s=2 * 3600,
+        in_quick=False,
+        note="Incremental resolution against a full one on sympy at e950d313 (issue 25 items "
+        "2-3): the spill resolved fully once (the cache), then per scenario one file edited "
+        "in memory, parsed by the product's extractor and resolved incrementally from the "
+        "cache (never falling back, to measure) and, with `--check`, fully, the two compared "
+        "by `resolve.compare.differences` (every table, count and bundle digest). CPU seconds "
+        "of the bench process. The fit gives the break-even that sets "
+        "`resolve_incremental_max_fraction`.",
+    ),
+    Bench(
+        "push-resolve",
+        "bench.bench_push_resolve",
+        [SYMPY_TREE, "sympy/core/basic.py", "    def copy(self):"],
+        [SYMPY_TREE, "sympy/core/basic.py", "    def copy(self):"],
+        figures_push_resolve,
+        in_quick=False,
+        note="The reindex job's parse and resolve phases of a one-function push to sympy at "
+        "e950d313 (issue 25): `parse_repository` through the parse cache, then "
+        "`resolvecache.resolve_job` (the host's cached resolution patched, or a full resolve); "
+        "the first commit is resolved fully and kept as the cache, then one statement is "
+        "added to `Basic.copy`. Target: the push's resolve phase <= 1 s CPU; baseline the "
+        "first, full resolve of the same run.",
     ),
 ]

@@ -10,6 +10,7 @@ what it did not measure.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ class Bench:
     timeout_s: int = 1800
     note: str = ""
     in_quick: bool = True  # False: ``run_all --quick`` leaves it out unless named in --only
+    logs: tuple[str, ...] = ()  # more kept logs than NAME.log (globs in the logs directory)
 
 
 @dataclass
@@ -120,3 +122,20 @@ def missing_sizes(
     """Sizes the command asked for (``--sizes``) or the output started, with no result."""
     wanted = set(ints(arg(args, "--sizes"))) | set(started)
     return sorted(wanted - set(measured))
+
+
+def json_lines(out: str) -> list[dict[str, Any]]:
+    """Every JSON object printed on a line of its own (for the benchmarks that print plain
+    JSON lines rather than ``bench.records``), in the order printed."""
+    rows = []
+    for text in out.splitlines():
+        text = text.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            row = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows

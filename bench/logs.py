@@ -3,13 +3,22 @@
 A log is the one ``bench.runner`` writes, or one kept by hand: one or more
 ``$ python -m bench.bench_NAME ARGS`` lines, each followed by that run's output, with ``#``
 comment lines (``# rc N``, an ``uptime`` line for the load) and ``##``/``###`` headings that
-name the runs. Only the structure of the log is read here; the figures come from the JSON lines
-of ``bench.records`` in each run's output.
+name the runs. A command may start with environment assignments (``$ PYTHONPATH=... python -m
+bench...``) and end with a ``# label`` comment that names its run (``# before, round 1``); a
+bare ``python -m bench.NAME ...`` line without the ``$`` is a command too. Comment lines after
+a blank line that lead up to a command belong to that command's run. A command of another
+program (``$ python -m semgraph check ...``) is read like the others, and where its output holds
+no figures it is kept as a section without being counted as a failed run. A benchmark may
+keep its runs in more than one file (``Bench.logs``: ``replay-*.log`` besides ``replay.log``);
+each run of such a file is labelled with the file's name. Only the structure of the log is
+read here; the figures come from the JSON lines of ``bench.records`` (or the plain JSON lines
+the benchmark prints) in each run's output.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +62,9 @@ _RC = re.compile(r"^# rc (-?\d+)\s*$")
 _UPTIME_LOAD = re.compile(r"load average:\s*([\d.]+)")
 _ANY_LOAD = re.compile(r"\bload ([\d.]+)")
 _PROGRESS = re.compile(r"^# \d+ files: start ")
+_BARE_COMMAND = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*python3? -m bench\.\w+(?:\s|$)")
+_EXIT = re.compile(r"^exit=(-?\d+)\s*$")
+_TRAILING = re.compile(r"\s#\s*")
 
 
 @dataclass
@@ -79,33 +91,100 @@ class _Run:
                 self.notes.append(line[1:].strip())
 
 
+def _command(line: str) -> str | None:
+    """The command of a ``$ command`` line (or of a bare ``python -m bench.x`` line)."""
+    if line.startswith("$ "):
+        return line[2:].strip()
+    return line.strip() if _BARE_COMMAND.match(line) else None
+
+
+def _label_of(command: str) -> tuple[str, str]:
+    """``cmd ARGS   # before, round 1`` -> (``cmd ARGS``, ``before, round 1``): the first ``#``
+    after a space that is outside quotes starts the command's label."""
+    for m in _TRAILING.finditer(command):
+        head = command[: m.start()]
+        try:
+            shlex.split(head)
+        except ValueError:  # inside a quoted argument
+            continue
+        return head.rstrip(), command[m.end() :].strip()
+    return command, ""
+
+
+class _Splitter:
+    """Reads a log line by line into its preamble and its runs (``_split_runs``)."""
+
+    def __init__(self) -> None:
+        self.preamble: list[str] = []
+        self.runs: list[_Run] = []
+        self.headings: dict[int, str] = {}
+        self.pending: list[str] = []  # comments after a blank line: the next command's, if any
+        self.blank = False
+
+    def flush(self) -> None:
+        """Held comment lines belong to the run before them after all."""
+        for held in self.pending:
+            self.runs[-1].comment(held)
+            self.runs[-1].lines.append(held)
+        self.pending.clear()
+
+    def command(self, command: str) -> None:
+        command, trailing = _label_of(command)
+        names = [*(self.headings[k] for k in sorted(self.headings)), trailing]
+        self.runs.append(_Run(command, " / ".join(filter(None, names))))
+        for held in self.pending:
+            self.runs[-1].comment(held)
+        self.pending.clear()
+
+    def heading(self, line: str) -> None:
+        if self.runs:
+            self.flush()
+        level = len(line) - len(line.lstrip("#"))
+        self.headings = {k: v for k, v in self.headings.items() if k < level}
+        self.headings[level] = line.lstrip("#").strip()
+
+    def output(self, line: str) -> None:
+        if line.startswith("# ") and (self.blank or self.pending) and not _RC.match(line):
+            self.pending.append(line)
+        elif line.startswith("# "):
+            self.runs[-1].comment(line)
+            self.runs[-1].lines.append(line)  # a benchmark may print comment lines itself
+        else:
+            if line.strip():
+                self.flush()
+                if m := _EXIT.match(line):
+                    self.runs[-1].rc = int(m[1])
+            self.runs[-1].lines.append(line)
+
+    def line(self, line: str) -> None:
+        if (command := _command(line)) is not None:
+            self.command(command)
+        elif re.match(r"^#{2,6} ", line):
+            self.heading(line)
+        elif not self.runs:
+            if line.startswith("#"):
+                self.preamble.append(line[1:].strip())
+        else:
+            self.output(line)
+        self.blank = not line.strip()
+
+
 def _split_runs(text: str) -> tuple[list[str], list[_Run]]:
     """The comment lines before the first command, and each ``$ command`` with its output."""
-    preamble: list[str] = []
-    runs: list[_Run] = []
-    headings: dict[int, str] = {}
+    splitter = _Splitter()
     for line in text.splitlines():
-        if line.startswith("$ "):
-            label = " / ".join(headings[k] for k in sorted(headings))
-            runs.append(_Run(line[2:].strip(), label))
-        elif re.match(r"^#{2,6} ", line):
-            level = len(line) - len(line.lstrip("#"))
-            headings = {k: v for k, v in headings.items() if k < level}
-            headings[level] = line.lstrip("#").strip()
-        elif not runs:
-            if line.startswith("#"):
-                preamble.append(line[1:].strip())
-        elif line.startswith("# "):
-            runs[-1].comment(line)
-            runs[-1].lines.append(line)  # a benchmark may print comment lines itself
-        else:
-            runs[-1].lines.append(line)
-    return preamble, runs
+        splitter.line(line)
+    if splitter.runs:
+        splitter.flush()
+    return splitter.preamble, splitter.runs
 
 
 def _args_of(command: str, module: str) -> list[str] | None:
     """The arguments after ``-m bench.bench_x`` (or ``bench/bench_x.py``); None: other command."""
-    words = command.split()
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
     for i, word in enumerate(words):
         if word == module or word.endswith("/" + module.replace(".", "/") + ".py"):
             return words[i + 1 :]
@@ -113,20 +192,29 @@ def _args_of(command: str, module: str) -> list[str] | None:
 
 
 def outcomes_from_log(bench: Bench, logs: Path) -> list[Outcome]:
-    """Every run kept in ``logs/NAME.log`` (``--from-logs``: re-render without re-running);
-    a missing or unreadable log is one outcome that says so."""
-    path = logs / f"{bench.name}.log"
+    """Every run kept in ``logs/NAME.log`` and in the files ``bench.logs`` names
+    (``--from-logs``: re-render without re-running); a missing or unreadable log is one outcome
+    that says so."""
+    outcomes = _outcomes_of_file(bench, logs / f"{bench.name}.log", "")
+    extra = sorted({p for pattern in bench.logs for p in logs.glob(pattern)})
+    for path in extra:
+        if path.name != f"{bench.name}.log":
+            outcomes += _outcomes_of_file(bench, path, path.name)
+    return outcomes
+
+
+def _outcomes_of_file(bench: Bench, path: Path, name: str) -> list[Outcome]:
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:
         why = "no log" if isinstance(exc, FileNotFoundError) else f"unreadable log ({exc})"
-        out = Outcome(bench, list(bench.default), None, None, None)
+        out = Outcome(bench, list(bench.default), None, None, None, label=name)
         out.command = f"(not run: {why} at {path})"
         out.error = f"{why}: {path}"
         return [out]
     preamble, runs = _split_runs(text)
     if not runs:
-        out = Outcome(bench, [], None, None, None, notes=preamble)
+        out = Outcome(bench, [], None, None, None, label=name, notes=preamble)
         out.command = f"(no `$ python -m {bench.module}` line in {path})"
         return [finish(out, text, "", None)]
     outcomes = []
@@ -136,6 +224,7 @@ def outcomes_from_log(bench: Bench, logs: Path) -> list[Outcome]:
         if body.startswith(STDERR_MARK + "\n"):
             stdout, stderr = "", body[len(STDERR_MARK) + 1 :]
         args = _args_of(run.command, bench.module)
+        label = run.label if len(runs) > 1 or run.label else ""
         out = Outcome(
             bench,
             args or [],
@@ -143,8 +232,12 @@ def outcomes_from_log(bench: Bench, logs: Path) -> list[Outcome]:
             run.seconds,
             run.load,
             command=run.command,
-            label=run.label if len(runs) > 1 or run.label else "",
+            label=" / ".join(filter(None, [name, label])),
             notes=(preamble if i == 0 else []) + run.notes,
         )
-        outcomes.append(finish(out, stdout, stderr, args))
+        out = finish(out, stdout, stderr, args)
+        if args is None and not out.figures and out.error == "no figures found in the output":
+            out.error = ""  # another program's command kept in the log: a section, not a failure
+            out.notes.append(f"not a run of `python -m {bench.module}`: no figures read from it")
+        outcomes.append(out)
     return outcomes
