@@ -7,6 +7,8 @@ from __future__ import annotations
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
+from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
+from bench.figures_replay import figures_replay
 from bench.figures_resolve import figures_incremental, figures_push_resolve, figures_resolve
 from bench.figures_retrieval import figures_retrieval
 from bench.figures_reuse import figures_firstindex, figures_reuse
@@ -202,5 +204,75 @@ BENCHES = [
         "the first commit is resolved fully and kept as the cache, then one statement is "
         "added to `Basic.copy`. Target: the push's resolve phase <= 1 s CPU; baseline the "
         "first, full resolve of the same run.",
+    ),
+    Bench(
+        "pushphases",
+        "bench.bench_pushphases",
+        ["--repo", "/var/tmp/pp/repo-20k", "--files", "20000", "--steps", "2", "--rounds", "3"],
+        ["--repo", "/var/tmp/pp/repo-100", "--files", "100", "--rounds", "1"],
+        figures_pushphases,
+        timeout_s=3 * 3600,
+        note="The reindex job's phases of a one-file push (issue 25 item 4) in a repository of "
+        "the default (dense) generator, kept between runs: `before` (every slow path: blob ids "
+        "by reading every file, cached results decompressed and compressed again into the "
+        "spill, the parse cache written whole, the spill decoded whole for the staging index) "
+        "against `after` (the defaults), alternating in one process. `--steps`: the parse "
+        "phase alone with every file unchanged, split into its steps, and the staging index's "
+        "read of the changed file; `--rounds`: whole one-file pushes, phase by phase (medians), "
+        "and the job's p50/p95 (target p95 <= 10 s at 20,000 files). The first index uses "
+        "stand-in vectors.",
+    ),
+    Bench(
+        "replay",
+        "bench.bench_replay",
+        ["--commits", "200", "--log", "/var/tmp/semgraph-replay-work/replay.log"],
+        [
+            "--repo",
+            "/work/.mirror/pallets+click/repo",
+            "--commits",
+            "3",
+            "--vectors",
+            "synthetic",
+            "--log",
+            "/var/tmp/semgraph-replay-work/replay-quick.log",
+        ],
+        figures_replay,
+        timeout_s=6 * 3600,
+        in_quick=False,
+        logs=("replay-*.log",),
+        note="Real history (issue 25): the last N first-parent commits of a repository (sympy "
+        "by default) pushed one at a time through the reindex job (checkout, parse through the "
+        "cache, resolve from the host's cached resolution, staging index, one graph "
+        "transaction, alias flip); after each job's resolve phase, outside its timers, the "
+        "same spill is resolved in full and compared (target: every push equal), and "
+        "`semgraph check --graph-parity` runs after the last push. p50/p95 per push (step 0, "
+        "the first index, left out); CPU is this process and its parse children, not the "
+        "servers'. Step 0 embeds with stand-in vectors, pushes with the default model. Also "
+        "read: `replay-*.log` (other repositories, earlier runs), each labelled with its file.",
+    ),
+    Bench(
+        "sharedelta",
+        "bench.bench_sharedelta",
+        ["--files", "20000", "--small", "--grow", "0"],
+        ["--files", "100", "--small", "--grow", "0"],
+        figures_sharedelta,
+        timeout_s=2 * 3600,
+        note="A delta published from a host that never published the repository (issue 26): "
+        "host A publishes a synthetic repository (small files) in one transaction, then hosts "
+        "B (an empty state dir: it reads the published state from the graph) and A alternately "
+        "publish a one-file change. Target: the graph phase of that delta <= 2 s, as a delta "
+        "(not a fallback to a full publish); baseline the first publish of the same run.",
+    ),
+    Bench(
+        "cli",
+        "bench.bench_cli",
+        ["--repeats", "10"],
+        ["--repeats", "3"],
+        figures_cli,
+        note="Command-line start-up (issue 27): process wall time of whole `semgraph` "
+        "invocations, median of the repeats, interleaved round by round with `python -c pass` "
+        "(the floor) and, with `--before SRC`, the same commands on an older checkout's `src` "
+        "(the baseline of the ratio). Targets: `--help` and a group's help <= 0.3 s, `graph "
+        "callers` and `jobs list` <= 1 s (against the running stack).",
     ),
 ]

@@ -61,7 +61,7 @@ _RUN_ALL_META = re.compile(r"^# load ([\d.]+), rc (-?\d+), ([\d.]+) s$")
 _RC = re.compile(r"^# rc (-?\d+)\s*$")
 _UPTIME_LOAD = re.compile(r"load average:\s*([\d.]+)")
 _ANY_LOAD = re.compile(r"\bload ([\d.]+)")
-_PROGRESS = re.compile(r"^# \d+ files: start ")
+_PROGRESS = re.compile(r"^# (\d+ files: start |round \d+/\d+ done$)")  # progress lines
 _BARE_COMMAND = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*python3? -m bench\.\w+(?:\s|$)")
 _EXIT = re.compile(r"^exit=(-?\d+)\s*$")
 _TRAILING = re.compile(r"\s#\s*")
