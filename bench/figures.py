@@ -79,6 +79,13 @@ def f(x: float, nd: int = 2) -> str:
     return f"{x:,.{nd}f}"
 
 
+def count(v: object) -> str:
+    """A count as ``20,000``; whatever else a log holds as it is (``?`` when absent)."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return f"{v:,}"
+    return "?" if v is None else str(v)
+
+
 def x(a: float, b: float, nd: int = 2) -> str:
     """``a / b`` as ``1.23x``; ``-`` when the baseline is zero."""
     return f"{a / b:.{nd}f}x" if b else "-"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench import records
-from bench.figures import Figure, arg, f, load, not_measured, num, ok, x
+from bench.figures import Figure, arg, count, f, load, not_measured, num, ok, x
 
 PUSH_P95_TARGET_S_20K = 10.0  # issue 25 item 4: one-file push p95 at 20,000 files
 SHAREDELTA_TARGET_S = 2.0  # issue 26: the graph phase of a one-file delta from a fresh host
@@ -52,11 +52,11 @@ def _steps(rows: list[dict[str, Any]]) -> list[Figure]:
     figs: list[Figure] = []
     parses = [r for r in rows if r.get("record") == "pushphases.parse"]
     if parses:
-        n, k = parses[0].get("reused", "?"), max(r.get("repeat", 0) for r in parses) + 1
+        n, k = parses[0].get("reused"), max(r.get("repeat", 0) for r in parses) + 1
         at = str(parses[0].get("load", "")).split(" ")[0]
         figs.append(
             _after_before(
-                f"parse phase alone, every file unchanged ({n:,} files, median of {k})",
+                f"parse phase alone, every file unchanged ({count(n)} files, median of {k})",
                 _medians(parses, "seconds"),
                 at,
             )
@@ -85,7 +85,7 @@ def figures_pushphases(out: str, args: Sequence[str] | None = None) -> list[Figu
         phases = ", ".join(f"{p} {v:.1f}" for p, v in (r.get("phases_s") or {}).items())
         figs.append(
             Figure(
-                f"first index (stand-in vectors), {r.get('files', 0):,} files",
+                f"first index (stand-in vectors), {count(r.get('files'))} files",
                 f"{f(r['seconds'], 1)} s",
                 phases or "-",
                 "-",
@@ -154,9 +154,9 @@ def figures_sharedelta(out: str, args: Sequence[str] | None = None) -> list[Figu
     first = next((r for r in grow if r.get("mode") == "first"), None)
     figs = [
         Figure(
-            f"publish at {r.get('files', 0):,} files ({r.get('mode')}, one transaction)",
+            f"publish at {count(r.get('files'))} files ({r.get('mode')}, one transaction)",
             f"{f(r['tx_s'])} s",
-            f"{r.get('rows_written', 0):,} rows written",
+            f"{count(r.get('rows_written'))} rows written",
             "-",
             "-",
             "",
@@ -167,9 +167,9 @@ def figures_sharedelta(out: str, args: Sequence[str] | None = None) -> list[Figu
     for r in records.read(out, "sharedelta.bytes")[-1:]:
         figs.append(
             Figure(
-                f"published state in the graph at {r.get('files', 0):,} files",
+                f"published state in the graph at {count(r.get('files'))} files",
                 f"{r.get('bytes_per_file')} bytes per file",
-                f"{r.get('state_bytes', 0):,} bytes for {r.get('graph_rows', 0):,} graph rows",
+                f"{count(r.get('state_bytes'))} bytes for {count(r.get('graph_rows'))} graph rows",
                 f"{r.get('bytes_per_graph_row')} bytes per graph row",
                 "-",
                 "",

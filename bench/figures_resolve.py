@@ -19,6 +19,7 @@ from bench.figures import (
     NOT_MEASURED,
     Figure,
     arg,
+    count,
     f,
     json_lines,
     load,
@@ -69,7 +70,7 @@ def figures_resolve(out: str, args: Sequence[str] | None = None) -> list[Figure]
             Figure(
                 f"full resolve CPU, {tree}{where}",
                 f"{f(min(v))} s best of {len(v)}, median {f(statistics.median(v))} s{rss}",
-                f"{r.get('resolved', 0):,} of {r.get('calls', 0):,} call sites resolved",
+                f"{count(r.get('resolved'))} of {count(r.get('calls'))} call sites resolved",
                 "-",
                 "-",
                 "",
@@ -138,7 +139,7 @@ def figures_incremental(out: str, args: Sequence[str] | None = None) -> list[Fig
             Figure(
                 "full resolve CPU (the cache the increments start from)",
                 f"{f(full['cpu_s'])} s",
-                f"{full.get('code_files', '?'):,} code files",
+                f"{full['code_files']:,} code files" if num(full, "code_files") else "-",
                 "-",
                 "-",
                 "",
