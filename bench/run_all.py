@@ -16,7 +16,9 @@ versions). The side-by-side peers section is read from ``bench/peers.json``, wri
 without running anything. A log may be the one this script writes, or one kept by hand: one or
 more ``$ python -m bench.bench_NAME ARGS`` lines, each followed by that run's output, with
 ``#`` comment lines (``# rc N``, an ``uptime`` line for the load) and ``##``/``###`` headings
-that name the runs; every run in the file becomes its own section of the report.
+that name the runs, a command perhaps prefixed by environment assignments and ending in a
+``# label`` comment (``# before, round 1``); every run in the file becomes its own section of the
+report. A benchmark may keep runs in more files (``Bench.logs``: ``replay-*.log``).
 
 The default run uses the sizes the issue asks for (whole job at 1k/5k/20k files, graph at
 1k/10k/20k files, a 5,000-file repository behind the webhook); on a loaded 2-core machine it
