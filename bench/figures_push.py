@@ -103,8 +103,8 @@ def figures_pushphases(out: str, args: Sequence[str] | None = None) -> list[Figu
         files = next((r["reused"] for r in rows if num(r, "reused")), None)
     if pushes:
         k = len({r.get("round") for r in pushes})
-        phases = [p for r in pushes for p in (r.get("rows") or {}) if not p.startswith(" ")]
-        for phase in dict.fromkeys(phases):
+        names = [p for r in pushes for p in (r.get("rows") or {}) if not p.startswith(" ")]
+        for phase in dict.fromkeys(names):
             vals = [{**r, "phase_s": (r.get("rows") or {}).get(phase)} for r in pushes]
             figs.append(
                 _after_before(

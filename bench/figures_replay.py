@@ -127,7 +127,7 @@ def _graph_parity(parity: list[dict[str, Any]], why: str, wanted: bool) -> list[
             [not_measured(name, "equal", why or "no replay.parity in the output")] if wanted else []
         )
     p = parity[-1]
-    report = p.get("report") if isinstance(p.get("report"), dict) else {}
+    report: dict[str, Any] = p["report"] if isinstance(p.get("report"), dict) else {}
     live, model = report.get("live_rows"), report.get("model_rows")
     good = p.get("rc") == 0 and report.get("ok") is True
     value = (

@@ -147,15 +147,16 @@ def figures_incremental(out: str, args: Sequence[str] | None = None) -> list[Fig
         )
     for r in done:
         figs.append(_scenario(r, full))
-    fit = (summary or {}).get("fit")
+    told: dict[str, Any] = summary or {}
+    fit = told.get("fit")
     if isinstance(fit, dict) and num(fit, "fixed_cpu_s", "cpu_s_per_file"):
         figs.append(
             Figure(
                 "fit: incremental CPU = fixed + per re-resolved file; break-even with full",
                 f"{fit['fixed_cpu_s']} s + {fit['cpu_s_per_file']} s per file",
-                f"full {summary.get('full_cpu_s')} s, {summary.get('code_files')} code files",
-                f"break-even {summary.get('break_even_files')} files "
-                f"({summary.get('break_even_fraction')})",
+                f"full {told.get('full_cpu_s')} s, {told.get('code_files')} code files",
+                f"break-even {told.get('break_even_files')} files "
+                f"({told.get('break_even_fraction')})",
                 "-",
                 "",
             )

@@ -12,10 +12,8 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import elastic_transport
-import elasticsearch
 import neo4j
 import neo4j.exceptions as neo_exc
 
@@ -33,6 +31,9 @@ from semgraph.errors import (
     SearchUnavailable,
 )
 from semgraph.logs import event
+
+if TYPE_CHECKING:
+    import elasticsearch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -75,6 +76,10 @@ def _server_error(what: str, exc: neo_exc.Neo4jError) -> GraphError:
 @contextmanager
 def search_errors(what: str) -> Iterator[None]:
     """Translate Elasticsearch client errors raised inside the block into semgraph errors."""
+    # heavy (0.15 s): loaded on demand, so that a graph-only command never pays for it
+    import elastic_transport
+    import elasticsearch
+
     try:
         yield
     except (elastic_transport.ConnectionError, elastic_transport.ConnectionTimeout) as exc:
@@ -194,6 +199,8 @@ def connect_graph(settings: Settings) -> Graph:
 
 def connect_search(settings: Settings) -> elasticsearch.Elasticsearch:
     """An Elasticsearch client for ``settings.es_url``."""
+    import elasticsearch  # heavy: on demand (see search_errors)
+
     return elasticsearch.Elasticsearch(
         settings.es_url,
         request_timeout=settings.es_request_timeout_s,

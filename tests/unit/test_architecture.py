@@ -43,7 +43,15 @@ LAYERS: list[tuple[str, list[str]]] = [
 COMMANDS = len(LAYERS) - 1
 # Deferred because they are heavy (torch alone is seconds and hundreds of MB): the worker and
 # the web server load the model only when something is embedded (openvino: ~40 MB, ~1 s).
-HEAVY = {"torch", "transformers", "sentence_transformers", "openvino"}
+# the Elasticsearch client (0.15 s) too: a graph-only command (jobs list, graph callers) skips it
+HEAVY = {
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "openvino",
+    "elasticsearch",
+    "elastic_transport",
+}
 
 
 @dataclass(frozen=True)
