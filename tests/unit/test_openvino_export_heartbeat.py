@@ -40,3 +40,23 @@ def test_a_failing_export_returns_its_stderr() -> None:
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"]
     code, err = openvino_cache._run_with_heartbeat(cmd, {}, time.perf_counter())
     assert (code, err) == (3, "boom")
+
+
+@pytest.mark.parametrize(
+    "stderr, steps",
+    [
+        (
+            'openvino_export: converted m\nopenvino_export: phases {"import": 9.5, "quantize": 80}',
+            {"import": 9.5, "quantize": 80.0},
+        ),
+        ("openvino_export: converted m\n", {}),  # an older child: no phases line
+        ("openvino_export: phases {not json", {}),
+        ('openvino_export: phases ["a list"]', {}),
+        ('openvino_export: phases {"import": "soon"}', {}),
+        ('openvino_export: phases {"import": null}', {}),
+    ],
+)
+def test_the_export_steps_are_read_from_the_childs_last_line(
+    stderr: str, steps: dict[str, float]
+) -> None:
+    assert openvino_cache.export_steps(stderr) == steps

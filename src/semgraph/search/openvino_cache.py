@@ -184,7 +184,21 @@ def _export(entry: Path, key: str, model_dir: Path, quantization: str, n: int) -
         "embedding_export_done",
         entry=str(entry),
         seconds=round(time.perf_counter() - started, 1),
+        steps_s=export_steps(stderr),
     )
+
+
+def export_steps(stderr: str) -> dict[str, float]:
+    """Seconds per step of the export child (imports, load, convert, calibration texts,
+    quantize, save), from its last ``phases`` line; empty when it printed none."""
+    prefix = "openvino_export: phases "  # openvino_export.PHASES_PREFIX (it imports torch)
+    for line in reversed(stderr.splitlines()):
+        if line.startswith(prefix):
+            with contextlib.suppress(ValueError, TypeError):
+                found = json.loads(line[len(prefix) :])
+                if isinstance(found, dict):
+                    return {str(k): float(v) for k, v in found.items()}
+    return {}
 
 
 def _run_with_heartbeat(

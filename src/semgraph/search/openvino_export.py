@@ -21,19 +21,23 @@ that does (at its top: nothing else imports it), and it exits when the export is
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
-import nncf
-import numpy as np
-import openvino as ov
-import torch
-from tokenizers import Tokenizer
-from transformers import AutoModel
+_STARTED = time.perf_counter()  # the heavy imports below are the export's first step
 
-from semgraph.search.model_files import max_seq_length, transformer_dir
+import nncf  # noqa: E402
+import numpy as np  # noqa: E402
+import openvino as ov  # noqa: E402
+import torch  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+from transformers import AutoModel  # noqa: E402
+
+from semgraph.search.model_files import max_seq_length, transformer_dir  # noqa: E402
 
 _ATTRS = ("ids", "attention_mask", "type_ids")  # tokenizers.Encoding fields, in input order
 
@@ -63,7 +67,18 @@ def calibration_texts(count: int, max_chars: int = 4000) -> list[str]:
     return found[::step][:count]
 
 
+PHASES_PREFIX = "openvino_export: phases "  # the last stderr line: seconds per step (JSON)
+
+
 def export(model_dir: Path, out_dir: Path, quantization: str, n_calibration: int) -> None:
+    steps: dict[str, float] = {"import": time.perf_counter() - _STARTED}
+    lap = time.perf_counter()
+
+    def done(step: str) -> None:
+        nonlocal lap
+        steps[step] = time.perf_counter() - lap
+        lap = time.perf_counter()
+
     source = transformer_dir(model_dir)
     model = AutoModel.from_pretrained(str(source), local_files_only=True)
     model.eval()
@@ -84,6 +99,7 @@ def export(model_dir: Path, out_dir: Path, quantization: str, n_calibration: int
             )
             return out.last_hidden_state
 
+    done("load")
     sample = tokenizer.encode_batch(["def f(x):\n    return x + 1", "class A: pass"])
     example = tuple(torch.tensor([getattr(e, a) for e in sample]) for a in _ATTRS)
     with torch.no_grad():
@@ -93,6 +109,7 @@ def export(model_dir: Path, out_dir: Path, quantization: str, n_calibration: int
             input=[(n, ov.PartialShape([-1, -1]), ov.Type.i64) for n in names],
         )
     print(f"openvino_export: converted {source}", file=sys.stderr, flush=True)
+    done("convert")
     if quantization == "int8":
         texts = calibration_texts(n_calibration)
         items = []
@@ -104,6 +121,7 @@ def export(model_dir: Path, out_dir: Path, quantization: str, n_calibration: int
                     for n, a in zip(names, _ATTRS, strict=True)
                 }
             )
+        done("calibration_texts")
         ov_model = nncf.quantize(
             ov_model,
             nncf.Dataset(items),
@@ -115,8 +133,12 @@ def export(model_dir: Path, out_dir: Path, quantization: str, n_calibration: int
             file=sys.stderr,
             flush=True,
         )
+        done("quantize")
     out_dir.mkdir(parents=True, exist_ok=True)
     ov.save_model(ov_model, str(out_dir / "model.xml"), compress_to_fp16=False)
+    done("save")
+    rounded = {k: round(v, 1) for k, v in steps.items()}
+    print(PHASES_PREFIX + json.dumps(rounded), file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:
