@@ -115,3 +115,19 @@ def test_services_up_twice_is_a_noop_and_down_leaves_nothing(tmp_path: Path) -> 
     finally:
         semgraph("services", "down", env=env)
         subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+def test_services_model_prepares_the_embedding_model_and_says_so() -> None:
+    """``semgraph services model`` (run by ``./dev quickstart`` while the stack starts):
+    loads the model, exporting it first when the backend needs that, and names it."""
+    proc = semgraph("services", "model", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "embedding model ready:" in proc.stdout
+    again = semgraph("services", "model", timeout=300)  # the export is cached: no new one
+    assert again.returncode == 0 and "embedding_export_started" not in again.stderr
+
+
+def test_services_model_fails_with_one_line_on_a_missing_model(tmp_path: Path) -> None:
+    proc = semgraph("services", "model", env={"SEMGRAPH_EMBEDDING_MODEL": str(tmp_path / "none")})
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr

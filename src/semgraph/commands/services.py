@@ -60,6 +60,26 @@ def services_down(ctx: typer.Context) -> None:
     out.print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
+@services_app.command("model")
+def services_model(ctx: typer.Context) -> None:
+    """Prepare the embedding model now: on the CPU backend, its OpenVINO export (minutes,
+    once per model, a log line every 10 s), so the first index does not wait for it."""
+    import time
+
+    from semgraph.errors import EmbeddingError
+    from semgraph.search.embed import Embedder
+
+    started = time.perf_counter()
+    embedder = Embedder(settings_from(ctx))
+    try:
+        embedder.embed(["warm up"])
+    except EmbeddingError as exc:
+        out.print(f"embedding model not ready: {exc}", markup=False)
+        raise typer.Exit(1) from exc
+    took = time.perf_counter() - started
+    out.print(f"embedding model ready: {embedder.model_id} ({took:.1f} s)", markup=False)
+
+
 @services_app.command("status")
 def services_status(
     ctx: typer.Context,
