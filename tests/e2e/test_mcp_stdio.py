@@ -153,13 +153,13 @@ def test_every_tool_over_stdio(
             assert stale["error"]["code"] == "stale_cursor", stale
             await bad_input(client, key)
 
-            # without the search index, the same lines come from the parse cache (same blob)
+            # without the search index, the same lines come from git (the published blob)
             before = await call(client, "get_snippet", repo=key, path="cmd/main.go")
             live = SearchIndex(es, settings).live_index(key)
             assert live is not None and before["source"] == "search_index"
             es.indices.delete(index=live)
             after = await call(client, "get_snippet", repo=key, path="cmd/main.go")
-            assert after["source"] == "parse_cache" and after["text"] == before["text"]
+            assert after["source"] == "git" and after["text"] == before["text"]
 
     anyio.run(scenario)
 

@@ -1,7 +1,9 @@
 """get_snippet: source lines of one file at the indexed commit, rebuilt from the search
-index's chunks of the published run, or, when the index has none or is unreachable, from
-this host's parse cache for the published blob (never from a working tree, which may have
-moved on).
+index's chunks of the published run, or, when the index has none or is unreachable, read from
+git: the published blob (``File.blob_sha``) out of this host's mirror of the repository's
+recorded source, fetched on demand (:mod:`semgraph.indexer.blobread`). Both stores are shared,
+so the answer never depends on which host indexed the repository or serves the call (never
+a host's parse cache, never a working tree, which may have moved on).
 
 Chunks cover every line that is not blank; a line no chunk covers is whitespace only and is
 returned empty (``blank_lines_filled`` counts them). ``has_more`` and ``next_start_line`` say
@@ -12,25 +14,25 @@ code the index truncated (``search_max_code_chars``) makes the answer a lower bo
 
 from __future__ import annotations
 
-import sqlite3
+import logging
 from typing import Any
 
-import msgpack
-import zstandard
-
 from semgraph.db import search_errors
-from semgraph.errors import SearchError
-from semgraph.indexer.parsecache import CACHE_FILE, SELECT_FILE, cache_dir
-from semgraph.indexer.spillblocks import KIND_FILE
+from semgraph.errors import CheckoutError, SearchError
+from semgraph.indexer.blobread import read_blob
+from semgraph.indexer.chunking import split_lines
+from semgraph.logs import event
 from semgraph.mcp import queries as mq
 from semgraph.mcp.backend import Scope
 from semgraph.mcp.envelope import ToolFailure, completeness, fit
-from semgraph.model import FileFacts
 from semgraph.search.index import SearchIndex
+
+log = logging.getLogger(__name__)
 
 MAX_LINES = 400
 MAX_LINE_CHARS = 2000
 MAX_PATH_CHARS = 4096
+MAX_LINE_NUMBER = 2**31 - 1  # the index's line fields are integers
 
 
 def clean_path(path: str) -> str:
@@ -53,8 +55,10 @@ def clean_path(path: str) -> str:
 
 def _range(start_line: int | None, end_line: int | None) -> tuple[int, int]:
     start = 1 if start_line is None else start_line
-    if start < 1:
-        raise ToolFailure("invalid_argument", "start_line must be >= 1", field="start_line")
+    if not 1 <= start <= MAX_LINE_NUMBER:
+        raise ToolFailure(
+            "invalid_argument", f"start_line must be in 1..{MAX_LINE_NUMBER}", field="start_line"
+        )
     end = start + MAX_LINES - 1 if end_line is None else end_line
     if end < start:
         raise ToolFailure("invalid_argument", "end_line must be >= start_line", field="end_line")
@@ -69,39 +73,35 @@ def _range(start_line: int | None, end_line: int | None) -> tuple[int, int]:
 
 def _chunks(
     scope: Scope, repo: str, path: str, start: int, end: int
-) -> tuple[list[dict[str, Any]], int]:
-    """The chunks overlapping the window, and the file's last non-blank line (0: none)."""
+) -> tuple[list[dict[str, Any]], int] | None:
+    """The chunks overlapping the window, and the file's last non-blank line (0: none);
+    None when the repository has no live index."""
     b = scope.backend
     index = SearchIndex(b.search, b.settings).live_index(repo)
     if index is None:
-        return [], 0
+        return None
     with search_errors("read the chunks of a snippet"):
         resp = b.search.search(index=index, **mq.snippet_chunks_body(path, start, end))
     last = resp["aggregations"]["all"]["file"]["last"]["value"]
     return [h["_source"] for h in resp["hits"]["hits"]], int(last or 0)
 
 
-def _cached_chunks(scope: Scope, repo: str, path: str, blob: str) -> list[dict[str, Any]]:
-    """The file's chunks from the parse cache of this host, read-only, for the published
-    blob only (the cache may already hold a newer commit's files); [] on any miss."""
-    db = cache_dir(scope.backend.settings, repo) / CACHE_FILE
-    if not db.is_file():
-        return []
+def _git_chunks(scope: Scope, repo: str, blob: str) -> tuple[list[dict[str, Any]], str]:
+    """The file as one chunk (line 1 to its last non-blank line) read from git at the
+    published blob, and why not when it cannot be ([], reason)."""
+    record = scope.states[repo].record or {}
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
-        try:
-            row = conn.execute(SELECT_FILE, (path, blob)).fetchone()
-        finally:
-            conn.close()
-        if row is None or str(row[0]) != KIND_FILE:
-            return []
-        packed = zstandard.ZstdDecompressor().decompress(bytes(row[3]))
-        facts = FileFacts.from_record(msgpack.unpackb(packed, raw=False, strict_map_key=False))
-    except (sqlite3.Error, zstandard.ZstdError, msgpack.UnpackException, ValueError, TypeError):
-        return []
-    return [
-        {"start_line": c.start_line, "end_line": c.end_line, "code": c.text} for c in facts.chunks
-    ]
+        data = read_blob(scope.backend.settings, str(record.get("url") or ""), repo, blob)
+    except CheckoutError as exc:
+        event(log, logging.WARNING, "snippet_git_unavailable", exc.message[:300], repo=repo)
+        return [], f"the repository's source: {exc.message[:200]}"
+    if data is None:
+        return [], f"the repository's source has no blob {blob[:12]}"
+    lines = split_lines(data.decode("utf-8", "replace"))
+    last = max((n for n, text in enumerate(lines, 1) if text.strip()), default=0)
+    if not last:
+        return [], ""
+    return [{"start_line": 1, "end_line": last, "code": "\n".join(lines[:last])}], ""
 
 
 def _window(chunks: list[dict[str, Any]], start: int, end: int) -> tuple[list[dict[str, Any]], int]:
@@ -142,16 +142,17 @@ def get_snippet(
     where = "search_index"
     failed: SearchError | None = None
     try:
-        chunks, file_last = _chunks(scope, repo, clean, start, end)
+        found = _chunks(scope, repo, clean, start, end)
     except SearchError as exc:
-        chunks, file_last, failed = [], 0, exc
-    if not chunks:  # no index, or it is unreachable: this host's parse cache, same blob
-        cached = _cached_chunks(scope, repo, clean, str(rows[0]["blob_sha"]))
-        if cached:
-            chunks, file_last = _window(cached, start, end)
-            where = "parse_cache"
+        found, failed = None, exc
+    chunks, file_last = found or ([], 0)
+    if found is None:  # no live index, or it is unreachable: the published blob, from git
+        whole, why = _git_chunks(scope, repo, str(rows[0]["blob_sha"]))
+        if whole:
+            chunks, file_last = _window(whole, start, end)
+            where = "git"
         elif failed is not None:
-            message = f"the search index: {failed.message[:200]}"
+            message = f"the search index: {failed.message[:200]}" + (f"; {why}" if why else "")
             raise ToolFailure("store_unavailable", message, retryable=True) from None
     lines, short = _assemble(chunks, start, end)
     last_known = max((int(c["end_line"]) for c in chunks), default=0)
