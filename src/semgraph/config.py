@@ -208,6 +208,10 @@ class Settings(BaseSettings):
     # measured on sympy (bench/results/incremental.log): 0.48 s + 0.0118 s per re-resolved
     # file against 12.7 s for a full resolve, break-even at 0.68 of the files; 0.5 keeps a margin
     resolve_incremental_max_fraction: float = Field(default=0.5, ge=0, le=1)
+    # each worker's maintenance deletes this host's caches (parse cache, resolution, work
+    # tree, mirror) of repositories the graph no longer knows, once untouched this long
+    # (semgraph.indexer.hostcaches; a removal on another host cannot reach this disk)
+    host_cache_gc_min_age_s: float = Field(default=600.0, ge=0, le=30 * 86400)
 
     # -- the shared vector store: vectors reused across repositories -------------------------
     # an index <search_index_prefix>_vectors of (model id, text hash) -> vector that forks,

@@ -1,7 +1,8 @@
 """The job kinds the worker runs: ``reindex``, ``remove`` (:mod:`semgraph.indexer.removal`)
 and the maintenance hooks (divergence check and repair, staging-index GC, leftover workdirs
-and runs). :func:`register_job_kinds` registers
-them; the worker command and ``semgraph index`` call it where the worker starts.
+and runs, this host's caches of repositories the graph no longer knows:
+:mod:`semgraph.indexer.hostcaches`). :func:`register_job_kinds` registers them; the worker
+command and ``semgraph index`` call it where the worker starts.
 
 Job args are :class:`semgraph.indexer.request.ReindexArgs`. The embedding model and the
 Elasticsearch client are made once per worker process and reused by every job it runs,
@@ -23,7 +24,7 @@ from semgraph.config import Settings
 from semgraph.db import connect_search
 from semgraph.errors import RunStateError
 from semgraph.graph.runs import RunStore
-from semgraph.indexer import removal
+from semgraph.indexer import hostcaches, removal
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest, ReindexResult
 from semgraph.logs import event
@@ -168,9 +169,14 @@ def _gc_leftovers(settings: Settings, graph: Any) -> None:
     gc_workdirs(settings, graph, now=now)
 
 
+def _sweep_caches(settings: Settings, graph: Any) -> None:
+    hostcaches.sweep_caches(settings, graph)
+
+
 def register_job_kinds() -> None:
     """Register ``reindex`` and the maintenance hooks with the worker's registry (idempotent)."""
     register(KIND, reindex_job)
     register(removal.KIND, remove_job)
     on_maintenance(_maintain)
     on_maintenance(_gc_leftovers)
+    on_maintenance(_sweep_caches)

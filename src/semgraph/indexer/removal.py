@@ -11,7 +11,8 @@ crash part-way leaves the job to the queue's retry, and the retry finds what is 
    take the search alias off (searches stop finding the repository);
 3. delete the subgraph and the ``:IndexRun`` history in bounded transactions;
 4. delete every Elasticsearch index of the repository;
-5. delete the parse cache, the published state, the work tree and the mirror;
+5. delete this host's caches: the parse cache, the resolution, the work tree and the mirror
+   (every other host's maintenance deletes its own: :mod:`semgraph.indexer.hostcaches`);
 6. delete the ``:Repository`` node, and last its ``:RepoRecord`` (kept when a push queued
    while the removal ran waits to index the repository again from the recorded source).
 
@@ -44,6 +45,7 @@ from semgraph.graph import removal as gr
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.repos import record_props
+from semgraph.indexer.resolvecache import cache_path
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest, EnqueueResult, JobStatus
@@ -120,11 +122,15 @@ def removal_request(
 
 
 def paths_of(settings: Settings, repo_key: str) -> list[Path]:
-    """What the repository keeps on this host's disk (files and directories)."""
+    """What the repository keeps on this host's disk (files and directories; the same
+    entries :mod:`semgraph.indexer.hostcaches` sweeps on every host)."""
     mirrors = settings.mirrors_path
     tree = worktree_path(settings, repo_key)
+    resolution = cache_path(settings, repo_key)
     local = [
         cache_dir(settings, repo_key),
+        resolution,
+        *sorted(resolution.parent.glob(resolution.name + "-*")),  # a journal left by a crash
         tree,
         tree.with_name(tree.name + ".lock"),
     ]
