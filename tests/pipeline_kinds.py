@@ -15,6 +15,8 @@ KILL_POINTS = (
     "after_graph_commit",
     "after_alias_flip",
 )
+# inside the graph transaction: after a batch of rows, or after every row before COMMIT
+PUBLISH_POINTS = ("publish.batch", "publish.before_commit")
 
 
 def reindex_killed(ctx: JobContext) -> None:
@@ -23,6 +25,8 @@ def reindex_killed(ctx: JobContext) -> None:
     armed = faults.Faults()
     if ctx.job.attempts == 1 and point in KILL_POINTS:
         armed.arm(f"reindex.{point}", faults.sigkill)
+    if ctx.job.attempts == 1 and point in PUBLISH_POINTS:
+        armed.arm(point, faults.sigkill)
     Reindex(
         ctx.settings,
         ctx.graph,
