@@ -1,19 +1,21 @@
 """``get_snippet`` never depends on which host indexed (issue 26, item 3): a repository
 indexed on host A (its own state directory) answers the same lines on host B (an empty state
 directory), from the search index while it has the file's chunks, and from git (the
-published blob out of a mirror host B fetches on demand) when it has none. The answer is the
+published blob out of a mirror the serving host fetches on demand) when the index is gone
+or Elasticsearch is unreachable. The answer is the
 published blob even after the source moved on; a blob the source does not have is a miss,
 never other bytes; hostile paths and ranges are ``invalid_argument``."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
-from semgraph.db import Graph
+from semgraph.db import Graph, connect_search
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.jobs import shared_embedder, shared_search
@@ -91,6 +93,16 @@ def test_snippets_are_the_same_from_any_host(
         _same(a) for a in indexed
     ]
     assert not (tmp_path / "host-b").exists()  # host B read nothing of its own disk
+
+    # Elasticsearch unreachable from host C: the same lines, from git
+    host_c = _host(settings, tmp_path / "host-c").model_copy(
+        update={"es_url": "http://127.0.0.1:9", "es_request_timeout_s": 2.0}
+    )
+    with closing(connect_search(host_c)) as dead:
+        on_c = _tools(host_c, graph, dead)
+        unreachable = [_snippet(on_c, key, "pkg/mod.py", **w) for w in windows]
+    assert [a["source"] for a in unreachable] == ["git"] * 4, unreachable
+    assert [_same(a) for a in unreachable] == [_same(a) for a in indexed]
 
     # the index loses the repository, and the source moves on: both hosts read the
     # published blob from git; host B fetches a mirror of its own to do so
