@@ -93,7 +93,8 @@ def test_pushes_alternate_between_two_hosts_and_a_killed_publish_is_rescued(
     repo = make_repo(tmp_path / "repo", _source())
     key = repo_key_for(str(repo))
     store = JobStore(graph, settings)
-    path = os.pathsep.join([str(REPO_ROOT / "src"), str(REPO_ROOT), os.environ["PYTHONPATH"]])
+    inherited = os.environ.get("PYTHONPATH", "")
+    path = os.pathsep.join(p for p in (str(REPO_ROOT / "src"), str(REPO_ROOT), inherited) if p)
     base = {
         **WORKER_ENV,
         "PYTHONPATH": path,
