@@ -245,6 +245,16 @@ class Settings(BaseSettings):
     claim_conflict_retries: int = Field(default=1000, ge=1, le=100_000)  # cap on the tries
     worker_name: str = Field(default="", max_length=200)  # default: the host name
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
+    # lanes (issue 26, semgraph.queue.lanes): a worker of the small lane claims only the
+    # jobs of small repositories; large takes only large ones; any takes both. A repository
+    # is small when its record holds both figures and neither is over its bound (a first
+    # index, or a repository without a record, is large)
+    worker_lane: str = "any"
+    lane_small_max_files: int = Field(default=5000, ge=0)  # files the last job found
+    lane_small_max_job_s: float = Field(default=120.0, ge=0)  # the last job's duration
+    # soft affinity: a pending job is left, this long after it became due, to an idle live
+    # worker of the host (worker name) that last completed its repository; 0: off
+    claim_affinity_s: float = Field(default=30.0, ge=0, le=3600)
 
     # -- code graph: resolution, publish, queries ---------------------------------------------
     graph_batch_rows: int = Field(default=5000, ge=1, le=100_000)  # rows per UNWIND batch
@@ -297,6 +307,14 @@ class Settings(BaseSettings):
         if 0 < value < 128:
             raise ValueError("must be 0 (sized from the machine's memory) or at least 128")
         return value
+
+    @field_validator("worker_lane")
+    @classmethod
+    def _check_lane(cls, value: str) -> str:
+        lane = value.strip().lower()
+        if lane not in {"small", "large", "any"}:
+            raise ValueError(f"unknown lane {value[:50]!r}: one of small, large, any")
+        return lane
 
     @field_validator("log_level")
     @classmethod

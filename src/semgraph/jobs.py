@@ -85,6 +85,10 @@ def reindex_job(ctx: JobContext) -> None:
         embedder=shared_embedder(ctx.settings),
     )
     last_result = run.run()
+    parsed = last_result.stats.get("parse")
+    if isinstance(parsed, dict) and isinstance(parsed.get("files_by_status"), dict):
+        # the files indexed: the repository's size, recorded for the lanes
+        ctx.files = sum(int(n) for n in parsed["files_by_status"].values())
 
 
 def remove_job(ctx: JobContext) -> None:

@@ -245,6 +245,12 @@ def worker_cmd(
         envvar="SEMGRAPH_WORKER_IDLE_EXIT_S",
         help="Exit after this many seconds without a claimable job.",
     ),
+    lane: str | None = typer.Option(
+        None,
+        "--lane",
+        help="small, large or any: claim only small or only large repositories' jobs, or "
+        "both (env SEMGRAPH_WORKER_LANE, default any; the sizing rule is in the README).",
+    ),
 ) -> None:
     """Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop)."""
     from prometheus_client import start_http_server
@@ -252,9 +258,12 @@ def worker_cmd(
     from semgraph.db import connect_graph
     from semgraph.jobs import register_job_kinds
     from semgraph.queue import registry
+    from semgraph.queue.lanes import parse_lane
     from semgraph.queue.worker import Worker, check_settings
 
     settings = settings_from(ctx)
+    if lane is not None:
+        settings = settings.model_copy(update={"worker_lane": parse_lane(lane).value})
     check_settings(settings)
     register_job_kinds()
     registry.load_job_modules(settings)

@@ -80,7 +80,8 @@ class OutcomeRecorder:
         cancelled = isinstance(error, JobCancelled) and reason is not None
         store = self.store
         if error is None:
-            result = self._persist(lambda: store.complete(job.id, token, now=now))
+            files = ctx.files
+            result = self._persist(lambda: store.complete(job.id, token, now=now, files=files))
             label = "succeeded"
         elif reason is CancelReason.TIMEOUT:
             message = f"timeout: over {self.settings.job_timeout_s}s"

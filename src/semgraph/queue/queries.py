@@ -97,45 +97,83 @@ MATCH (j:JobQueue {id: $id})
 DETACH DELETE j
 """
 
-# -- claim --------------------------------------------------------------------------------------
+# -- claim (lanes and affinity: semgraph.queue.lanes) ---------------------------------------
 
-# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id),
-# so the index hands candidates over in claim order instead of sorting every pending job
-CLAIM_CANDIDATES = """
+# a repository's size class from its record ``rec`` (null: no record): small only when the
+# record holds both figures and neither is over its bound; a first index is large
+SIZE_CLASS = """CASE WHEN rec.files <= $small_max_files AND rec.last_job_s <= $small_max_job_s
+     THEN 'small' ELSE 'large' END"""
+
+# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id).
+# ``warm_small`` / ``warm_large``: the names of the other hosts with an idle live worker of a
+# lane that takes a small / large repository; a job whose repository one of them last ran is
+# left to it until ``affinity_s`` after the job became due.
+CLAIM_CANDIDATES = (
+    """
 OPTIONAL MATCH (r:JobQueue {status: 'running'})
-WITH collect(DISTINCT r.repo_key) AS busy
+WITH collect(DISTINCT r.repo_key) AS busy, collect(DISTINCT r.worker_id) AS occupied
+OPTIONAL MATCH (w:Worker {status: 'running'})
+WHERE w.lease_expires_at >= $now AND w.name <> $name AND NOT w.id IN occupied
+WITH busy,
+     collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'large' THEN w.name END) AS warm_small,
+     collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'small' THEN w.name END) AS warm_large
 MATCH (j:JobQueue)
 WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
   AND NOT j.repo_key IN busy
+OPTIONAL MATCH (rec:RepoRecord {key: j.repo_key})
+WITH j, rec, warm_small, warm_large, """
+    + SIZE_CLASS
+    + """ AS size
+WHERE ($lane = 'any' OR size = $lane)
+  AND NOT ($affinity_s > 0
+           AND coalesce(rec.last_worker, '') IN
+               CASE size WHEN 'small' THEN warm_small ELSE warm_large END
+           AND ($now < j.created_at + $affinity_s OR $now < j.run_after + $affinity_s
+                OR $now < coalesce(rec.last_finished_at, 0.0) + $affinity_s))
 RETURN j.id AS id, j.repo_key AS repo_key
 ORDER BY j.claim_key ASC
 LIMIT $limit
 """
+)
 
-# the one job of that id, when it is claimable (``semgraph index`` runs only its own job)
+# the one job of that id, when it is claimable (``semgraph index`` runs only its own job;
+# lanes and affinity do not apply). The job is found by its id alone: the filters come after
+# a WITH and read no indexed property in a form an index serves, so no planner can prefer the
+# claim_key range (every pending job) to the id lookup (docs/memgraph.md).
 CLAIM_CANDIDATE_BY_ID = """
 MATCH (j:JobQueue {id: $id})
-WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
+WITH j
+WHERE coalesce(j.claim_key, '') <> '' AND j.run_after <= $now AND j.kind IN $kinds
 OPTIONAL MATCH (r:JobQueue {repo_key: j.repo_key, status: 'running'})
 WITH j, count(r) AS running
 WHERE running = 0
 RETURN j.id AS id, j.repo_key AS repo_key
 """
 
-# one statement: lock the repository, check (after the lock) that none of its jobs runs,
-# lock the job, re-check (after the lock) that it is still pending and due, take it.
+# one statement: lock the repository, check (after the lock) that none of its jobs runs and
+# that its size class is still one the lane takes, lock the job, re-check (after the lock)
+# that it is still pending and due, take it.
 # The enqueue that created the job created its :RepoLock, so the MERGE normally matches and
 # writes an existing node: a lock on Neo4j, a write-write conflict on Memgraph (the later
 # claim aborts and is retried). It creates one only for a job queued before enqueues did;
 # two such first claims on Memgraph both create it and the later COMMIT fails the unique
 # constraint: JobStore.claim runs again on that (retry_unique), and then finds the node.
-CLAIM_ONE = """
+# The size class is read after the repository's lock and after ``running = 0``: the record
+# changes only when a job of the repository finishes, in that job's own transaction
+# (RECORD_ATTEMPT), so the claim sees the finished job with its new class or a running job.
+CLAIM_ONE = (
+    """
 MERGE (l:RepoLock {key: $repo_key})
 SET l.locked_at = $now
 WITH l
 OPTIONAL MATCH (r:JobQueue {repo_key: $repo_key, status: 'running'})
 WITH count(r) AS running
 WHERE running = 0
+OPTIONAL MATCH (rec:RepoRecord {key: $repo_key})
+WITH rec
+WHERE $lane = 'any' OR """
+    + SIZE_CLASS
+    + """ = $lane
 MATCH (j:JobQueue {id: $id})
 SET j._lock = true
 REMOVE j._lock
@@ -144,8 +182,24 @@ WHERE j.status = 'pending' AND j.run_after <= $now
 SET j += $props, j.attempts = j.attempts + 1
 RETURN properties(j) AS job
 """
+)
+
+# what the lanes and the affinity read of a finished attempt, on the repository's record, in
+# the transaction that records the attempt's outcome: its duration, the files it found (a
+# completed job that reported them) and, for a completed job, its worker's name (the host
+# whose caches are now warm). A repository without a record (enqueued without a source, or
+# removed by this very job) gets nothing.
+RECORD_ATTEMPT = """
+MATCH (rec:RepoRecord {key: $repo_key})
+OPTIONAL MATCH (w:Worker {id: $worker_id})
+WITH rec, CASE WHEN $completed THEN w.name END AS host
+SET rec.last_job_s = $job_s, rec.last_finished_at = $now,
+    rec.files = coalesce($files, rec.files),
+    rec.last_worker = coalesce(host, rec.last_worker)
+"""
 
 # one statement: lock the job, check (after the lock) owner and status, mark it succeeded
+# (its claim fields stay: the outcome's RECORD_ATTEMPT reads claimed_at and worker_id)
 COMPLETE = """
 MATCH (j:JobQueue {id: $id})
 SET j._lock = true
@@ -153,7 +207,7 @@ REMOVE j._lock
 WITH j
 WHERE j.status = 'running' AND j.claim_token = $token
 SET j += $props
-RETURN j.id AS id
+RETURN properties(j) AS job
 """
 
 # -- sweep --------------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ class JobContext:
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _cancel_reason: CancelReason = field(default=CancelReason.CANCELLED, repr=False)
     last_checkpoint: str | None = None
+    #: the files the job found in its repository, when it knows (a reindex that parsed):
+    #: recorded with the job's completion as the repository's size (semgraph.queue.lanes)
+    files: int | None = None
 
     def cancel(self, reason: CancelReason, *, override: bool = False) -> None:
         """Ask the job to stop at its next checkpoint (called by the worker). The first

@@ -39,6 +39,7 @@ from semgraph.faults import PROCESS, Faults
 from semgraph.queue import metrics, workers
 from semgraph.queue import queries as q
 from semgraph.queue.enqueue import check_text, enqueue_request, write_batch
+from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import (
     TERMINAL,
     EnqueueRequest,
@@ -161,16 +162,22 @@ class JobStore:
     # -- claim ------------------------------------------------------------------------------
 
     def claim(
-        self, worker_id: str, kinds: list[str], *, now: float, job_id: str | None = None
+        self,
+        worker_id: str,
+        kinds: list[str],
+        *,
+        now: float,
+        job_id: str | None = None,
+        scope: ClaimScope = ClaimScope(),
     ) -> Job | None:
-        """Atomically take the best eligible pending job (or ``None``); with ``job_id``, that
-        job only, when it is eligible."""
+        """Atomically take the best eligible pending job that ``scope`` allows (its lane, and
+        the affinity rule: :mod:`semgraph.queue.lanes`), or ``None``; with ``job_id``, that
+        job only, when it is eligible, whatever the lane."""
         if not kinds:
             return None
         started = time.perf_counter()
-        job = self._write(
-            "claim", self._tx.claim, worker_id, list(kinds), now, job_id, retry_unique=True
-        )
+        args = (worker_id, list(kinds), now, job_id, scope)
+        job = self._write("claim", self._tx.claim, *args, retry_unique=True)
         metrics.CLAIM_LATENCY.observe(time.perf_counter() - started)
         if job is not None:
             metrics.TRANSITIONS.labels(action="claim").inc()
@@ -185,9 +192,10 @@ class JobStore:
             metrics.LOST_FENCES.labels(op="heartbeat").inc()
         return result
 
-    def complete(self, job_id: str, token: str, *, now: float) -> bool:
-        """Mark the job succeeded; False when the caller no longer owns it."""
-        return self._finish("complete", self._tx.complete, job_id, token, now)
+    def complete(self, job_id: str, token: str, *, now: float, files: int | None = None) -> bool:
+        """Mark the job succeeded; False when the caller no longer owns it. ``files``: how
+        many files the job found in the repository (its size class), when it knows."""
+        return self._finish("complete", self._tx.complete, job_id, token, now, files)
 
     def fail(
         self,

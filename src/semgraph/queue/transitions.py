@@ -29,6 +29,7 @@ from semgraph.graph.runs import abandon_job_runs
 from semgraph.queue import queries as q
 from semgraph.queue.backoff import backoff_s
 from semgraph.queue.changes import abandon_props, history, lock, terminal, to_pending, update
+from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import REQUEUEABLE, FailureKind, HeartbeatResult, Job, JobStatus
 
 
@@ -74,9 +75,13 @@ class Transitions:
         kinds: list[str],
         now: float,
         job_id: str | None = None,
+        scope: ClaimScope = ClaimScope(),
     ) -> Job | None:
+        """The candidates (in claim order; lanes and affinity: :mod:`semgraph.queue.lanes`),
+        then the first that CLAIM_ONE takes; a claim by id ignores lanes and affinity."""
+        lanes = (scope if job_id is None else ClaimScope()).params(self.settings)
         if job_id is None:
-            rows = list(tx.run(q.CLAIM_CANDIDATES, now=now, kinds=kinds, limit=8))
+            rows = list(tx.run(q.CLAIM_CANDIDATES, lanes, now=now, kinds=kinds, limit=8))
         else:
             rows = list(tx.run(q.CLAIM_CANDIDATE_BY_ID, id=job_id, now=now, kinds=kinds))
         self.pause("claim:after_read")
@@ -93,7 +98,7 @@ class Transitions:
                 "finished_at": None,
             }
             params = {"repo_key": row["repo_key"], "id": row["id"], "now": now, "props": props}
-            record = tx.run(q.CLAIM_ONE, params).single()
+            record = tx.run(q.CLAIM_ONE, {**lanes, **params}).single()
             if record is not None:
                 return Job.from_props(record["job"])
         return None
@@ -110,7 +115,11 @@ class Transitions:
         update(tx, job_id, lease)
         return HeartbeatResult(owned=True, cancel_reason=job.cancel_reason)
 
-    def complete(self, tx: neo4j.Transaction, job_id: str, token: str, now: float) -> bool:
+    def complete(
+        self, tx: neo4j.Transaction, job_id: str, token: str, now: float, files: int | None
+    ) -> bool:
+        """Mark the job succeeded; record its duration, ``files`` and host on its
+        repository's record (the lanes' size class, the affinity)."""
         props = {
             "status": JobStatus.SUCCEEDED.value,
             "finished_at": now,
@@ -120,7 +129,25 @@ class Transitions:
         }
         self.pause("complete:before_lock")
         record = tx.run(q.COMPLETE, id=job_id, token=token, props=props).single()
-        return record is not None
+        if record is None:
+            return False
+        self._record_attempt(tx, Job.from_props(record["job"]), now, files=files, completed=True)
+        return True
+
+    @staticmethod
+    def _record_attempt(
+        tx: neo4j.Transaction, job: Job, now: float, *, files: int | None, completed: bool
+    ) -> None:
+        """What a finished attempt tells the lanes and the affinity (RECORD_ATTEMPT)."""
+        params = {
+            "repo_key": job.repo_key,
+            "worker_id": job.worker_id,
+            "job_s": max(0.0, now - (job.claimed_at if job.claimed_at is not None else now)),
+            "files": files,
+            "completed": completed,
+            "now": now,
+        }
+        tx.run(q.RECORD_ATTEMPT, params).consume()
 
     def fail(
         self,
@@ -134,6 +161,7 @@ class Transitions:
         job = self._fenced(tx, "fail", job_id, token)
         if job is None:
             return None
+        self._record_attempt(tx, job, now, files=None, completed=False)
         props: dict[str, Any] = {
             "last_error": message,
             "errors": self._history(job, now, kind, message),
@@ -176,6 +204,7 @@ class Transitions:
         job = self._fenced(tx, "recover", job_id, token)
         if job is None:
             return None
+        self._record_attempt(tx, job, now, files=None, completed=False)  # an upper bound
         crashes = job.crash_count + 1
         message = f"worker died: {reason}"
         props: dict[str, Any] = {

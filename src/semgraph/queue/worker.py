@@ -36,6 +36,7 @@ from semgraph.db import Graph
 from semgraph.errors import CancelReason, ConfigError, GraphError, JobCancelled, SemgraphError
 from semgraph.logs import event
 from semgraph.queue import registry
+from semgraph.queue.lanes import ClaimScope, parse_lane
 from semgraph.queue.models import Job
 from semgraph.queue.outcome import Outcome, OutcomeRecorder, run_fn
 from semgraph.queue.registry import JobContext, JobInfo
@@ -87,6 +88,9 @@ class Worker:
         self._waiting_for: float | None = None  # the next run_after last logged while idle
         self._waiting_logged_at = self._waiting_checked_at = float("-inf")
         self.identity = Identity.current()
+        self.name = settings.worker_name or socket.gethostname()
+        # its lane, and its name for the soft affinity (semgraph.queue.lanes)
+        self.scope = ClaimScope(parse_lane(settings.worker_lane), self.name)
         self.jobs_done = 0
         self._uncertain_claim = False
         self._stop = threading.Event()
@@ -120,14 +124,15 @@ class Worker:
         self.supervisor.install_signal_handlers()
 
     def register(self) -> None:
-        name = self.settings.worker_name or socket.gethostname()
-        props = {"name": name, **self.identity.to_props()}
+        name, lane = self.name, self.scope.lane.value
+        props = {"name": name, "lane": lane, **self.identity.to_props()}
         self.store.register_worker(self.worker_id, props, now=self.clock())
         event(
             log,
             logging.INFO,
             "worker_started",
-            f"worker {name} pid {self.identity.pid}, kinds {', '.join(registry.kinds())}",
+            f"worker {name} pid {self.identity.pid}, lane {lane}, "
+            f"kinds {', '.join(registry.kinds())}",
             worker_id=self.worker_id,
         )
 
@@ -240,7 +245,7 @@ class Worker:
 
     def _claim(self, kinds: list[str], now: float, job_id: str | None = None) -> Job | None:
         try:
-            return self.store.claim(self.worker_id, kinds, now=now, job_id=job_id)
+            return self.store.claim(self.worker_id, kinds, now=now, job_id=job_id, scope=self.scope)
         except GraphError:
             # a cut during COMMIT may have claimed a job that nobody will run
             self._uncertain_claim = True
