@@ -10,7 +10,7 @@ from typing import Any
 from semgraph.config import Settings, is_loopback_host
 from semgraph.db import Graph, connect_graph, connect_search, search_errors
 from semgraph.dialect import ServerKind
-from semgraph.errors import GraphQueryError, StoreError
+from semgraph.errors import ConfigError, GraphQueryError, StoreError
 
 
 @dataclass
@@ -24,6 +24,7 @@ class Check:
 #: what the product needs from Memgraph (docs/memgraph.md says why, setting by setting)
 MEMGRAPH_STORAGE_MODE = "IN_MEMORY_TRANSACTIONAL"
 MEMGRAPH_ISOLATION = "SNAPSHOT_ISOLATION"
+MEMGRAPH_ANALYTICAL = "IN_MEMORY_ANALYTICAL"  # the worker and serve refuse to start on it
 
 
 def _as_map(rows: list[dict[str, Any]], key: str, value: str) -> dict[str, str]:
@@ -118,6 +119,37 @@ def _storage_info(graph: Graph) -> list[dict[str, Any]]:
         except GraphQueryError:
             continue  # a Memgraph older than the syntax
     return graph.query("doctor storage", oldest)
+
+
+def storage_mode(graph: Graph) -> str | None:
+    """The storage mode of the Memgraph database in force (``SHOW STORAGE INFO``, else the
+    ``--storage-mode`` flag of ``SHOW CONFIG``); None on Neo4j or when neither answers."""
+    if graph.dialect.kind is not ServerKind.MEMGRAPH:
+        return None
+    storage = _as_map(_storage_info(graph), "storage info", "value")
+    mode = _first(storage, "storage_mode", "global_storage_mode")
+    if mode is None and graph.dialect.config_query:
+        try:
+            rows = graph.query("doctor config", graph.dialect.config_query)
+        except GraphQueryError:  # SHOW CONFIG needs the CONFIG privilege
+            return None
+        mode = _first(_as_map(rows, "name", "current_value"), "storage_mode")
+    return mode
+
+
+def refuse_unsafe_graph(graph: Graph) -> None:
+    """Raise ConfigError when the graph server cannot run the queue safely: Memgraph in
+    ``IN_MEMORY_ANALYTICAL`` keeps no deltas, so the queue's lock-by-write detects no
+    conflict (two workers could claim one job) and nothing rolls back. The worker,
+    ``semgraph index`` and ``semgraph serve`` call it before they write anything."""
+    mode = storage_mode(graph)
+    if mode is not None and mode.upper() == MEMGRAPH_ANALYTICAL:
+        raise ConfigError(
+            f"refusing to start: Memgraph runs in storage mode {MEMGRAPH_ANALYTICAL}, where "
+            "the job queue's claims and fenced writes detect no conflict and nothing rolls "
+            f"back; start Memgraph with --storage-mode={MEMGRAPH_STORAGE_MODE}, or switch it "
+            f"at runtime with STORAGE MODE {MEMGRAPH_STORAGE_MODE}"
+        )
 
 
 def check_graph(

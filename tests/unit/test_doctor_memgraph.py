@@ -202,9 +202,10 @@ class FakeGraph:
     """What check_graph reads from a Memgraph server, answered from the recordings; a
     Memgraph before 3.10 rejects ``SHOW STORAGE INFO ON CURRENT DATABASE``."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, storage_mode: str = "IN_MEMORY_TRANSACTIONAL") -> None:
         self.dialect = Dialect(ServerKind.MEMGRAPH)
         self.version = version
+        self.storage_mode = storage_mode  # what every storage answer says is in force
         self.asked: list[str] = []
 
     def __enter__(self) -> FakeGraph:
@@ -224,11 +225,16 @@ class FakeGraph:
         old = self.version.startswith("2.")
         if cypher == "SHOW STORAGE INFO ON CURRENT DATABASE" and old:
             raise GraphQueryError(f"{what}: Memgraph.ClientError.MemgraphError: no viable input")
+        mode = self.storage_mode
         answers = {
             "SHOW VERSION": [{"version": self.version}],
-            "SHOW STORAGE INFO ON CURRENT DATABASE": STORAGE_3,
-            "SHOW STORAGE INFO": STORAGE_2 if old else STORAGE_3_INSTANCE,
-            "SHOW CONFIG": config_rows(DEFAULT_FLAGS),
+            "SHOW STORAGE INFO ON CURRENT DATABASE": with_value(STORAGE_3, "storage_mode", mode),
+            "SHOW STORAGE INFO": (
+                with_value(STORAGE_2, "storage_mode", mode)
+                if old
+                else with_value(STORAGE_3_INSTANCE, "global_storage_mode", mode)
+            ),
+            "SHOW CONFIG": config_rows({**DEFAULT_FLAGS, "storage_mode": mode}),
         }
         return answers[cypher]
 

@@ -48,6 +48,7 @@ def index_cmd(
     from semgraph import jobs
     from semgraph.commands.progress import progress_printer
     from semgraph.db import connect_graph
+    from semgraph.doctor import refuse_unsafe_graph
     from semgraph.graph.runs import RunStore
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer.request import ReindexArgs
@@ -63,6 +64,7 @@ def index_cmd(
         raise CheckoutError(f"no repository at {url.removeprefix('file://')!r}")
     repo_key = repo_key_for(source)
     with connect_graph(settings) as graph:
+        refuse_unsafe_graph(graph)  # it runs a worker: the same refusal
         graph.ensure_schema(SCHEMA)
         store = JobStore(graph, settings)
         enq = store.enqueue(

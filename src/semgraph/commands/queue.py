@@ -256,6 +256,7 @@ def worker_cmd(
     from prometheus_client import start_http_server
 
     from semgraph.db import connect_graph
+    from semgraph.doctor import refuse_unsafe_graph
     from semgraph.jobs import register_job_kinds
     from semgraph.queue import registry
     from semgraph.queue.lanes import parse_lane
@@ -271,6 +272,7 @@ def worker_cmd(
         start_http_server(settings.worker_metrics_port)
     graph: Graph
     with connect_graph(settings) as graph:
+        refuse_unsafe_graph(graph)  # before it registers or claims anything
         worker = Worker(settings, graph)
         worker.install_signal_handlers()
         code = worker.run(once=once, max_jobs=max_jobs, idle_exit_s=idle_exit_s)

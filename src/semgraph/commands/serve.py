@@ -55,6 +55,23 @@ def _bind(listeners: list[tuple[str, int]]) -> list[socket.socket]:
     return sockets
 
 
+def _refuse_unsafe_graph(settings: Settings) -> None:
+    """Refuse a graph server the queue cannot run on (Memgraph in IN_MEMORY_ANALYTICAL:
+    :func:`semgraph.doctor.refuse_unsafe_graph`) before anything is bound. A server that
+    cannot be reached yet is logged and not waited for: serve starts before the graph server
+    as it always did (``/readyz`` says when it is reachable)."""
+    from semgraph.db import connect_graph
+    from semgraph.doctor import refuse_unsafe_graph
+    from semgraph.errors import GraphUnavailable
+    from semgraph.logs import event
+
+    try:
+        with connect_graph(settings) as graph:
+            refuse_unsafe_graph(graph)
+    except GraphUnavailable as exc:
+        event(log, logging.WARNING, "web_graph_unchecked", f"storage mode not checked: {exc}")
+
+
 def serve(
     ctx: typer.Context,
     host: str | None = typer.Option(None, help="Address to bind (env SEMGRAPH_WEB_HOST)."),
@@ -95,6 +112,7 @@ def serve(
     refusal = exposure_refusal(settings)
     if refusal is not None:
         raise ConfigError(refusal)  # before anything is bound or connected
+    _refuse_unsafe_graph(settings)
     listeners = _listeners(settings)
     app = create_app(settings)
     config = server_config(app, settings.web_host, settings.web_port)
