@@ -71,9 +71,7 @@ def test_an_unknown_repository_is_large(store: JobStore, graph: Graph) -> None:
     assert {first.repo_key, second.repo_key} == {"org/new", "org/no-record"}
 
 
-def test_a_small_lane_worker_never_claims_a_large_repository(
-    store: JobStore, graph: Graph
-) -> None:
+def test_a_small_lane_worker_never_claims_a_large_repository(store: JobStore, graph: Graph) -> None:
     run_once(store, "org/small", at=1.0, took_s=5.0, files=10, worker="w0")
     run_once(store, "org/many-files", at=1.0, took_s=5.0, files=101, worker="w0")
     run_once(store, "org/slow", at=1.0, took_s=61.0, files=10, worker="w0")
@@ -149,7 +147,7 @@ def test_a_claim_by_id_ignores_the_lane(store: JobStore) -> None:
 def test_an_unknown_lane_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="unknown lane 'tiny': one of small, large, any"):
         parse_lane("tiny")
-    with pytest.raises(ConfigError, match="SEMGRAPH_WORKER_LANE.*unknown lane 'huge'"):
+    with pytest.raises(ConfigError, match=r"SEMGRAPH_WORKER_LANE.*unknown lane 'huge'"):
         load_settings(worker_lane="huge")
     assert parse_lane(" Small ") is Lane.SMALL
 
