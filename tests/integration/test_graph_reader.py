@@ -15,7 +15,9 @@ from semgraph.db import Graph
 from semgraph.errors import GraphInputError
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.mcp.queries import FILE_AT_RUN
 from semgraph.resolve.resolver import resolve
+from semgraph.resolve.symtab import file_key
 from tests.graph_repos import other_repo, shop_repo
 
 pytestmark = pytest.mark.integration
@@ -210,3 +212,13 @@ def test_one_repository_by_key(reader: GraphReader) -> None:
     assert reader.repository("nope") is None
     assert reader.repository("shop' }) MATCH (n) DETACH DELETE n //") is None
     assert reader.repository("other") is not None
+
+
+def test_get_snippets_file_lookup_finds_a_published_file_by_its_key(
+    reader: GraphReader, graph: Graph
+) -> None:
+    """FILE_AT_RUN (mcp get_snippet) looks the file up by the unique key the publish writes."""
+    path = shop_repo()[0].path
+    rows = graph.query("file at run", FILE_AT_RUN, key=file_key("shop", path))
+    assert [r["path"] for r in rows] == [path]
+    assert graph.query("file at run", FILE_AT_RUN, key=file_key("other", path)) == []

@@ -18,9 +18,8 @@ RETURN jobs, properties(r) AS repo, properties(x) AS run
 
 # get_snippet: the file at the published run (its blob and language)
 FILE_AT_RUN = """
-MATCH (f:File {repo: $repo, path: $path})
+MATCH (f:File {key: $key})
 RETURN f.path AS path, f.blob_sha AS blob_sha, f.language AS language
-LIMIT 1
 """
 
 #: chunks read for one snippet (a 400-line window is a few dozen chunks)

@@ -25,6 +25,7 @@ from semgraph.logs import event
 from semgraph.mcp import queries as mq
 from semgraph.mcp.backend import Scope
 from semgraph.mcp.envelope import ToolFailure, completeness, fit
+from semgraph.resolve.symtab import file_key
 from semgraph.search.index import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,8 @@ def get_snippet(
     head["freshness"] = scope.freshness()
     if not state.indexed:
         return {**head, "status": "empty", "empty_reason": "repository not indexed"}
-    rows = scope.backend.graph.query("mcp file at run", mq.FILE_AT_RUN, repo=repo, path=clean)
+    key = file_key(repo, clean)  # the unique key (repo and path are two indexes)
+    rows = scope.backend.graph.query("mcp file at run", mq.FILE_AT_RUN, key=key)
     if not rows:
         return {**head, "status": "empty", "empty_reason": "no such file in the indexed commit"}
     where = "search_index"
