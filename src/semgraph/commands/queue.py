@@ -246,10 +246,7 @@ def worker_cmd(
         help="Exit after this many seconds without a claimable job.",
     ),
     lane: str | None = typer.Option(
-        None,
-        "--lane",
-        help="small, large or any: claim only small or only large repositories' jobs, or "
-        "both (env SEMGRAPH_WORKER_LANE, default any; the sizing rule is in the README).",
+        None, help="Claim jobs of small or large repositories, or any (env SEMGRAPH_WORKER_LANE)."
     ),
 ) -> None:
     """Run queued jobs one at a time until stopped (SIGTERM/SIGINT: graceful stop)."""

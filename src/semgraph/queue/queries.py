@@ -184,11 +184,9 @@ RETURN properties(j) AS job
 """
 )
 
-# what the lanes and the affinity read of a finished attempt, on the repository's record, in
-# the transaction that records the attempt's outcome: its duration, the files it found (a
-# completed job that reported them) and, for a completed job, its worker's name (the host
-# whose caches are now warm). A repository without a record (enqueued without a source, or
-# removed by this very job) gets nothing.
+# a finished attempt, on its repository's record, in the transaction of its outcome: its
+# duration, the files it found (when reported) and, once completed, its worker's name (the
+# host whose caches are warm). A repository without a record (no source, removed) gets none.
 RECORD_ATTEMPT = """
 MATCH (rec:RepoRecord {key: $repo_key})
 OPTIONAL MATCH (w:Worker {id: $worker_id})
