@@ -67,18 +67,30 @@ def cypher_modules() -> list[str]:
     return names
 
 
+def _leaves(name: str, value: object) -> Iterator[tuple[str, str]]:
+    """(name, text) of every string in ``value``, through dicts, tuples and lists."""
+    if isinstance(value, str):
+        yield name, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(f"{name}[{key!r}]", item)
+    elif isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from _leaves(f"{name}[{i}]", item)
+
+
 def statements() -> Iterator[tuple[str, str]]:
-    """(name, Cypher) of every module-level constant that is a statement (dicts of
-    statements, such as one per label, included)."""
+    """(name, Cypher) of every module-level constant that is a statement, and of every
+    statement held in a constant's dicts, tuples or lists (one per label, or a sequence run
+    one after the other such as ``DELETE_SLICES``)."""
     for module_name in cypher_modules():
         module = importlib.import_module(module_name)
         for attr, value in vars(module).items():
             if not attr.isupper():
                 continue
-            items = value.items() if isinstance(value, dict) else [("", value)]
-            for key, text in items:
-                if isinstance(text, str) and re.search(r"\b(MATCH|MERGE)\b", text):
-                    yield f"{module_name}.{attr}{f'[{key!r}]' if key else ''}", text
+            for name, text in _leaves(f"{module_name}.{attr}", value):
+                if re.search(r"\b(MATCH|MERGE)\b", text):
+                    yield name, text
 
 
 def _clauses(cypher: str) -> list[tuple[str, str]]:
@@ -192,9 +204,13 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.publish_queries.PUBLISH_DROP['Symbol']",
         "semgraph.queue.queries.WORKER_HEARTBEAT_AGE",
         "semgraph.graph.runs.ABANDON_JOB_RUNS",
+        "semgraph.queue.queries.RECORD_ATTEMPT",
+        "semgraph.graph.removal.DELETE_SLICES[0][1]",
     ):
         assert expected in names
     assert len(names) >= 60
+    # a statement held in a tuple is read like any other
+    assert Use("semgraph.graph.removal.DELETE_SLICES[1][1]", "File", "repo") in all_uses()
 
 
 def test_every_lookup_and_scan_has_an_index_on_memgraph() -> None:
