@@ -222,7 +222,7 @@ class Dialect:
     @property
     def storage_info_queries(self) -> tuple[str, ...]:
         """Where the storage mode and isolation level in force are read, first choice first:
-        Memgraph 3.10+ answers the bare ``SHOW STORAGE INFO`` with the instance's start-up
+        Memgraph 3.11+ answers the bare ``SHOW STORAGE INFO`` with the instance's start-up
         flags and the current database's real values only ``ON CURRENT DATABASE``, a syntax
         older versions reject (their bare answer holds the real values)."""
         if self.kind is ServerKind.MEMGRAPH:

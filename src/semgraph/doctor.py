@@ -39,8 +39,8 @@ def memgraph_warnings(
     rows_storage: list[dict[str, Any]], rows_config: list[dict[str, Any]], settings: Settings
 ) -> list[str]:
     """Every unsafe Memgraph setting, from its ``SHOW STORAGE INFO`` and ``SHOW CONFIG``
-    answers. The field names of 2.x-3.9 (``storage_mode``, ``global_isolation_level``) and of
-    3.10+ are both read; on 3.10+ the per-database answer (``storage_mode``,
+    answers. The field names of 2.x-3.10 (``storage_mode``, ``global_isolation_level``) and of
+    3.11+ are both read; on 3.11+ the per-database answer (``storage_mode``,
     ``storage_isolation_level``) wins over the instance-wide one (``global_storage_mode``,
     ``global_isolation_level``: the start-up flags, not a later runtime change)."""
     storage = _as_map(rows_storage, "storage info", "value")

@@ -40,7 +40,7 @@ STORAGE_2 = storage_rows(
     next_session_isolation_level="",
     storage_mode="IN_MEMORY_TRANSACTIONAL",
 )
-# SHOW STORAGE INFO of Memgraph 3.10+ (instance-wide answer: the start-up flags)
+# SHOW STORAGE INFO of Memgraph 3.11+ (instance-wide answer: the start-up flags)
 STORAGE_3_INSTANCE = storage_rows(
     vm_max_map_count=262144,
     memory_res="1.31GiB",
@@ -56,7 +56,7 @@ STORAGE_3_INSTANCE = storage_rows(
     next_session_isolation_level="",
     global_storage_mode="IN_MEMORY_TRANSACTIONAL",
 )
-# SHOW STORAGE INFO ON CURRENT DATABASE of Memgraph 3.10+ (the values in force)
+# SHOW STORAGE INFO ON CURRENT DATABASE of Memgraph 3.11+ (the values in force)
 STORAGE_3 = storage_rows(
     name="memgraph",
     database_uuid="4bd8c0d6-8a4b-4f9e-9a55-2b2e6c1f0e11",
@@ -151,7 +151,7 @@ def test_an_isolation_level_other_than_snapshot_isolation_warns(
 
 
 def test_the_database_level_in_force_wins_over_the_start_up_flag() -> None:
-    """SET GLOBAL TRANSACTION ISOLATION LEVEL at runtime changes the database's level; 3.10+
+    """SET GLOBAL TRANSACTION ISOLATION LEVEL at runtime changes the database's level; 3.11+
     shows it only in the per-database answer (the flag still says SNAPSHOT_ISOLATION)."""
     changed = with_value(STORAGE_3, "storage_isolation_level", "READ_COMMITTED")
     rows = changed + [r for r in STORAGE_3_INSTANCE if r["storage info"].startswith("global")]
@@ -200,7 +200,7 @@ def test_a_missing_timeout_flag_warns() -> None:
 
 class FakeGraph:
     """What check_graph reads from a Memgraph server, answered from the recordings; a
-    Memgraph before 3.10 rejects ``SHOW STORAGE INFO ON CURRENT DATABASE``."""
+    Memgraph before 3.11 rejects ``SHOW STORAGE INFO ON CURRENT DATABASE``."""
 
     def __init__(self, version: str, storage_mode: str = "IN_MEMORY_TRANSACTIONAL") -> None:
         self.dialect = Dialect(ServerKind.MEMGRAPH)
