@@ -14,9 +14,12 @@ from semgraph.db import Graph
 from semgraph.errors import ConfigError
 from semgraph.faults import Faults
 from semgraph.queue import queries as q
+from semgraph.queue import registry
 from semgraph.queue.lanes import ClaimScope, Lane, parse_lane
 from semgraph.queue.models import Job
+from semgraph.queue.registry import JobContext
 from semgraph.queue.store import JobStore
+from semgraph.queue.worker import Worker
 from tests.optional import some
 
 pytestmark = pytest.mark.integration
@@ -206,3 +209,36 @@ def test_no_affinity_to_a_dead_busy_or_wrong_lane_host_or_when_off(
     assert store.claim("wb", KINDS, now=107.0, scope=b) is None
     off = JobStore(graph, store.settings.model_copy(update={"claim_affinity_s": 0.0}))
     assert some(off.claim("wb", KINDS, now=107.0, scope=b)).id == job_id
+
+
+# -- the worker ------------------------------------------------------------------------------
+
+
+def test_a_worker_records_its_lane_and_what_the_job_found(graph: Graph) -> None:
+    """The Worker claims in its lane, registers it, and a completed job leaves on the record
+    what the job reported (``ctx.files``), its duration and the worker's name."""
+    clock = iter(float(t) for t in range(1000, 2000))
+    settings = load_settings(worker_name="host-w", worker_lane="small", poll_interval_s=0.01)
+
+    def counts(ctx: JobContext) -> None:
+        ctx.files = 42
+
+    registry.register("wl_count", counts)
+    try:
+        store = JobStore(graph, settings)
+        store.enqueue("org/w", now=1.0, kind="wl_count", source="file:///srv/org/w")
+        small = Worker(settings, graph, clock=lambda: next(clock), tick_s=0.01)
+        assert small.run(once=True) == 0
+        assert store.list(repo="org/w")[0].status.value == "pending"  # unknown: large
+        wide = settings.model_copy(update={"worker_lane": "any"})
+        assert Worker(wide, graph, clock=lambda: next(clock), tick_s=0.01).run(once=True) == 0
+        rec = record(graph, "org/w")
+        assert (rec["files"], rec["last_worker"]) == (42, "host-w")
+        assert 0 < rec["last_job_s"] < 120
+        lanes = graph.query("lanes", "MATCH (w:Worker) RETURN collect(w.lane) AS lanes")
+        assert sorted(lanes[0]["lanes"]) == ["any", "small"]
+        store.enqueue("org/w", now=next(clock), kind="wl_count")  # now small
+        assert Worker(settings, graph, clock=lambda: next(clock), tick_s=0.01).run(once=True) == 0
+        assert [j.status.value for j in store.list(repo="org/w")] == ["succeeded", "succeeded"]
+    finally:
+        registry.unregister("wl_count")
