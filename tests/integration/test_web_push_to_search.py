@@ -15,6 +15,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
+from semgraph.queue.queries import RECORD
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
 from semgraph.web.app import create_app
@@ -46,6 +47,10 @@ def bm25(base: str, query: str, repo_key: str) -> list[dict[str, Any]]:
     return hits
 
 
+def lanes_record(graph: Graph, key: str) -> dict[str, Any]:
+    return dict(graph.query("record", RECORD, key=key)[0]["record"])
+
+
 def test_signed_push_becomes_searchable(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
@@ -72,6 +77,9 @@ def test_signed_push_becomes_searchable(
         hits = bm25(base, "zebra_quokka_total", key)
         first_latency = time.perf_counter() - started
         assert any(h["path"] == "pkg/first.py" for h in hits), hits
+        # the lanes' size class: what the job indexed, on the repository's record
+        first_files = lanes_record(graph, key)["files"]
+        assert first_files >= 2 and lanes_record(graph, key)["last_worker"] == worker.name
 
         # a one-file change: the new function becomes searchable, the old one stays
         sha2 = commit(
@@ -87,6 +95,7 @@ def test_signed_push_becomes_searchable(
         second_latency = time.perf_counter() - started
         assert [h["path"] for h in hits][:1] == ["pkg/second.py"], hits
         assert any(h["path"] == "pkg/first.py" for h in bm25(base, "zebra_quokka_total", key))
+        assert lanes_record(graph, key)["files"] == first_files + 1
         defs = httpx.get(f"{base}/graph/def", params={"name": "walrus_tangerine_mean"}).json()
         assert [m["repo"] for m in defs["matches"]] == [key]
         runs = httpx.get(f"{base}/runs", params={"repo": key}).json()
