@@ -104,30 +104,38 @@ DETACH DELETE j
 SIZE_CLASS = """CASE WHEN rec.files <= $small_max_files AND rec.last_job_s <= $small_max_job_s
      THEN 'small' ELSE 'large' END"""
 
-# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id).
-# ``warm_small`` / ``warm_large``: the names of the other hosts with an idle live worker of a
-# lane that takes a small / large repository; a job whose repository one of them last ran is
-# left to it until ``affinity_s`` after the job became due.
-CLAIM_CANDIDATES = (
-    """
+# what a claim decides on besides the jobs, read first in its transaction: the repositories
+# with a running job, and the names of the other hosts with an idle live worker of a lane that
+# takes a small / large repository (the affinity). A statement of its own: aggregated in the
+# candidates' statement, it made Neo4j sort every pending job instead of reading claim_key's
+# index in order up to the LIMIT (bench/NOTES.md, "Lanes").
+CLAIM_CONTEXT = """
 OPTIONAL MATCH (r:JobQueue {status: 'running'})
 WITH collect(DISTINCT r.repo_key) AS busy, collect(DISTINCT r.worker_id) AS occupied
 OPTIONAL MATCH (w:Worker {status: 'running'})
 WHERE w.lease_expires_at >= $now AND w.name <> $name AND NOT w.id IN occupied
-WITH busy,
-     collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'large' THEN w.name END) AS warm_small,
-     collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'small' THEN w.name END) AS warm_large
+RETURN busy,
+       collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'large' THEN w.name END) AS warm_small,
+       collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'small' THEN w.name END) AS warm_large
+"""
+
+# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id),
+# so the index hands candidates over in claim order. A job is skipped when its repository is
+# of another class than the lane, or its repository's last host is warm (CLAIM_CONTEXT) and
+# the job became due less than ``affinity_s`` ago.
+CLAIM_CANDIDATES = (
+    """
 MATCH (j:JobQueue)
 WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
-  AND NOT j.repo_key IN busy
+  AND NOT j.repo_key IN $busy
 OPTIONAL MATCH (rec:RepoRecord {key: j.repo_key})
-WITH j, rec, warm_small, warm_large, """
+WITH j, rec, """
     + SIZE_CLASS
     + """ AS size
 WHERE ($lane = 'any' OR size = $lane)
   AND NOT ($affinity_s > 0
            AND coalesce(rec.last_worker, '') IN
-               CASE size WHEN 'small' THEN warm_small ELSE warm_large END
+               CASE size WHEN 'small' THEN $warm_small ELSE $warm_large END
            AND ($now < j.created_at + $affinity_s OR $now < j.run_after + $affinity_s
                 OR $now < coalesce(rec.last_finished_at, 0.0) + $affinity_s))
 RETURN j.id AS id, j.repo_key AS repo_key

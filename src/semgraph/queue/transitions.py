@@ -81,7 +81,10 @@ class Transitions:
         then the first that CLAIM_ONE takes; a claim by id ignores lanes and affinity."""
         lanes = (scope if job_id is None else ClaimScope()).params(self.settings)
         if job_id is None:
-            rows = list(tx.run(q.CLAIM_CANDIDATES, lanes, now=now, kinds=kinds, limit=8))
+            context = tx.run(q.CLAIM_CONTEXT, lanes, now=now).single()
+            assert context is not None  # an aggregation answers one row
+            found = {**lanes, **dict(context), "now": now, "kinds": kinds, "limit": 8}
+            rows = list(tx.run(q.CLAIM_CANDIDATES, found))
         else:
             rows = list(tx.run(q.CLAIM_CANDIDATE_BY_ID, id=job_id, now=now, kinds=kinds))
         self.pause("claim:after_read")
