@@ -6,7 +6,8 @@ Each is named after what runs it (:class:`semgraph.queue.store.JobStore`, the en
 worker records in :mod:`semgraph.queue.workers`). Parameters are always bound; ``now`` is
 always a parameter (no server clock). The locking rules the statements follow are in
 :mod:`semgraph.queue.store`. The ``:IndexRun`` nodes a recovery closes belong to the runs
-store (:func:`semgraph.graph.runs.abandon_job_runs`).
+store (:func:`semgraph.graph.runs.abandon_job_runs`). The module is over 300 lines because
+every statement of the queue lives here, as the conventions ask (the lanes added four).
 """
 
 from __future__ import annotations
@@ -99,16 +100,14 @@ DETACH DELETE j
 
 # -- claim (lanes and affinity: semgraph.queue.lanes) ---------------------------------------
 
-# a repository's size class from its record ``rec`` (null: no record): small only when the
-# record holds both figures and neither is over its bound; a first index is large
+# a repository's size class from its record ``rec`` (null: none): small only when both
+# figures are there and within their bounds; a first index is large
 SIZE_CLASS = """CASE WHEN rec.files <= $small_max_files AND rec.last_job_s <= $small_max_job_s
      THEN 'small' ELSE 'large' END"""
 
-# what a claim decides on besides the jobs, read first in its transaction: the repositories
-# with a running job, and the names of the other hosts with an idle live worker of a lane that
-# takes a small / large repository (the affinity). A statement of its own: aggregated in the
-# candidates' statement, it made Neo4j sort every pending job instead of reading claim_key's
-# index in order up to the LIMIT (bench/NOTES.md, "Lanes").
+# read first in a claim's transaction: the repositories with a running job, and the other
+# hosts with an idle live worker of a lane that takes a small / large repository (affinity).
+# Aggregated inside CLAIM_CANDIDATES, it made Neo4j sort every pending job (bench/NOTES.md).
 CLAIM_CONTEXT = """
 OPTIONAL MATCH (r:JobQueue {status: 'running'})
 WITH collect(DISTINCT r.repo_key) AS busy, collect(DISTINCT r.worker_id) AS occupied
@@ -119,10 +118,9 @@ RETURN busy,
        collect(DISTINCT CASE WHEN coalesce(w.lane, 'any') <> 'small' THEN w.name END) AS warm_large
 """
 
-# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id),
-# so the index hands candidates over in claim order. A job is skipped when its repository is
-# of another class than the lane, or its repository's last host is warm (CLAIM_CONTEXT) and
-# the job became due less than ``affinity_s`` ago.
+# claim_key (set only while pending) sorts like (priority DESC, run_after, created_at, id):
+# the index hands candidates over in claim order. Skipped: a repository of another class than
+# the lane; a job whose repository's last host is warm, due less than affinity_s ago.
 CLAIM_CANDIDATES = (
     """
 MATCH (j:JobQueue)
@@ -144,10 +142,9 @@ LIMIT $limit
 """
 )
 
-# the one job of that id, when it is claimable (``semgraph index`` runs only its own job;
-# lanes and affinity do not apply). The job is found by its id alone: the filters come after
-# a WITH and read no indexed property in a form an index serves, so no planner can prefer the
-# claim_key range (every pending job) to the id lookup (docs/memgraph.md).
+# the one job of that id, when claimable (``semgraph index``; no lanes, no affinity). Found
+# by id alone: the filters follow a WITH and no index serves them, so no planner can prefer
+# the claim_key range (every pending job) to the id lookup (docs/memgraph.md).
 CLAIM_CANDIDATE_BY_ID = """
 MATCH (j:JobQueue {id: $id})
 WITH j
@@ -166,9 +163,9 @@ RETURN j.id AS id, j.repo_key AS repo_key
 # claim aborts and is retried). It creates one only for a job queued before enqueues did;
 # two such first claims on Memgraph both create it and the later COMMIT fails the unique
 # constraint: JobStore.claim runs again on that (retry_unique), and then finds the node.
-# The size class is read after the repository's lock and after ``running = 0``: the record
-# changes only when a job of the repository finishes, in that job's own transaction
-# (RECORD_ATTEMPT), so the claim sees the finished job with its new class or a running job.
+# The size class is read after the lock and ``running = 0``: the record changes only in the
+# transaction of a finishing job of the repository (RECORD_ATTEMPT), so the claim sees that
+# job finished with its new class, or running.
 CLAIM_ONE = (
     """
 MERGE (l:RepoLock {key: $repo_key})
