@@ -48,6 +48,8 @@ RECORDS = {
     "coldhost.summary": "bench_coldhost: whole job median, cold host / warm host, same run",
     "coldhost.disk": "bench_coldhost: the warm host's cache entries of the repository, bytes",
     "queue.summary": "bench_queue: throughput and latency against one Bolt round trip",
+    "lanes.mode": "bench_lanes: the small pushes' push-to-searchable under one pair of lanes",
+    "lanes.summary": "bench_lanes: p95 with both workers any / with any + small, same run",
     "reuse.repo": "bench_reuse: the repository, its fork's changes and the model",
     "reuse.run": "bench_reuse: the first index of the origin or of the fork",
     "reuse.summary": "bench_reuse: the fork's share of vectors from the store, embed ratio",
