@@ -58,17 +58,17 @@ def _bind(listeners: list[tuple[str, int]]) -> list[socket.socket]:
 def _refuse_unsafe_graph(settings: Settings) -> None:
     """Refuse a graph server the queue cannot run on (Memgraph in IN_MEMORY_ANALYTICAL:
     :func:`semgraph.doctor.refuse_unsafe_graph`) before anything is bound. A server that
-    cannot be reached yet is logged and not waited for: serve starts before the graph server
-    as it always did (``/readyz`` says when it is reachable)."""
+    that cannot be reached yet, or answers the question with an error (credentials, privileges),
+    is logged and not waited for: serve starts as it always did (``/readyz`` tells)."""
     from semgraph.db import connect_graph
     from semgraph.doctor import refuse_unsafe_graph
-    from semgraph.errors import GraphUnavailable
+    from semgraph.errors import GraphError
     from semgraph.logs import event
 
     try:
         with connect_graph(settings) as graph:
             refuse_unsafe_graph(graph)
-    except GraphUnavailable as exc:
+    except GraphError as exc:
         event(log, logging.WARNING, "web_graph_unchecked", f"storage mode not checked: {exc}")
 
 
