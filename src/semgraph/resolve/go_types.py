@@ -33,6 +33,7 @@ GO = "go"
 INTERFACE_TIER = "interface"  # the tier of a call dispatched through an interface
 MAX_IMPLEMENTATIONS = 50  # more and the call is not a dispatch worth listing: none
 MAX_EMBED_DEPTH = 3
+MAX_NESTING = 8  # as semgraph.resolve.typed.MAX_DEPTH: nested evaluations of one receiver
 
 _ALL_METHODS = (  # (dir, receiver type, name, key) of every Go method
     "SELECT f.dir, substr(s.qn, length(f.module) + 2, length(s.qn) - length(f.module) "
@@ -236,12 +237,16 @@ def element_type(text: str) -> str | None:
     return text.strip()[m.end() :] if m else None
 
 
-def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[str, ...]] | None:
+def indexed(
+    typed: Any, ctx: Any, receiver: str, line: int, depth: int = 0
+) -> tuple[str, tuple[str, ...]] | None:
     """The value of a Go receiver that indexes a slice, array or map of a declared type, or
     one a function's declared result is (``xs := Tokenize(s); xs[0]``): ``items[i]``,
-    ``c.items[i]``, ``c.items[i].text``; None when it is not one or the type is not known."""
+    ``c.items[i]``, ``c.items[i].text``; None when it is not one or the type is not known.
+    ``depth`` is the evaluation's nesting (a ranged name bound to a call of a ranged name...
+    ends there, as every evaluation does)."""
     m = _INDEXED.match(receiver)
-    if m is None:
+    if m is None or depth > MAX_NESTING:
         return None
     *prefix, last = m.group("base").split(".")
     text, where = None, ctx
@@ -250,27 +255,28 @@ def indexed(typed: Any, ctx: Any, receiver: str, line: int) -> tuple[str, tuple[
         if bound is not None and bound[0] == "type":
             text = bound[1]
         elif bound is not None and bound[0] == "call":  # tokens := Tokenize(...); tokens[0]
-            text, where = _result_type(typed, ctx, bound[1])
+            text, where = _result_type(typed, ctx, bound[1], depth + 1)
     else:
-        owner = typed.evaluate(ctx, [Segment(p, False) for p in prefix], line, 0)
+        owner = typed.evaluate(ctx, [Segment(p, False) for p in prefix], line, depth + 1)
         if owner[0] == "instance":
             text, where = _field_type(typed, ctx, owner[1], last)
     elem = element_type(text) if text else None
     if elem is None or where is None:
         return None
-    value: tuple[str, tuple[str, ...]] = typed.value_of_type(where, elem, 0)
+    value: tuple[str, tuple[str, ...]] = typed.value_of_type(where, elem, depth + 1)
     for field in filter(None, m.group("rest").split(".")):
         if value[0] != "instance":
             return None
-        value = typed.member(value, field, 0)
+        value = typed.member(value, field, depth + 1)
     return value if value[0] == "instance" else None
 
 
-def _result_type(typed: Any, ctx: Any, call: str) -> tuple[str | None, Any]:
+def _result_type(typed: Any, ctx: Any, call: str, depth: int) -> tuple[str | None, Any]:
     """The declared (first) result type of the one function ``call`` names, and the context
     to read it in (the function's)."""
     segs = split_receiver(call)
-    value = typed.evaluate(ctx, segs, ctx.src.end, 0) if segs and not segs[-1].called else None
+    usable = segs and not segs[-1].called
+    value = typed.evaluate(ctx, segs, ctx.src.end, depth) if usable else None
     if value is None or value[0] != "function" or len(value[1]) != 1:
         return None, None
     _, path, qn = value[1][0].split("|", 2)

@@ -242,7 +242,8 @@ class TypedNames:
         if kind in ("elem", "part") and ctx.f.family == "python":  # for x in xs; a, b = t
             return element(self, ctx, text, depth, kind == "part")
         if kind == "elem":  # Go `for _, v := range xs`: an element of xs
-            return go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end) or UNKNOWN
+            found = go_types.indexed(self, ctx, f"{text}[0]", ctx.src.end, depth + 1)
+            return found or UNKNOWN
         if kind == "value":  # Go `f := pkg.Func`: what the expression names
             named = split_receiver(text)
             return UNKNOWN if named is None else self.evaluate(ctx, named, ctx.src.end, depth + 1)
