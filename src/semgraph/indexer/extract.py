@@ -93,7 +93,9 @@ def _collect(language: str, root: Node) -> _Collected:
     calls: dict[int, tuple[Node, ...]] = {}
     binds: dict[int, typed.RawBinding] = {}
     for _, caps in QueryCursor(languages.query(language)).matches(root):
-        if "bind" in caps or "returns" in caps or "decorated" in caps or "bind.scope" in caps:
+        if "conv" in caps:  # a Go conversion fact (semgraph.indexer.go_conv)
+            typed.conversion(caps, binds)
+        elif "bind" in caps or "returns" in caps or "decorated" in caps or "bind.scope" in caps:
             typed.collect(caps, binds)
         elif "package" in caps:  # a file-level package / namespace: the root of its names
             node = caps["package"][0]

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from semgraph.indexer import go_conv
 from semgraph.indexer.describe import MAX_EXPR, one_line
 from semgraph.indexer.imports import text
 from semgraph.model import DECORATOR, RETURN, Binding
@@ -93,6 +94,24 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     old = found.get(key)
     if old is None or _RANK[kind] > _RANK[old.kind]:
         found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
+
+
+def conversion(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
+    """A Go conversion fact (:mod:`semgraph.indexer.go_conv`), keyed apart from names."""
+    node = caps["conv"][0]
+    params = caps.get("conv.params")
+    facts: list[tuple[int, str, str, str]] = []
+    if params:
+        facts = [(hash((node.id, n)), n, "type", t) for n, t in go_conv.parameters(params[0])]
+    else:
+        name = go_conv.slot_name(caps)
+        args = caps.get("conv.arg") or caps.get("conv.ret")
+        shape = go_conv.value_of(args[0]) if args and name else None
+        if args and name and shape is not None:
+            facts = [(hash(("conv", args[0].id)), name, shape[0], shape[1])]
+    for key, name, kind, value in facts:
+        if len(found) < MAX_BINDINGS:
+            found.setdefault(key, RawBinding(node, name, kind, value, False))
 
 
 def _unpacked(name: Node, iterable: str) -> str:

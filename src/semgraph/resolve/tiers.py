@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from semgraph.resolve import go_reach
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
@@ -158,6 +159,10 @@ class CallTiers:
             if any(self.names.has_external_base(c) for c in classes):
                 return CallClass.EXTERNAL, None, [], 0  # inherited from outside
             return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
+        if kind == "external" and f.family == GO:  # a value of an external interface
+            impl = go_reach.dispatch(self.typed, Ctx(scope, f, src), receiver, callee, line)
+            if impl:
+                return CallClass.RESOLVED, INTERFACE_TIER, impl, len(impl)
         return self._untyped(f, callee, kind, classes, local)
 
     def _untyped(

@@ -99,3 +99,20 @@
   result: [(type_identifier) (pointer_type) (qualified_type) (generic_type) (slice_type)
            (array_type) (map_type)] @bind.type) @returns
 (method_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
+
+; conversion facts (issue 25, semgraph.indexer.go_conv): values passed, assigned, keyed into a
+; literal or returned, and the parameters typed by another package's type, so that a call on
+; a value of an external interface finds the repository's types that reach it
+(call_expression function: (_) @conv.slot arguments: (argument_list (_) @conv.arg)) @conv
+(assignment_statement
+  left: (expression_list . (_) @conv.slot .)
+  right: (expression_list . (_) @conv.arg .)) @conv
+(var_spec name: (identifier) @conv.slot type: (_) value: (expression_list . (_) @conv.arg .)) @conv
+(composite_literal
+  type: (_) @conv.lit
+  body: (literal_value (keyed_element
+    key: (literal_element (identifier) @conv.slot)
+    value: (literal_element (_) @conv.arg)))) @conv
+(return_statement (expression_list . (_) @conv.ret .)) @conv
+(function_declaration parameters: (parameter_list) @conv.params) @conv
+(method_declaration parameters: (parameter_list) @conv.params) @conv

@@ -1,0 +1,150 @@
+"""Calls through standard-library interfaces (issue 25, item 5): ``h.ServeHTTP`` with ``h
+http.Handler`` and ``w.Write`` with ``w http.ResponseWriter`` dispatch, in tier ``interface``,
+to the methods of exactly the repository's types that reach that interface
+(semgraph.resolve.go_reach); a type that reaches it only wrapped in another is no candidate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from semgraph.indexer.extract import ExtractOptions, extract_file
+from semgraph.resolve.resolver import resolve
+
+MOD = "module example.com/web\n\ngo 1.22\n"
+ROUTER = """package web
+
+import "net/http"
+
+type Router struct{ NotFound http.Handler }
+
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+\tw.WriteHeader(200)
+\tr.NotFound.ServeHTTP(w, req)
+}
+
+type Wrapper struct{ inner Inner }
+
+func (x *Wrapper) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+\tx.inner.ServeHTTP(w, req)
+}
+
+type Inner struct{}
+
+func (Inner) ServeHTTP(w http.ResponseWriter, req *http.Request) {}
+
+type Lost struct{}
+
+func (Lost) ServeHTTP(w http.ResponseWriter, req *http.Request) {}
+
+type Missing struct{}
+
+func (Missing) ServeHTTP(w http.ResponseWriter, req *http.Request) {}
+
+type Quiet struct{}
+
+func (Quiet) ServeHTTP(w http.ResponseWriter, req *http.Request) {}
+
+func Logging(next http.Handler) http.Handler {
+\treturn http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+\t\tnext.ServeHTTP(w, req)
+\t})
+}
+
+func Chain() http.Handler { return &Quiet{} }
+
+func Main() {
+\tr := &Router{}
+\tr.NotFound = Missing{}
+\thttp.Handle("/", &Wrapper{inner: Inner{}})
+\t_ = Lost{}
+\thttp.ListenAndServe(":80", Logging(r))
+}
+"""
+WRITER = """package web
+
+import "net/http"
+
+type Recorder struct{ Code int }
+
+func (rec *Recorder) Header() http.Header        { return nil }
+func (rec *Recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (rec *Recorder) WriteHeader(code int)        { rec.Code = code }
+
+type statusWriter struct {
+\thttp.ResponseWriter
+\tstatus int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+\ts.status = code
+\ts.ResponseWriter.WriteHeader(code)
+}
+
+type Unused struct{}
+
+func (Unused) WriteHeader(code int) {}
+
+func Wrap(w http.ResponseWriter, req *http.Request, r *Router) {
+\tsw := &statusWriter{ResponseWriter: w}
+\tr.ServeHTTP(sw, req)
+}
+
+func Test(r *Router, req *http.Request) {
+\trec := &Recorder{}
+\tr.ServeHTTP(rec, req)
+}
+"""
+
+
+def _edges(tmp_path: Path, texts: dict[str, str]) -> dict[tuple[str, str, int], set[str]]:
+    files = [extract_file(p, t.encode(), ExtractOptions()) for p, t in sorted(texts.items())]
+    res = resolve(lambda: iter(files), "r", tmp_path / "res")
+    try:
+        out: dict[tuple[str, str, int], set[str]] = {}
+        for src, dst, line, tier in res.table.db.execute(
+            "SELECT src_key, dst_key, line, tier FROM call_edges"
+        ):
+            if tier == "interface":
+                key = (src.split("|")[2], dst.split("|")[2].rsplit(".", 1)[-1], line)
+                out.setdefault(key, set()).add(dst.split("|")[2].rsplit(".", 2)[-2])
+        return out
+    finally:
+        res.close()
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, s in enumerate(text.splitlines(), 1) if needle in s)
+
+
+def test_handlers_reach_http_handler_through_their_slots(tmp_path: Path) -> None:
+    got = _edges(tmp_path, {"go.mod": MOD, "router.go": ROUTER, "writer.go": WRITER})
+    # Missing (a field declared http.Handler), Wrapper (http.Handle), Router (an argument
+    # of Logging's `next http.Handler`), Quiet (returned as http.Handler); not Inner (it
+    # reaches the router only inside Wrapper), not Lost (never converted)
+    reach = {"Missing", "Wrapper", "Router", "Quiet"}
+    line = _line(ROUTER, "\t\tnext.ServeHTTP")
+    assert got[("router.Logging", "ServeHTTP", line)] == reach
+    line = _line(ROUTER, "r.NotFound.ServeHTTP")
+    assert got[("router.Router.ServeHTTP", "ServeHTTP", line)] == reach
+
+
+def test_response_writers_reach_through_repository_parameters(tmp_path: Path) -> None:
+    got = _edges(tmp_path, {"go.mod": MOD, "router.go": ROUTER, "writer.go": WRITER})
+    line = _line(ROUTER, "w.WriteHeader(200)")
+    # Recorder and statusWriter are passed as Router.ServeHTTP's `w http.ResponseWriter`;
+    # Unused has a WriteHeader but never reaches the interface
+    assert got[("router.Router.ServeHTTP", "WriteHeader", line)] == {
+        "Recorder",
+        "statusWriter",
+    }
+
+
+def test_no_candidate_no_edge_and_wrapped_types_keep_their_own_calls(tmp_path: Path) -> None:
+    got = _edges(tmp_path, {"go.mod": MOD, "router.go": ROUTER})
+    # without writer.go no type reaches http.ResponseWriter: w.WriteHeader stays external
+    assert not any(k[1] == "WriteHeader" for k in got)
+    # x.inner is declared Inner: an ordinary receiver call, never dispatched
+    assert not any(k[0] == "router.Wrapper.ServeHTTP" for k in got)
+    # the embedded ResponseWriter's own call: an external field, no repository type reaches
+    # it from there but the writers themselves
+    assert all(v <= {"Missing", "Wrapper", "Router", "Quiet"} for v in got.values())
