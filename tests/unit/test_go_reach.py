@@ -6,6 +6,7 @@ to the methods of exactly the repository's types that reach that interface
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from semgraph.indexer.extract import ExtractOptions, extract_file
 from semgraph.resolve.resolver import resolve
@@ -148,3 +149,39 @@ def test_no_candidate_no_edge_and_wrapped_types_keep_their_own_calls(tmp_path: P
     # the embedded ResponseWriter's own call: an external field, no repository type reaches
     # it from there but the writers themselves
     assert all(v <= {"Missing", "Wrapper", "Router", "Quiet"} for v in got.values())
+
+
+def test_an_incremental_resolve_follows_a_conversion_in_another_file(tmp_path: Path) -> None:
+    from semgraph.resolve.compare import differences
+    from semgraph.resolve.incremental import resolve_incremental
+
+    serve = (
+        'package web\n\nimport "net/http"\n\nfunc Serve(h http.Handler) { h.ServeHTTP(nil, nil) }\n'
+    )
+    types = "package web\n\ntype T struct{}\n\nfunc (T) ServeHTTP() {}\n\nfunc Use() { _ = T{} }\n"
+    before = {"go.mod": MOD, "serve.go": serve, "types.go": types}
+    after = {**before, "types.go": types.replace("_ = T{}", "Serve(T{})")}  # T reaches it now
+
+    def parse(texts: dict[str, str]) -> list[Any]:
+        return [extract_file(p, t.encode(), ExtractOptions()) for p, t in sorted(texts.items())]
+
+    first = parse(before)
+    resolve(lambda: iter(first), "r", tmp_path / "first").close()
+    files = parse(after)
+    inc = resolve_incremental(
+        lambda: iter(files),
+        "r",
+        tmp_path / "inc",
+        tmp_path / "first" / "symtab.sqlite",
+        max_fraction=1.0,
+    )
+    full = resolve(lambda: iter(files), "r", tmp_path / "full")
+    try:
+        assert inc.incremental["mode"] == "incremental"
+        assert inc.incremental["files_resolved"] == 2  # types.go, and serve.go's h.ServeHTTP
+        assert differences(inc, full) == []
+        edges = full.table.db.execute("SELECT dst_key FROM call_edges WHERE tier = 'interface'")
+        assert [r[0] for r in edges] == ["r|types.go|types.T.ServeHTTP"]
+    finally:
+        inc.close()
+        full.close()

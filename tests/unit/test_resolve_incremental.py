@@ -40,12 +40,16 @@ IMPORTS = (
 REEXPORTS = ("from .m0 import A", "from .m1 import f", "from .m2 import *", "from .m3 import B")
 MODULES = ("m0", "m1", "m2", "m3", "m4")
 GO_TYPES = ("T", "U")
-GO_METHODS = ("Run", "Stop", "Close")
+GO_METHODS = ("Run", "Stop", "Close", "ServeHTTP")
 GO_FILES = ("gopkg/a.go", "gopkg/b.go")
 GO_MAIN = (
     "var r gopkg.Runner = gopkg.NewT()\n\tr.Run()", "t := gopkg.NewT()\n\tt.Stop()",
     "u := &gopkg.U{}\n\tu.Close()", "var r gopkg.Runner = nil\n\tr.Stop()", "gopkg.Helper()",
+    # values of the repository's types reaching an external interface (go_reach)
+    "gopkg.Serve(gopkg.NewT())", "gopkg.Serve(&gopkg.U{})", 'http.Handle("/", &gopkg.U{})',
+    "var h http.Handler = &gopkg.T{}\n\th.ServeHTTP(nil, nil)",
 )  # fmt: skip
+SERVE_PARAMS = ("http.Handler", "*T")  # gopkg.Serve's parameter: the interface, or not
 
 
 def summarised(files: list[FileFacts], loaded: list[str]) -> Iterator[FileSummary]:
@@ -92,20 +96,28 @@ class PyModule:
 @dataclass
 class GoModel:
     iface: list[str] = field(default_factory=lambda: ["Run"])
-    methods: dict[tuple[str, str], str] = field(default_factory=dict)  # (type, name) -> file
+    methods: dict[tuple[str, str], str] = field(  # (type, name) -> file
+        default_factory=lambda: {("T", "ServeHTTP"): "gopkg/a.go", ("U", "ServeHTTP"): "gopkg/b.go"}
+    )
     main: list[str] = field(default_factory=lambda: [GO_MAIN[0]])
+    serve: str = SERVE_PARAMS[0]
 
     def render(self) -> dict[str, str]:
         head = "package gopkg\n\n"
         a = head + "type Runner interface {\n" + "".join(f"\t{m}()\n" for m in self.iface) + "}\n"
         a += "\ntype T struct{}\n\nfunc NewT() *T { return &T{} }\n"
         b = head + "type U struct{ t T }\n\nfunc Helper() {}\n"
-        texts = {"gopkg/a.go": a, "gopkg/b.go": b}
+        web = head + 'import "net/http"\n\n'
+        web += f"func Serve(h {self.serve}) {{ h.ServeHTTP(nil, nil) }}\n"
+        texts = {"gopkg/a.go": a, "gopkg/b.go": b, "gopkg/web.go": web}
         for (typ, name), path in sorted(self.methods.items()):
             texts[path] += f"\nfunc (x *{typ}) {name}() {{}}\n"
         body = "".join(f"\t{s}\n" for s in self.main)
         texts["cmd/main.go"] = (
-            'package main\n\nimport "example.com/proj/gopkg"\n\nfunc main() {\n' + body + "}\n"
+            'package main\n\nimport (\n\t"net/http"\n\n\t"example.com/proj/gopkg"\n)\n\n'
+            + "func main() {\n"
+            + body
+            + "}\n"
         )
         texts["go.mod"] = "module example.com/proj\n\ngo 1.22\n"
         return texts
@@ -219,6 +231,10 @@ class IncrementalMachine(RuleBasedStateMachine):
     @rule(methods=st.lists(names(GO_METHODS), min_size=1, max_size=3, unique=True))
     def go_interface(self, methods: list[str]) -> None:
         self.go.iface = methods
+
+    @rule(param=names(SERVE_PARAMS))
+    def go_serve(self, param: str) -> None:
+        self.go.serve = param
 
     @rule(body=st.lists(names(GO_MAIN), min_size=1, max_size=3))
     def go_main(self, body: list[str]) -> None:

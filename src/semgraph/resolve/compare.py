@@ -29,6 +29,7 @@ TABLES: dict[str, str] = {
     "ambiguous_unlinked": "name, family, mode",
     "files": "path, bundle",
     "symbols": "key, path, qn, name, kind, parent_key, start_line, end_line",
+    "go_reach": "iface, dir, type",
 }
 COUNTS = (
     "repo_key",

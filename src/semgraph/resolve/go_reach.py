@@ -233,6 +233,30 @@ def stored(db: Any) -> dict[str, set[TypeRef]]:
     return out
 
 
+def changed_names(db: Any, old: dict[str, set[TypeRef]], new: Any) -> set[str]:
+    """The names a change of the table touches: each interface whose types changed, and every
+    method name (own or promoted) of a type that came or went, which the calls it changes
+    name (:mod:`semgraph.resolve.incremental`)."""
+    now = {f"{i[0]}.{i[1]}": set(refs) for i, refs in new.items()}
+    names: set[str] = set()
+    gt = go_types.GoTypes(db)
+    own = gt._index()
+    for iface in set(old) | set(now):
+        moved = old.get(iface, set()) ^ now.get(iface, set())
+        if moved:
+            names.add(iface.rsplit(".", 1)[-1])
+        for ref in moved:
+            frontier, seen = [ref], set[TypeRef]()
+            while frontier and len(seen) < 64:
+                cur = frontier.pop()
+                if cur in seen:
+                    continue
+                seen.add(cur)
+                names |= set(own.get(cur, {}))
+                frontier += [(cur[0], e) for e in gt._embeds.get(cur, ())]
+    return names
+
+
 def _import_path(ctx: Ctx, name: str) -> str | None:
     """The import path of an external package ``name`` in the file of ``ctx``."""
     bound = ctx.scope.binding(name, ctx.src)

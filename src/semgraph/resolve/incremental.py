@@ -22,7 +22,8 @@ import time
 from pathlib import Path, PurePosixPath
 
 from semgraph.model import FileFacts, FileSummary, SkippedFile
-from semgraph.resolve import ledger, pyroots
+from semgraph.resolve import go_reach, ledger, pyroots
+from semgraph.resolve.go_types import TypeRef
 from semgraph.resolve.imports import ImportFile
 from semgraph.resolve.patch import (
     base_names,
@@ -39,8 +40,10 @@ from semgraph.resolve.resolver import (
     _Resolver,
     resolve,
 )
+from semgraph.resolve.scope import NameLookups
 from semgraph.resolve.surface import changed_items, class_names, classes_named, item_names, surface
 from semgraph.resolve.symtab import SymbolTable
+from semgraph.resolve.typed import TypedNames
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +250,12 @@ class _Incremental:
             raise Fallback(f"{len(out)} of {self.n_files} files to resolve again")
         return out
 
+    def _reach_names(self, db: sqlite3.Connection, old: dict[str, set[TypeRef]]) -> set[str]:
+        """The names a change of which types reach an external interface touches (the table
+        is global: the imports and bases it reads are final here)."""
+        new = go_reach.Reach(TypedNames(db, NameLookups(db, self.cap))).table()
+        return go_reach.changed_names(db, old, new)
+
     def _ledger(
         self,
         db: sqlite3.Connection,
@@ -284,14 +293,18 @@ class _Incremental:
         code = {r[0]: ImportFile(*r) for r in table.iter_files()}
         done: set[str] = set()
         todo = set(closure)
-        while todo - done:  # a class whose bases now resolve otherwise: its relatives' names
+        old_reach, reach_checked = go_reach.stored(db), False
+        while todo - done or not reach_checked:
             batch = sorted(todo - done)
             self.old_inherits += delete_results(db, [p for p in batch if p not in touched])
             resolver.resolve_front([code[p] for p in batch])
             done |= set(batch)
             moved = inherits_changed(db, self.old_inherits, sorted(done))
-            if moved:
+            if moved:  # a class whose bases now resolve otherwise: its relatives' names
                 todo |= set(self._closure(db, class_names(db, moved, ()), touched))
+            if not todo - done and not reach_checked:  # Go types that reach other interfaces
+                reach_checked = True
+                todo |= set(self._closure(db, self._reach_names(db, old_reach), touched))
         resolver.resolve_calls([code[p] for p in sorted(done)])
         db.execute("DELETE FROM sym_stats WHERE possible > 0")
         resolver.finish()

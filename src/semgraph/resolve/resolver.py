@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from semgraph.model import FileFacts, FileSummary, SkippedFile
-from semgraph.resolve import ledger, pyroots
+from semgraph.resolve import go_reach, ledger, pyroots
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.resolve.memo import memoised
 from semgraph.resolve.resolution import (
@@ -194,6 +194,7 @@ class _Resolver:
         """The global parts: possible callers of every symbol, every file's bundle."""
         self._possible_callers()
         self._bundles()
+        go_reach.Reach.of(self.typed).write(self.db)  # what a later incremental compares
         self.db.commit()
 
     def _tally(self, table: dict[str, int], path: str, what: str, lang: str, key: str) -> None:
