@@ -7,6 +7,7 @@ it reads the parsed facts through an on-disk symbol table and knows no store.
 ``symtab``/``scope`` the symbol table and what a name means from one file
 ``tiers``           the call tiers (scope, import, module, receiver, unique, interface)
 ``typed``/``typeexpr``/``python_types``/``go_types``  receiver types
+``go_reach``        the Go types that reach an external interface (``http.Handler``)
 ``imports``/``import_handlers``/``import_types``/``pyroots``/``builtins``  imports
 ``incremental``/``surface``/``patch``/``ledger``  only what a change can affect, equal to full
 ``compare``         whether two resolutions are the same, table by table

@@ -51,6 +51,7 @@ _FACTS = (  # every conversion fact of the Go files, in a fixed order
     "AND t.name < '<to;' ORDER BY t.path, t.rowid"
 )
 _PARAM = "<to:param:"
+_ARG = "<to:arg:"
 _TABLE = "CREATE TABLE IF NOT EXISTS go_reach (iface TEXT, dir TEXT, type TEXT)"
 
 
@@ -79,22 +80,23 @@ class Reach:
     def _build(self) -> dict[Iface, frozenset[TypeRef]]:
         db = self.typed.db
         facts = db.execute(_FACTS).fetchall()
-        params: dict[tuple[str, str], dict[int, str]] = {}
+        self.params: dict[tuple[str, str], dict[int, Iface]] = {}
         for path, scope, name, _, text, _, _ in facts:
-            if name.startswith(_PARAM):
-                params.setdefault((path, scope), {})[int(name[len(_PARAM) : -1])] = text
-        self.params = params
-        callees = {scope.rsplit(".", 1)[-1] for _, scope in params}
-        callees |= {k[1] for k in STDLIB_SLOTS if k[2] >= 0}
+            where = self._ctx(path, scope) if name.startswith(_PARAM) else None
+            iface = external(self.typed, where, text) if where is not None else None
+            if iface is not None:  # a parameter declared with an external type
+                self.params.setdefault((path, scope), {})[int(name[len(_PARAM) : -1])] = iface
+        # (function name, position) of every slot an argument may fill: the rest is skipped
+        slots = {(q.rsplit(".", 1)[-1], n) for (_, q), ps in self.params.items() for n in ps}
+        slots |= {(k[1], k[2]) for k in STDLIB_SLOTS if k[2] >= 0}
         found: dict[Iface, set[TypeRef]] = {}
         for path, scope, name, kind, text, line, end in facts:
             if name.startswith(_PARAM) or (name == "<to:ret>" and end):
                 continue
-            if (
-                name.startswith("<to:arg:")
-                and name.rsplit(".", 1)[-1].split(">")[-1] not in callees
-            ):
-                continue
+            if name.startswith(_ARG):
+                position, _, callee = name[len(_ARG) :].partition(">")
+                if (callee.rsplit(".", 1)[-1], int(position)) not in slots:
+                    continue
             ctx = self._ctx(path, scope)
             if ctx is None:
                 continue
@@ -142,18 +144,14 @@ class Reach:
             path = _import_path(ctx, segs[0].name)
             if path is not None:
                 return STDLIB_SLOTS.get((path, segs[1].name, position))
-        value = self.typed.evaluate(ctx, segs[:1], line, 0)
         if len(segs) > 1:  # the method or package function itself, not its result
             owner = self.typed.evaluate(ctx, segs[:-1], line, 0)
             value = self.typed.member(owner, segs[-1].name, 0)
+        else:
+            value = self.typed.evaluate(ctx, segs, line, 0)
         if value[0] != "function":
             return None
-        out = set()
-        for key in value[1]:
-            _, path, qn = key.split("|", 2)
-            text = self.params.get((path, qn), {}).get(position)
-            target = self._ctx(path, qn) if text else None
-            out.add(external(self.typed, target, text) if target and text else None)
+        out = {self.params.get(tuple(k.split("|", 2)[1:]), {}).get(position) for k in value[1]}
         return out.pop() if len(out) == 1 else None
 
     def _declared(self, ctx: Ctx, where: str, line: int) -> Iface | None:
