@@ -185,3 +185,28 @@ def test_an_incremental_resolve_follows_a_conversion_in_another_file(tmp_path: P
     finally:
         inc.close()
         full.close()
+
+
+def test_conversion_facts_keep_only_values_that_may_be_a_type_of_ours() -> None:
+    src = """package web
+
+import "net/http"
+
+func F(s string, xs []int, r *Router, w http.ResponseWriter) {
+\tn := 1
+\tv, err := G()
+\tH(s, xs, n, err, len(xs), int(n), nil, "lit")
+\tH(r, &Router{}, new(Router), NewRouter(), v, w)
+}
+"""
+    facts = extract_file("web/f.go", src.encode(), ExtractOptions())
+    got = [(b.name, b.kind, b.text) for b in facts.bindings if b.name.startswith("<to:")]
+    assert got == [
+        ("<to:param:3>", "type", "http.ResponseWriter"),
+        ("<to:arg:0>H", "value", "r"),
+        ("<to:arg:1>H", "type", "Router"),
+        ("<to:arg:2>H", "type", "Router"),
+        ("<to:arg:3>H", "call", "NewRouter"),
+        ("<to:arg:4>H", "value", "v"),
+        ("<to:arg:5>H", "value", "w"),
+    ]

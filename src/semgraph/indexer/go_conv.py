@@ -30,7 +30,32 @@ from semgraph.indexer.describe import MAX_EXPR, one_line
 from semgraph.indexer.imports import text
 
 CONV = "<to:"  # the prefix of every conversion fact's name
-_SKIP_NAMES = frozenset({"nil", "true", "false", "iota", "_"})
+_BUILTIN_TYPES = frozenset(
+    {
+        "bool",
+        "string",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+        "byte",
+        "rune",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "error",
+        "any",
+    }
+)
+_SKIP_NAMES = frozenset({"nil", "true", "false", "iota", "_", "err"})
 _SKIP_CALLS = frozenset(  # builtins: their arguments reach no interface of another package
     {
         "len",
@@ -53,6 +78,22 @@ _SKIP_CALLS = frozenset(  # builtins: their arguments reach no interface of anot
         "recover",
     }
 )
+
+
+def may_reach(kind: str, text: str) -> bool:
+    """Whether a local bound so (its :class:`~semgraph.model.Binding` kind and text) may hold
+    a value of one of the repository's types with methods: not when it is untyped (the
+    resolver knows nothing of it) or declared with a builtin type (``string``, ``error``) or
+    an unnamed one (``[]T``, ``map[K]V``, ``func()``). Such facts would only fill the table."""
+    if kind == "name":
+        return False
+    if kind != "type":
+        return True
+    name = text.strip().lstrip("*")
+    parts = name.split(".")
+    if len(parts) > 2 or not all(p.isidentifier() for p in parts):
+        return False
+    return len(parts) == 2 or name not in _BUILTIN_TYPES
 
 
 def value_of(node: Node) -> tuple[str, str] | None:
@@ -78,7 +119,10 @@ def value_of(node: Node) -> tuple[str, str] | None:
             return None
         if text(fn) == "new" and args.named_child_count == 1:
             return "type", one_line(text(args.named_children[0]), MAX_EXPR)
-        return "call", one_line(text(fn), MAX_EXPR)
+        called = text(fn)
+        if called in _SKIP_CALLS or called in _BUILTIN_TYPES:  # len(xs), int(n): no type of ours
+            return None
+        return "call", one_line(called, MAX_EXPR)
     return None
 
 
@@ -96,7 +140,7 @@ def slot_name(caps: dict[str, list[Node]]) -> str | None:
         return f"{CONV}key:{one_line(text(lit[0]), MAX_EXPR)}>{where}"
     parent = arg[0].parent
     if parent is not None and parent.type == "argument_list":
-        if where in _SKIP_CALLS:
+        if where in _SKIP_CALLS or where in _BUILTIN_TYPES:  # len(x), int(x)
             return None
         position = [c.id for c in parent.named_children].index(arg[0].id)
         return f"{CONV}arg:{position}>{where}"

@@ -146,6 +146,10 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
             if owner is None:
                 continue
             scope = owner
+        if kind == "value" and raw.name.startswith(go_conv.CONV):
+            local = seen.get((scope, value))  # a local of a type that has no methods
+            if local is not None and not go_conv.may_reach(local.kind, local.text):
+                continue
         # a literal at package level (`var x = T{F: func(n int) {...}}`) bounds nothing: the
         # module's names are read without lines
         literal = literals[-1] if literals and scope != module else None
