@@ -24,7 +24,7 @@ _FOREVER = 1 << 62
 _FILES = 8  # files whose literals' names are kept (calls are resolved file by file)
 _SCOPED = (  # the names declared inside function literals of one file
     "SELECT scope, name, line, end_line, kind, text FROM typed_raw WHERE path = ? "
-    "AND end_line > 0 ORDER BY line"
+    "AND end_line > 0 AND NOT (name >= '<to:' AND name < '<to;') ORDER BY line"  # no go_reach fact
 )
 
 

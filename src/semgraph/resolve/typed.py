@@ -90,7 +90,7 @@ class TypedNames:
             hit = {}
             for scope, name, kind, text, line in self.db.execute(
                 "SELECT scope, name, kind, text, line FROM typed_raw WHERE path = ? "
-                "AND end_line = 0 ORDER BY line",
+                "AND end_line = 0 AND NOT (name >= '<to:' AND name < '<to;') ORDER BY line",
                 (path,),
             ):
                 hit.setdefault((scope, name), []).append((line, kind, text))
