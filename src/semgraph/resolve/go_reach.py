@@ -21,6 +21,7 @@ calls name an interface whose types changed (:mod:`semgraph.resolve.incremental`
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any, ClassVar
 
@@ -52,6 +53,9 @@ _FACTS = (  # every conversion fact of the Go files, in a fixed order
 )
 _PARAM = "<to:param:"
 _ARG = "<to:arg:"
+_RET = "<to:ret>"
+_QUALIFIED = "SELECT DISTINCT name, text FROM typed_raw WHERE kind = 'type' AND text LIKE '%.%'"
+_PKG_TYPE = re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$")
 _TABLE = "CREATE TABLE IF NOT EXISTS go_reach (iface TEXT, dir TEXT, type TEXT)"
 
 
@@ -63,6 +67,7 @@ class Reach:
     def __init__(self, typed: Any) -> None:
         self.typed = typed
         self._table: dict[Iface, frozenset[TypeRef]] | None = None
+        self.methods: set[str] | None = None  # the method names of the types that reach one
 
     @classmethod
     def of(cls, typed: Any) -> Reach:
@@ -89,6 +94,10 @@ class Reach:
         # (function name, position) of every slot an argument may fill: the rest is skipped
         slots = {(q.rsplit(".", 1)[-1], n) for (_, q), ps in self.params.items() for n in ps}
         slots |= {(k[1], k[2]) for k in STDLIB_SLOTS if k[2] >= 0}
+        # names declared `pkg.T` (fields, variables, results): a slot assigned or keyed is
+        # evaluated only when its name is one of them
+        declared = {n for n, t in db.execute(_QUALIFIED) if _PKG_TYPE.match(t)}
+        declared |= {k[1].split(".")[-1] for k in STDLIB_SLOTS if k[2] < 0} | {RETURN}
         found: dict[Iface, set[TypeRef]] = {}
         for path, scope, name, kind, text, line, end in facts:
             if name.startswith(_PARAM) or (name == "<to:ret>" and end):
@@ -97,6 +106,8 @@ class Reach:
                 position, _, callee = name[len(_ARG) :].partition(">")
                 if (callee.rsplit(".", 1)[-1], int(position)) not in slots:
                     continue
+            elif name.rsplit(">", 1)[-1].rsplit(".", 1)[-1] not in declared and name != _RET:
+                continue
             ctx = self._ctx(path, scope)
             if ctx is None:
                 continue
@@ -286,12 +297,19 @@ def receiver_iface(typed: Any, ctx: Ctx, receiver: str, line: int) -> Iface | No
 
 
 def dispatch(typed: Any, ctx: Ctx, receiver: str, callee: str, line: int) -> list[str]:
-    """The methods ``callee`` of the types that reach the receiver's external interface."""
+    """The methods ``callee`` of the types that reach the receiver's external interface
+    (the receiver is evaluated only when some type that reaches one has such a method)."""
+    reach = Reach.of(typed)
+    gt = go_types.GoTypes.of(typed.names)
+    if reach.methods is None:
+        every = {r for refs in reach.table().values() for r in refs}
+        reach.methods = {n for n in gt._by_name_index() if gt._types_with(n) & every}
+    if callee not in reach.methods:
+        return []
     iface = receiver_iface(typed, ctx, receiver, line)
     if iface is None:
         return []
-    refs = Reach.of(typed).table().get(iface, frozenset())
-    gt = go_types.GoTypes.of(typed.names)
+    refs = reach.table().get(iface, frozenset())
     out: list[str] = []
     for ref in sorted(refs):
         out += gt._methods_in(ref, callee, 0)

@@ -181,6 +181,11 @@ class GoTypes:
         self._dispatch[cache_key] = out
         return out
 
+    def _by_name_index(self) -> list[str]:
+        """Every Go method name of the repository."""
+        self._index()
+        return sorted(self._by_name)
+
     def _types_with(self, name: str) -> frozenset[TypeRef]:
         """Every Go type with a method ``name``, its own or promoted from an embedded field
         (an inverted index: dispatch intersects one set per method of the interface)."""
