@@ -11,6 +11,9 @@ name is resolved again with them. The global parts (possible callers, bundles, c
 recomputed from per-file tables. Because the diff is by content, a cache of any older commit
 gives the same answer; a missing, corrupt, foreign or stale cache, a packaging change, new
 source roots or a closure over ``max_fraction`` of the files is a full resolution.
+
+The module is over 300 lines because the steps of one incremental run (diff, closure,
+ledger, the Go reach check, the re-resolve) share its state.
 """
 
 from __future__ import annotations
