@@ -20,10 +20,8 @@ that does (at its top: nothing else imports it), and it exits when the export is
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
-import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -37,34 +35,10 @@ import torch  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 from transformers import AutoModel  # noqa: E402
 
+from semgraph.search.calibration import calibration_texts  # noqa: E402
 from semgraph.search.model_files import max_seq_length, transformer_dir  # noqa: E402
 
 _ATTRS = ("ids", "attention_mask", "type_ids")  # tokenizers.Encoding fields, in input order
-
-
-def calibration_texts(count: int, max_chars: int = 4000) -> list[str]:
-    """``count`` functions from the standard library's sources, as "path name\\ncode" texts
-    (the shape of the product's embedded texts), chosen deterministically."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    found: list[str] = []
-    for path in sorted(root.glob("*.py")) + sorted(root.glob("*/*.py")):
-        if "test" in path.parts[-2:] or path.name.startswith("test"):
-            continue
-        try:
-            source = path.read_text(encoding="utf-8")
-            tree = ast.parse(source)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                code = ast.get_source_segment(source, node) or ""
-                if code.count("\n") >= 2:
-                    rel = path.relative_to(root).as_posix()
-                    found.append(f"{rel} {node.name}\n{code}"[:max_chars])
-    if len(found) < min(count, 50):
-        raise RuntimeError(f"only {len(found)} calibration functions found under {root}")
-    step = max(len(found) // count, 1)
-    return found[::step][:count]
 
 
 PHASES_PREFIX = "openvino_export: phases "  # the last stderr line: seconds per step (JSON)
