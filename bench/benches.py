@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
+from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
 from bench.figures_replay import figures_replay
@@ -274,5 +275,30 @@ BENCHES = [
         "(the floor) and, with `--before SRC`, the same commands on an older checkout's `src` "
         "(the baseline of the ratio). Targets: `--help` and a group's help <= 0.3 s, `graph "
         "callers` and `jobs list` <= 1 s (against the running stack).",
+    ),
+    Bench(
+        "lanes",
+        "bench.bench_lanes",
+        [],
+        ["--hold-s", "30", "--small", "3"],
+        figures_lanes,
+        timeout_s=3600,
+        in_quick=False,
+        note="Head-of-line (issue 26): two `semgraph worker` processes, two large jobs queued "
+        "first (placeholders that hold a worker for `--hold-s` without CPU: a real 20,000-file "
+        "first index would take both cores for an hour here and measure CPU contention, not "
+        "scheduling), then one-file pushes to small repositories; push-to-searchable is the "
+        "job's finish minus its enqueue. Both workers `any`, then `any` + `small`, same run.",
+    ),
+    Bench(
+        "coldhost",
+        "bench.bench_coldhost",
+        ["--repo", "/var/tmp/coldhost/repo-20k", "--files", "20000", "--rounds", "2"],
+        ["--repo", "/var/tmp/coldhost/repo-1k", "--files", "1000", "--rounds", "1"],
+        figures_coldhost,
+        timeout_s=2 * 3600,
+        note="A host that never saw the repository (an empty state directory) against the "
+        "host that indexed it (issue 26): the same kind of one-file push, alternating, per "
+        "phase, median of the rounds; small synthetic files; what the warm host keeps.",
     ),
 ]
