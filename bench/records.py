@@ -50,6 +50,8 @@ RECORDS = {
     "queue.summary": "bench_queue: throughput and latency against one Bolt round trip",
     "lanes.mode": "bench_lanes: the small pushes' push-to-searchable under one pair of lanes",
     "lanes.summary": "bench_lanes: p95 with both workers any / with any + small, same run",
+    "quickstart.run": "bench_quickstart: ./dev quickstart from a clean clone, HOME and state",
+    "quickstart.ratio": "bench_quickstart: wall time of an installer / the first one, same run",
     "reuse.repo": "bench_reuse: the repository, its fork's changes and the model",
     "reuse.run": "bench_reuse: the first index of the origin or of the fork",
     "reuse.summary": "bench_reuse: the fork's share of vectors from the store, embed ratio",
