@@ -246,7 +246,7 @@ def reset(settings: Any, graph: Any, es: Any, repo_key: str) -> dict[str, Any] |
     published state, work tree, mirror), as ``semgraph repos remove`` does, so that step 0
     is a first index."""
     from semgraph.faults import PROCESS
-    from semgraph.indexer import removal
+    from semgraph.repos import removal
 
     if not removal.is_known(graph, repo_key):
         return None

@@ -1,7 +1,7 @@
-"""The job kinds the worker runs: ``reindex``, ``remove`` (:mod:`semgraph.indexer.removal`)
+"""The job kinds the worker runs: ``reindex``, ``remove`` (:mod:`semgraph.repos.removal`)
 and the maintenance hooks (divergence check and repair, staging-index GC, leftover workdirs
 and runs, this host's caches of repositories the graph no longer knows:
-:mod:`semgraph.indexer.hostcaches`). :func:`register_job_kinds` registers them; the worker
+:mod:`semgraph.maintenance.hostcaches`). :func:`register_job_kinds` registers them; the worker
 command and ``semgraph index`` call it where the worker starts.
 
 Job args are :class:`semgraph.indexer.request.ReindexArgs`. The embedding model and the
@@ -24,13 +24,14 @@ from semgraph.config import Settings
 from semgraph.db import connect_search
 from semgraph.errors import RunStateError
 from semgraph.graph.runs import RunStore
-from semgraph.indexer import hostcaches, removal
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest, ReindexResult
 from semgraph.logs import event
+from semgraph.maintenance import hostcaches
 from semgraph.queue.models import JobStatus
 from semgraph.queue.registry import JobContext, on_maintenance, register
 from semgraph.queue.store import JobStore
+from semgraph.repos import removal
 from semgraph.search.embed import Embedder
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def reindex_job(ctx: JobContext) -> None:
 
 def remove_job(ctx: JobContext) -> None:
     """Remove the job's repository from the graph, the index and this host's disk
-    (:mod:`semgraph.indexer.removal`); a retry resumes where an attempt stopped."""
+    (:mod:`semgraph.repos.removal`); a retry resumes where an attempt stopped."""
     requested_at = ctx.job.args.get("requested_at")
     removal.Removal(
         ctx.settings,

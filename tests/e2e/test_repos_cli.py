@@ -17,14 +17,14 @@ from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.jobs import shared_embedder
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
+from semgraph.repos import removal
 from semgraph.search.index import SearchIndex
 from tests.optional import some
 from tests.repos import make_repo

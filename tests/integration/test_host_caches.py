@@ -15,15 +15,16 @@ from elasticsearch import Elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.indexer import hostcaches, removal
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.indexer.resolvecache import cache_path
 from semgraph.jobs import register_job_kinds, shared_embedder, shared_search
+from semgraph.maintenance import hostcaches
 from semgraph.queue import registry
 from semgraph.queue.store import JobStore
+from semgraph.repos import removal
 from tests.repos import commit, make_repo
 
 FILES = {

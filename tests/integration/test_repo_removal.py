@@ -2,7 +2,7 @@
 repository goes (graph, runs, indexes, alias, parse cache, published state, mirror, work
 tree) and nothing of another one; a failure part-way leaves it ``removing`` (never listed
 as live) and a second run finishes it; the removal goes through the queue and meets pushes
-by the newest-request-wins rule (semgraph.indexer.removal)."""
+by the newest-request-wins rule (semgraph.repos.removal)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,17 @@ from semgraph.check import check_repositories
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph import removal as gr
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
-from semgraph.indexer.repos import list_repositories, record_props, show_repository
 from semgraph.indexer.request import ReindexRequest, ReindexResult
 from semgraph.jobs import register_job_kinds, shared_embedder
 from semgraph.queue.models import JobStatus
+from semgraph.queue.records import record_props
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
+from semgraph.repos import graph as gr
+from semgraph.repos import removal
+from semgraph.repos.listing import list_repositories, show_repository
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.optional import some

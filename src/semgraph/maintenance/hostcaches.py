@@ -1,7 +1,7 @@
 """This host's caches of repositories, and the sweep that deletes those of repositories the
 graph no longer knows (issue 26: a removal clears every host's caches).
 
-A removal job deletes the caches of the host that runs it (:mod:`semgraph.indexer.removal`);
+A removal job deletes the caches of the host that runs it (:mod:`semgraph.repos.removal`);
 every other host that ever ran a job of the repository still holds its own. So each worker's
 maintenance pass (:func:`sweep_caches`, registered in :mod:`semgraph.jobs`) deletes, on its
 own disk, the caches of every repository that is not *live*: live is a ``:Repository`` node
@@ -37,14 +37,14 @@ from pathlib import Path
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
-from semgraph.indexer.repos import list_records
 from semgraph.indexer.resolvecache import cache_path
 from semgraph.logs import event
 from semgraph.queue.models import JobStatus
+from semgraph.queue.records import list_records
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
 
 log = logging.getLogger(__name__)
 
