@@ -185,13 +185,12 @@ def make_job_class() -> Any:
     return ReplayReindex
 
 
-def embedder_for(kind: str, step: int, settings: Any) -> Any:
+def embedder_for(kind: str, step: int, settings: Any, kinds: Any) -> Any:
     from bench.synth_vectors import HashVectors
-    from semgraph.jobs import shared_embedder
 
     if kind == "synthetic" or (kind == "synthetic-first" and step == 0):
         return HashVectors(settings)
-    return shared_embedder(settings)
+    return kinds.embedder(settings)
 
 
 def run_step(
@@ -203,12 +202,14 @@ def run_step(
     step: int,
     commit: str,
     vectors: str,
+    kinds: Any,
 ) -> dict[str, Any]:
     from semgraph.indexer.request import ReindexRequest
 
     push(clone, commit)
     request = ReindexRequest(source=str(clone), ref=commit, commit=commit, job_id=f"replay-{step}")
-    job = job_class(settings, graph, es, request, embedder=embedder_for(vectors, step, settings))
+    embedder = embedder_for(vectors, step, settings, kinds)
+    job = job_class(settings, graph, es, request, embedder=embedder)
     wall, cpu = time.monotonic(), cpu_s()
     result = job.run()
     job_wall, job_cpu = time.monotonic() - wall, cpu_s() - cpu
@@ -321,7 +322,7 @@ def main() -> None:
     from semgraph.db import connect_graph
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer.sources import repo_key_for
-    from semgraph.jobs import shared_embedder, shared_search
+    from semgraph.jobs import JobKinds
 
     # the replay measures the incremental resolver (on by default; said here all the same)
     settings = load_settings(resolve_cache=True)
@@ -353,21 +354,22 @@ def main() -> None:
                 load_1m=round(os.getloadavg()[0], 2),
             )
         )
-        es = shared_search(settings)
+        kinds = JobKinds()  # the model and client a worker's jobs share
+        es = kinds.search(settings)
         ticker.set("removing what an earlier replay left")
         removed = "kept (--keep)" if args.keep else reset(settings, graph, es, repo_key)
         write(line("replay.reset", removed=removed))
         for step, commit in enumerate(commits):
             if step == 1 and args.vectors != "synthetic":
                 ticker.set("loading the embedding model (once, as a worker does)")
-                shared_embedder(settings).embed(["warm up"])
+                kinds.embedder(settings).embed(["warm up"])
             print(
                 f"[replay] step {step}/{len(commits) - 1}: {commit[:10]}",
                 file=sys.stderr,
                 flush=True,
             )
             steps.append(
-                run_step(job_class, settings, graph, es, clone, step, commit, args.vectors)
+                run_step(job_class, settings, graph, es, clone, step, commit, args.vectors, kinds)
             )
             write(line("replay.step", **steps[-1]))
         ticker.set("semgraph check --graph-parity")

@@ -20,7 +20,6 @@ from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.repos import graph as gr
@@ -28,6 +27,7 @@ from semgraph.repos import removal
 from semgraph.search.index import SearchIndex
 from tests.optional import some
 from tests.repos import make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
-from semgraph.jobs import register_job_kinds, shared_embedder
+from semgraph.jobs import register_job_kinds
 from semgraph.queue.models import JobStatus
 from semgraph.queue.records import record_props
 from semgraph.queue.store import JobStore
@@ -33,6 +33,7 @@ from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.optional import some
 from tests.repos import commit, make_repo
+from tests.shared_kinds import KINDS, shared_embedder
 
 pytestmark = pytest.mark.integration
 
@@ -206,7 +207,7 @@ def test_alias_and_indexes_of_a_key_never_reach_a_longer_key(
 
 @pytest.fixture
 def worker_settings(settings: Settings) -> Settings:
-    register_job_kinds()
+    register_job_kinds(KINDS)
     return settings.model_copy(update={"poll_interval_s": 0.05, "heartbeat_s": 0.2})
 
 

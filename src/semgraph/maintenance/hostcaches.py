@@ -3,7 +3,7 @@ graph no longer knows (issue 26: a removal clears every host's caches).
 
 A removal job deletes the caches of the host that runs it (:mod:`semgraph.repos.removal`);
 every other host that ever ran a job of the repository still holds its own. So each worker's
-maintenance pass (:func:`sweep_caches`, registered in :mod:`semgraph.jobs`) deletes, on its
+maintenance pass (:func:`sweep_host_caches`, registered in :mod:`semgraph.jobs`) deletes, on its
 own disk, the caches of every repository that is not *live*: live is a ``:Repository`` node
 (published, or being removed), a ``:RepoRecord`` (written at a repository's first enqueue,
 deleted last by its removal) or a pending or running job. What a host keeps per repository:
@@ -205,3 +205,8 @@ def sweep_caches(settings: Settings, graph: Graph, *, now: float | None = None) 
             busy=report.busy[:20],
         )
     return report
+
+
+def sweep_host_caches(settings: Settings, graph: Graph) -> None:
+    """The maintenance pass: :func:`sweep_caches` now."""
+    sweep_caches(settings, graph)

@@ -28,7 +28,6 @@ history (``:JobQueue``, ``:JobDelivery``, ``:RepoLock``) is kept: it records the
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -40,7 +39,7 @@ import elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.faults import ENV, Faults
+from semgraph.faults import Faults
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.resolvecache import cache_path
@@ -265,10 +264,3 @@ class Removal:
         for step in self.graph_side.delete_slices(after_slice):
             self.report.graph_deleted[step.what] = step.deleted
             self.report.graph_transactions += step.transactions
-
-
-def faults_from_env() -> Faults:
-    """A registry armed from ``SEMGRAPH_FAULTS`` (the processes a test starts)."""
-    faults = Faults()
-    faults.arm_spec(os.environ.get(ENV, ""))
-    return faults
