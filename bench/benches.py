@@ -294,7 +294,7 @@ BENCHES = [
         "coldhost",
         "bench.bench_coldhost",
         ["--repo", "/var/tmp/coldhost/repo-20k", "--files", "20000", "--rounds", "2"],
-        ["--repo", "/var/tmp/coldhost/repo-1k", "--files", "1000", "--rounds", "1"],
+        ["--repo", "/var/tmp/coldhost/repo-100", "--files", "100", "--rounds", "1"],
         figures_coldhost,
         timeout_s=2 * 3600,
         note="A host that never saw the repository (an empty state directory) against the "
