@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
+from bench.figures_backlog import figures_backlog
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
@@ -300,5 +301,25 @@ BENCHES = [
         note="A host that never saw the repository (an empty state directory) against the "
         "host that indexed it (issue 26): the same kind of one-file push, alternating, per "
         "phase, median of the rounds; small synthetic files; what the warm host keeps.",
+    ),
+    Bench(
+        "backlog",
+        "bench.bench_backlog",
+        ["--repos", "40", "--modes", "any,any+any"],
+        ["--repos", "4", "--modes", "any,any+any"],
+        figures_backlog,
+        timeout_s=2 * 3600,
+        in_quick=False,
+        note="An organisation's first day (issue 26): 40 public repositories of mixed sizes "
+        "and languages (pinned PyPI wheels, npm tarballs, Go modules from the proxy and the "
+        "local git mirrors; `bench/backlog_sources.py`), each a local git repository of one "
+        "commit, enqueued at once and first-indexed by real `semgraph worker` processes: one "
+        "worker, then two (lanes `any`), each run from nothing of the one before (repositories "
+        "removed, search indexes and the shared vector store deleted, an empty worker state "
+        "directory; the exported model kept). Wall time is the workers' start to the last job "
+        "finished; push-to-searchable is a job's finish minus its enqueue. What limits it is "
+        "read from the jobs' phases (wall seconds, summed) and the CPU seconds of the workers, "
+        "the servers and everything else on the machine during the run. No target in the "
+        "issue: the verdict is whether 2 workers beat 1.",
     ),
 ]

@@ -82,6 +82,10 @@ RECORDS = {
     "replay.step": "bench_replay: one push (step 0: the first index) through the job, checked",
     "replay.parity": "bench_replay: semgraph check --graph-parity after the last push",
     "replay.summary": "bench_replay: p50/p95 per push (job, resolve phase), parity failures",
+    "backlog.source": "bench_backlog: one repository of the backlog (registry, version, files)",
+    "backlog.job": "bench_backlog: one repository's first index in one run (waits, phases)",
+    "backlog.mode": "bench_backlog: one run (1 or 2 workers): wall, p50/p95, RSS, CPU, limit",
+    "backlog.summary": "bench_backlog: wall time with 2 workers / with 1 worker, same run",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 
