@@ -181,8 +181,15 @@ def wait_all(
     """Poll until every job is done (sampling the probe); job id -> its ``Job``."""
     done: dict[str, Any] = {}
     deadline = time.monotonic() + timeout_s
-    last_poll = 0.0
+    last_poll = last_print = started = time.monotonic()
     while len(done) < len(jobs):
+        if time.monotonic() - last_print >= 60:
+            last_print = time.monotonic()
+            print(
+                f"  {last_print - started:.0f} s: {len(done)} of {len(jobs)} done, "
+                f"load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
         if time.monotonic() > deadline:
             raise SystemExit(f"only {len(done)} of {len(jobs)} jobs done in {timeout_s:.0f} s")
         probe.sample()
@@ -287,7 +294,10 @@ def run_mode(
     name = "+".join(lanes)
     host = settings.state_dir / "bench-backlog" / "host"
     hs = host_settings(settings, host)
-    keys = [repo_key_for(str(r["path"])) for r in repos]
+    # every repository of the list, not only this run's: an earlier run of more of them
+    # leaves repositories whose search indexes the reset deletes (the worker's repair pass
+    # would then queue their reindex ahead of this run's jobs)
+    keys = [repo_key_for(str(opts.cache / src.slug)) for src in SOURCES]
     cleared = reset(hs, graph, keys)
     load0 = os.getloadavg()[0]
     print(f"\n== {name}: {len(lanes)} worker(s); reset {cleared}; load {load0:.2f}", flush=True)
