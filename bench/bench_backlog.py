@@ -53,10 +53,10 @@ from semgraph.db import Graph, connect_graph, connect_search
 from semgraph.faults import PROCESS
 from semgraph.graph.runs import RunStore
 from semgraph.graph.schema import SCHEMA
-from semgraph.indexer import removal
 from semgraph.indexer.request import ReindexArgs
 from semgraph.indexer.sources import normalize_source, repo_key_for
 from semgraph.queue.store import JobStore
+from semgraph.repos import removal
 
 PREFIX = "backlog"
 DONE = {"succeeded", "failed", "quarantined", "abandoned"}
