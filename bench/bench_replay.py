@@ -278,10 +278,11 @@ def graph_parity(repo_key: str) -> dict[str, Any]:
 
 
 @contextmanager
-def log_to(path: Path, argv: list[str]) -> Iterator[Callable[[str], None]]:
-    """A writer of record lines to stdout and to ``path`` (the command on its first line)."""
+def log_to(path: Path, argv: list[str], append: bool = False) -> Iterator[Callable[[str], None]]:
+    """A writer of record lines to stdout and to ``path`` (the command on its first line;
+    ``append``: after what the log holds, the command on a line of its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
+    with path.open("a" if append else "w") as fh:
         fh.write("$ python -m bench.bench_replay " + shlex.join(argv) + "\n")
 
         def write(text: str) -> None:
@@ -311,8 +312,20 @@ def main() -> None:
         action="store_true",
         help="keep what an earlier replay left (step 0 then re-indexes or no-ops the start)",
     )
+    parser.add_argument(
+        "--resume-at",
+        type=int,
+        default=0,
+        metavar="STEP",
+        help="continue a stopped replay at this step (implies --keep; appends to --log; the "
+        "summary covers every step the log holds)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/semgraph-replay-work"))
     args = parser.parse_args()
+    if args.resume_at < 0 or args.resume_at > args.commits:
+        parser.error(f"--resume-at must be between 0 and --commits ({args.commits})")
+    if args.resume_at:
+        args.keep = True
     if args.summarize is not None:
         logged = read_steps(args.summarize.read_text().splitlines())
         print(line("replay.summary", **summarize(logged), partial_log=str(args.summarize)))
@@ -335,7 +348,7 @@ def main() -> None:
     job_class = make_job_class()
     steps: list[dict[str, Any]] = []
     with (
-        log_to(args.log, sys.argv[1:]) as write,
+        log_to(args.log, sys.argv[1:], append=args.resume_at > 0) as write,
         connect_graph(settings) as graph,
         Ticker() as ticker,
     ):
@@ -360,7 +373,9 @@ def main() -> None:
         removed = "kept (--keep)" if args.keep else reset(settings, graph, es, repo_key)
         write(line("replay.reset", removed=removed))
         for step, commit in enumerate(commits):
-            if step == 1 and args.vectors != "synthetic":
+            if step < args.resume_at:
+                continue
+            if step == max(1, args.resume_at) and args.vectors != "synthetic":
                 ticker.set("loading the embedding model (once, as a worker does)")
                 kinds.embedder(settings).embed(["warm up"])
             print(
@@ -375,6 +390,8 @@ def main() -> None:
         ticker.set("semgraph check --graph-parity")
         parity = graph_parity(repo_key)
         write(line("replay.parity", **parity))
+        if args.resume_at:  # the steps before this run, as the log holds them
+            steps = read_steps(args.log.read_text().splitlines())
         write(line("replay.summary", **summarize(steps), graph_parity_rc=parity["rc"]))
 
 

@@ -18,10 +18,11 @@ stamp="$(stamp_of)"
 if [ "$(cat "$venv/.semgraph-stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "install: installing pinned dependencies (first run on this machine takes minutes)" >&2
   # uv (from PyPI) downloads and installs the pinned wheels in parallel, pip one at a time;
-  # SEMGRAPH_INSTALLER=pip, or any uv failure, installs with pip
+  # SEMGRAPH_INSTALLER=pip, or any uv failure, installs with pip. --system-certs: uv trusts
+  # the system's certificate store, as pip does (a proxy's own CA is often only there)
   if [ "${SEMGRAPH_INSTALLER:-uv}" = uv ] \
     && "$venv/bin/pip" install -q --disable-pip-version-check "uv==0.13.9" >&2 \
-    && "$venv/bin/uv" pip install -q --python "$venv/bin/python" \
+    && "$venv/bin/uv" pip install -q --system-certs --python "$venv/bin/python" \
       -c "$root/constraints.txt" -e "$root[dev]" >&2; then
     :
   else
