@@ -22,7 +22,7 @@ def figures_lanes(out: str, args: Sequence[str] | None = None) -> list[Figure]:
         Figure(
             f"small repositories' push-to-searchable, workers {r.get('lanes')}",
             f"p50 {f(r['p50_s'], 1)} s, p95 {f(r['p95_s'], 1)} s",
-            f"large jobs hold a worker {r.get('hold_s')} s",
+            str(r["large"]) if r.get("large") else f"large jobs hold a worker {r.get('hold_s')} s",
             "-",
             f"p95 <= {LANES_TARGET_S:g} s" if "small" in str(r.get("lanes")) else "-",
             (MET if r["p95_s"] <= LANES_TARGET_S else MISSED)

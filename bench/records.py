@@ -49,6 +49,7 @@ RECORDS = {
     "coldhost.disk": "bench_coldhost: the warm host's cache entries of the repository, bytes",
     "queue.summary": "bench_queue: throughput and latency against one Bolt round trip",
     "lanes.mode": "bench_lanes: the small pushes' push-to-searchable under one pair of lanes",
+    "lanes.round": "bench_lanes: one round of small pushes while a real first index runs",
     "lanes.summary": "bench_lanes: p95 with both workers any / with any + small, same run",
     "quickstart.run": "bench_quickstart: ./dev quickstart from a clean clone, HOME and state",
     "quickstart.ratio": "bench_quickstart: wall time of an installer / the first one, same run",

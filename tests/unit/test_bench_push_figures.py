@@ -369,6 +369,9 @@ def test_lanes_rows_judge_the_small_lane_only() -> None:
     figs = figures_lanes(out)
     assert [g.verdict for g in figs] == ["", MISSED, ""]
     assert figures_lanes("", ["--hold-s", "1"])[0].verdict == NOT_MEASURED
+    real = {"record": "lanes.mode", "lanes": "any+small", "p50_s": 6.0, "p95_s": 9.5}
+    (fig,) = figures_lanes(js({**real, "large": "real first index, 20000 files"}))
+    assert fig.baseline == "real first index, 20000 files" and fig.verdict == MET
 
 
 def test_coldhost_rows_pair_cold_and_warm_by_phase() -> None:
