@@ -101,6 +101,8 @@ def test_a_removal_killed_mid_way_resumes_and_leaves_nothing(
     assert [(r["key"], r["state"]) for r in listed] == sorted([(gone, "live"), (kept, "live")])
     shown = _cli("repos", "show", gone)
     assert shown.returncode == 0 and "state:       live" in shown.stdout
+    # indexed outside the queue: no job recorded its size, so its next job is large's
+    assert "lane:        large  (no finished job recorded yet" in shown.stdout, shown.stdout
     assert json.loads(_cli("repos", "show", gone, "--json").stdout)["counts"]["files"] == 2
 
     queued = _cli("repos", "remove", gone, "--json")

@@ -108,12 +108,24 @@ def show_cmd(
         f"run:         {repo.get('run_id') or '-'}  indexed {_when(repo.get('indexed_at'))}",
         f"graph:       {counts['files']} files, {counts['symbols']} symbols, "
         f"{counts['externals']} external modules, {counts['runs']} runs",
+        f"lane:        {shown['size_class']}  ({_size_why(settings, record)})",
         f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
         f"indexes:     {', '.join(shown['indexes']) or '-'}",
     ]
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]
     for line in lines:
         out.print(line, markup=False)
+
+
+def _size_why(settings: Any, record: dict[str, Any]) -> str:
+    """Why the claim puts the repository in its lane, from the record's two figures."""
+    files, job_s = record.get("files"), record.get("last_job_s")
+    if files is None or job_s is None:
+        return "no finished job recorded yet: a first index is large"
+    return (
+        f"{files} files, limit {settings.lane_small_max_files}; last job {float(job_s):.0f} s, "
+        f"limit {settings.lane_small_max_job_s:g} s"
+    )
 
 
 @repos_app.command("remove")

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.queue import queries as qq
+from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import EnqueueRequest, RepoRecord
 
 
@@ -61,6 +63,20 @@ def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
     """Every property of the repository's :RepoRecord, or None."""
     rows = graph.query("get repository record", qq.RECORD, key=repo_key)
     return dict(rows[0]["record"]) if rows else None
+
+
+def size_class(graph: Graph, settings: Settings, repo_key: str) -> str:
+    """``small`` or ``large``: the lane the repository's next job goes to, by the claim's own
+    rule (:data:`semgraph.queue.queries.SIZE_CLASS`; no record is large)."""
+    params = ClaimScope().params(settings)
+    rows = graph.query(
+        "repository size class",
+        qq.RECORD_SIZE,
+        key=repo_key,
+        small_max_files=params["small_max_files"],
+        small_max_job_s=params["small_max_job_s"],
+    )
+    return str(rows[0]["size_class"])
 
 
 def list_records(graph: Graph) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.queue.models import JobStatus
-from semgraph.queue.records import list_records, record_props
+from semgraph.queue.records import list_records, record_props, size_class
 from semgraph.queue.store import JobStore
 from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
@@ -94,6 +94,7 @@ def show_repository(
         "repository": repo,
         "record": record,
         "counts": gr.GraphRemoval(graph, key).counts(),
+        "size_class": size_class(graph, settings, key),
         "alias": index.alias_name(key),
         "live_index": index.live_index(key),
         "indexes": index.repository_indexes(key),
