@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import workers
 from bench.backlog_probe import Probe, Tree
 from bench.backlog_sources import CACHE, SOURCES, Source, fetch_all
 from bench.records import emit
@@ -139,32 +140,8 @@ def enqueue_all(store: JobStore, repos: list[dict[str, Any]]) -> dict[str, tuple
 
 
 def start_workers(lanes: list[str], host: Path, log_dir: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i, lane in enumerate(lanes):
-        env = {
-            **os.environ,
-            "SEMGRAPH_STATE_DIR": str(host),
-            "SEMGRAPH_SEARCH_INDEX_PREFIX": PREFIX,
-            "SEMGRAPH_WORKER_NAME": f"backlog-{lane}-{i}",
-            "SEMGRAPH_CLAIM_AFFINITY_S": "0",
-            "SEMGRAPH_POLL_INTERVAL_S": "0.5",
-            "SEMGRAPH_LOG_LEVEL": "WARNING",
-        }
-        log = (log_dir / f"worker-{lane}-{i}.log").open("wb")
-        cmd = [sys.executable, "-m", "semgraph", "worker", "--lane", lane]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
-    return procs
-
-
-def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    env = {"SEMGRAPH_STATE_DIR": str(host), "SEMGRAPH_SEARCH_INDEX_PREFIX": PREFIX}
+    return workers.start_workers(lanes, log_dir, name="backlog", poll_s=0.5, env=env)
 
 
 def server_pids(settings: Settings) -> dict[str, int]:
@@ -315,7 +292,7 @@ def run_mode(
         done = wait_all(store, jobs, probe, opts.timeout_s)
         machine = probe.summary()
     finally:
-        stop_workers(procs)
+        workers.stop_workers(procs)
     rows = job_rows(graph, repos, jobs, done)
     wall = max(r["finished_at"] for r in rows) - started
     for row in rows:

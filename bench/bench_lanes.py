@@ -34,12 +34,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from bench import workers
 from bench.records import emit
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
@@ -97,34 +96,9 @@ def push(store: JobStore, root: Path, token: str) -> tuple[str, float]:
     return result.job_id, now
 
 
-def start_workers(
-    settings: Settings, lanes: list[str], log_dir: Path
-) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i, lane in enumerate(lanes):
-        env = {
-            **os.environ,
-            "SEMGRAPH_WORKER_NAME": f"bench-{lane}-{i}",
-            "SEMGRAPH_JOB_MODULES": "bench.bench_lanes",
-            "SEMGRAPH_CLAIM_AFFINITY_S": "0",
-            "SEMGRAPH_POLL_INTERVAL_S": "0.2",
-            "SEMGRAPH_LOG_LEVEL": "WARNING",
-        }
-        log = (log_dir / f"worker-{lane}-{i}.log").open("wb")
-        cmd = [sys.executable, "-m", "semgraph", "worker", "--lane", lane]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
-    return procs
-
-
-def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def start_workers(lanes: list[str], log_dir: Path) -> list[subprocess.Popen[bytes]]:
+    env = {"SEMGRAPH_JOB_MODULES": "bench.bench_lanes"}  # registers the placeholder kind
+    return workers.start_workers(lanes, log_dir, name="bench", poll_s=0.2, env=env)
 
 
 def wait_jobs(store: JobStore, started: dict[str, float], timeout_s: float) -> dict[str, float]:
@@ -164,7 +138,7 @@ def run_mode(
 ) -> list[float]:
     store = JobStore(graph, settings)
     name = "+".join(lanes)
-    procs = start_workers(settings, lanes, repos[0].parent)
+    procs = start_workers(lanes, repos[0].parent)
     try:
         warm = {
             job: t for job, t in (push(store, r, f"warm_{name.replace('+', '_')}") for r in repos)
@@ -182,7 +156,7 @@ def run_mode(
         started = dict(push(store, r, f"{token}_{i}") for i, r in enumerate(repos))
         latency = sorted(wait_jobs(store, started, opts.hold_s * 3 + 600).values())
     finally:
-        stop_workers(procs)
+        workers.stop_workers(procs)
         graph.query("holds", "MATCH (j:JobQueue {kind: $k}) DETACH DELETE j", k=HOLD_KIND)
     p50, p95 = pct(latency, 0.5), pct(latency, 0.95)
     print(
@@ -211,7 +185,7 @@ def run_real(settings: Settings, graph: Graph, repos: list[Path], opts: argparse
         print(f"generated {opts.large_files} files in {time.perf_counter() - t0:.1f} s")
     files = len(git(large, "ls-files").splitlines())
     store = JobStore(graph, settings)
-    procs = start_workers(settings, ["any", "small"], repos[0].parent)
+    procs = start_workers(["any", "small"], repos[0].parent)
     latency: list[float] = []
     after_large = 0
     try:
@@ -263,7 +237,7 @@ def run_real(settings: Settings, graph: Graph, repos: list[Path], opts: argparse
             else None
         )
     finally:
-        stop_workers(procs)
+        workers.stop_workers(procs)
     if not latency:
         raise SystemExit("no push ran while the first index did")
     p50, p95 = pct(latency, 0.5), pct(latency, 0.95)
