@@ -103,8 +103,9 @@ def emit(record: str, **fields: Any) -> None:
     print(line(record, **fields), flush=True)
 
 
-def read(out: str, record: str) -> list[dict[str, Any]]:
-    """Every record of kind ``record`` in a benchmark's output, in the order printed."""
+def json_lines(out: str) -> list[dict[str, Any]]:
+    """Every JSON object printed on a line of its own, in the order printed (records, and
+    the plain JSON lines some benchmarks print instead)."""
     rows = []
     for text in out.splitlines():
         text = text.strip()
@@ -114,6 +115,11 @@ def read(out: str, record: str) -> list[dict[str, Any]]:
             row = json.loads(text)
         except ValueError:
             continue
-        if isinstance(row, dict) and row.get(RECORD) == record:
+        if isinstance(row, dict):
             rows.append(row)
     return rows
+
+
+def read(out: str, record: str) -> list[dict[str, Any]]:
+    """Every record of kind ``record`` in a benchmark's output, in the order printed."""
+    return [row for row in json_lines(out) if row.get(RECORD) == record]
