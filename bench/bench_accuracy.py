@@ -56,6 +56,7 @@ REPOS = [
     Repo("rich", "Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3", "python"),
     Repo("fzf", "junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6", "go"),
     Repo("expr", "expr-lang/expr", "851b241a301f7c74646e65e4009c69cf290993a8", "go"),
+    Repo("mux", "gorilla/mux", "db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265", "go"),
 ]
 
 

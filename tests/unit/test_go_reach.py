@@ -210,3 +210,26 @@ func F(s string, xs []int, r *Router, w http.ResponseWriter) {
         ("<to:arg:4>H", "value", "v"),
         ("<to:arg:5>H", "value", "w"),
     ]
+
+
+def test_a_value_put_in_a_slot_only_by_a_test_reaches_only_test_files(tmp_path: Path) -> None:
+    # expr's spew: a test's recorder is stored in a fmt.State field; the library's own
+    # fs.Flag(...) runs with what fmt passes, never with the test's type (an outside,
+    # flow-sensitive oracle agrees), while the test's own calls may reach it
+    lib = (
+        'package spew\n\nimport "fmt"\n\ntype formatState struct{ fs fmt.State }\n\n'
+        "func (f *formatState) Format() bool { return f.fs.Flag('+') }\n\n"
+        "type Real struct{}\n\nfunc (Real) Flag(c int) bool { return false }\n\n"
+        "func Keep() { _ = formatState{fs: Real{}} }\n"
+    )
+    test = (
+        'package spew\n\nimport "fmt"\n\ntype fakeState struct{}\n\n'
+        "func (fakeState) Flag(c int) bool { return true }\n\n"
+        "func TestFormat() {\n\tf := formatState{fs: fakeState{}}\n\tf.Format()\n"
+        "\tvar s fmt.State = fakeState{}\n\ts.Flag('-')\n}\n"
+    )
+    got = _edges(tmp_path, {"go.mod": MOD, "format.go": lib, "format_test.go": test})
+    line = _line(lib, "f.fs.Flag")
+    assert got[("format.formatState.Format", "Flag", line)] == {"Real"}
+    line = _line(test, "s.Flag('-')")
+    assert got[("format_test.TestFormat", "Flag", line)] == {"Real", "fakeState"}

@@ -387,3 +387,23 @@ def test_a_member_is_looked_up_through_the_bases_in_their_written_order(tmp_path
         assert differences(inc, full) == []
         edges = inc.table.db.execute("SELECT dst_key FROM call_edges").fetchall()
         assert {e[0] for e in edges} == {"r|pkg/a.py|pkg.a.A.m"}
+
+
+def test_a_go_method_in_another_file_changes_the_interfaces_its_type_implements() -> None:
+    """Found by the state machine: ``T.Run`` added in ``b.go`` (``T`` is declared in ``a.go``)
+    makes ``T`` implement ``Runner``, so ``r.Stop()`` on a ``gopkg.Runner`` now dispatches
+    to ``T.Stop``; the incremental resolve must re-resolve that call although ``Stop`` did
+    not change."""
+    machine = IncrementalMachine()
+    try:
+        machine.incremental_equals_full()
+        machine.go_main(body=["var r gopkg.Runner = nil\n\tr.Stop()"])
+        machine.incremental_equals_full()
+        machine.go_method(typ="T", name="Stop", path="gopkg/a.go", drop=False)
+        machine.incremental_equals_full()
+        machine.go_method(typ="T", name="Run", path="gopkg/b.go", drop=False)
+        machine.incremental_equals_full()  # failed: cmd/main.go's bundle kept the old answer
+        machine.go_method(typ="T", name="Run", path="gopkg/b.go", drop=True)
+        machine.incremental_equals_full()
+    finally:
+        machine.teardown()

@@ -12,7 +12,10 @@ of the few standard-library slots in :data:`STDLIB_SLOTS` (their signatures are 
 Only the value's own type counts: a type that reaches the slot wrapped in another
 (``http.Handle("/", &Wrapper{inner: T{}})``) does not, unless its own field is so declared.
 Dispatching to every type with a method of that name would add false edges; so would guessing
-a value's type: a value of no known repository type adds nothing.
+a value's type: a value of no known repository type adds nothing. A value put in a slot only
+by a ``_test.go`` file exists only in the package's test binary: it reaches the calls of test
+files, not those of the package's own code (a test's recorder stored in an ``fmt.State``
+field is no candidate for the library's ``fs.Flag``).
 
 The table is global (one pass over every file's facts, once per resolution) and kept in the
 resolution's table ``go_reach``, so that an incremental resolution re-resolves the files whose
@@ -60,6 +63,8 @@ _RET = "<to:ret>"
 _QUALIFIED = "SELECT DISTINCT name, text FROM typed_raw WHERE kind = 'type' AND text LIKE '%.%'"
 _PKG_TYPE = re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$")
 _TABLE = "CREATE TABLE IF NOT EXISTS go_reach (iface TEXT, dir TEXT, type TEXT)"
+TEST_SUFFIX = "_test.go"  # a file compiled only into the package's test binary
+TEST_KEY = "@test"  # go_reach: the types that reach an interface only from test files
 
 
 class Reach:
@@ -70,6 +75,7 @@ class Reach:
     def __init__(self, typed: Any) -> None:
         self.typed = typed
         self._table: dict[Iface, frozenset[TypeRef]] | None = None
+        self._tests: dict[Iface, frozenset[TypeRef]] = {}  # reached only in test files
         self.methods: set[str] | None = None  # the method names of the types that reach one
 
     @classmethod
@@ -81,9 +87,24 @@ class Reach:
         return found
 
     def table(self) -> dict[Iface, frozenset[TypeRef]]:
+        """The types that reach each interface from the package's own (non-test) files."""
         if self._table is None:
             self._table = self._build()
         return self._table
+
+    def reaching(self, iface: Iface, in_test: bool) -> frozenset[TypeRef]:
+        """The types a call in a test file (``in_test``) or in a package file may dispatch to:
+        a value put in a slot only by a ``_test.go`` file exists only in the test binary, so
+        it reaches the calls of test files, not those of the package's own code."""
+        found = self.table().get(iface, frozenset())
+        return found | self._tests.get(iface, frozenset()) if in_test else found
+
+    def keyed(self) -> dict[str, frozenset[TypeRef]]:
+        """The table as kept (``go_reach``): ``path.Name``, and ``path.Name@test`` for the
+        types that reach it only from test files."""
+        out = {f"{i[0]}.{i[1]}": refs for i, refs in self.table().items()}
+        out.update({f"{i[0]}.{i[1]}{TEST_KEY}": refs for i, refs in self._tests.items()})
+        return out
 
     def _build(self) -> dict[Iface, frozenset[TypeRef]]:
         db = self.typed.db
@@ -102,6 +123,7 @@ class Reach:
         declared = {n for n, t in db.execute(_QUALIFIED) if _PKG_TYPE.match(t)}
         declared |= {k[1].split(".")[-1] for k in STDLIB_SLOTS if k[2] < 0} | {RETURN}
         found: dict[Iface, set[TypeRef]] = {}
+        tests: dict[Iface, set[TypeRef]] = {}
         for path, scope, name, kind, text, line, end in facts:
             if name.startswith(_PARAM) or (name == "<to:ret>" and end):
                 continue
@@ -119,7 +141,9 @@ class Reach:
                 continue
             ref = self._value_type(ctx, kind, text, line)
             if ref is not None:
-                found.setdefault(iface, set()).add(ref)
+                (tests if path.endswith(TEST_SUFFIX) else found).setdefault(iface, set()).add(ref)
+        extra = {k: frozenset(v - found.get(k, set())) for k, v in sorted(tests.items())}
+        self._tests = {k: v for k, v in extra.items() if v}
         return {k: frozenset(v) for k, v in sorted(found.items())}
 
     def _ctx(self, path: str, scope: str) -> Ctx | None:
@@ -215,9 +239,7 @@ class Reach:
         """Keep the table in the resolution (``go_reach``), in a fixed order."""
         db.execute(_TABLE)
         db.execute("DELETE FROM go_reach")
-        rows = [
-            (f"{i[0]}.{i[1]}", d, t) for i, refs in self.table().items() for d, t in sorted(refs)
-        ]
+        rows = [(i, d, t) for i, refs in self.keyed().items() for d, t in sorted(refs)]
         db.executemany("INSERT INTO go_reach VALUES (?,?,?)", rows)
 
 
@@ -246,17 +268,17 @@ def stored(db: Any) -> dict[str, set[TypeRef]]:
 
 
 def changed_names(db: Any, old: dict[str, set[TypeRef]], new: Any) -> set[str]:
-    """The names a change of the table touches: each interface whose types changed, and every
-    method name (own or promoted) of a type that came or went, which the calls it changes
-    name (:mod:`semgraph.resolve.incremental`)."""
-    now = {f"{i[0]}.{i[1]}": set(refs) for i, refs in new.items()}
+    """The names a change of the table (:meth:`Reach.keyed`) touches: each interface whose
+    types changed, and every method name (own or promoted) of a type that came or went,
+    which the calls it changes name (:mod:`semgraph.resolve.incremental`)."""
+    now = {iface: set(refs) for iface, refs in new.items()}
     names: set[str] = set()
     gt = go_types.GoTypes(db)
     own = gt._index()
     for iface in set(old) | set(now):
         moved = old.get(iface, set()) ^ now.get(iface, set())
         if moved:
-            names.add(iface.rsplit(".", 1)[-1])
+            names.add(iface.removesuffix(TEST_KEY).rsplit(".", 1)[-1])
         for ref in moved:
             frontier, seen = [ref], set[TypeRef]()
             while frontier and len(seen) < 64:
@@ -305,14 +327,14 @@ def dispatch(typed: Any, ctx: Ctx, receiver: str, callee: str, line: int) -> lis
     reach = Reach.of(typed)
     gt = go_types.GoTypes.of(typed.names)
     if reach.methods is None:
-        every = {r for refs in reach.table().values() for r in refs}
+        every = {r for refs in reach.keyed().values() for r in refs}
         reach.methods = {n for n in gt._by_name_index() if gt._types_with(n) & every}
     if callee not in reach.methods:
         return []
     iface = receiver_iface(typed, ctx, receiver, line)
     if iface is None:
         return []
-    refs = reach.table().get(iface, frozenset())
+    refs = reach.reaching(iface, ctx.f.path.endswith(TEST_SUFFIX))
     out: list[str] = []
     for ref in sorted(refs):
         out += gt._methods_in(ref, callee, 0)

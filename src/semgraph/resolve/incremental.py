@@ -256,7 +256,7 @@ class _Incremental:
     def _reach_names(self, db: sqlite3.Connection, old: dict[str, set[TypeRef]]) -> set[str]:
         """The names a change of which types reach an external interface touches (the table
         is global: the imports and bases it reads are final here)."""
-        new = go_reach.Reach(TypedNames(db, NameLookups(db, self.cap))).table()
+        new = go_reach.Reach(TypedNames(db, NameLookups(db, self.cap))).keyed()
         return go_reach.changed_names(db, old, new)
 
     def _ledger(

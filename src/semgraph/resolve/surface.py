@@ -113,13 +113,14 @@ def class_names(db: sqlite3.Connection, keys: Iterable[str], qns: Iterable[str])
     file's own module), of their bases and their subclasses (transitively), and their names."""
     frontier = {k for k in keys if _is_class(db, k)}
     for qn in qns:
-        frontier |= {
+        found = {
             r[0]
             for r in db.execute(
                 f"SELECT key FROM symbols WHERE qn = ? AND kind IN ({_CLASS_MARKS})",
                 (qn, *CLASS_KINDS),
             )
         }
+        frontier |= found or _go_receiver_type(db, qn)
     seen: set[str] = set()
     while frontier:
         key = frontier.pop()
@@ -139,6 +140,22 @@ def class_names(db: sqlite3.Connection, keys: Iterable[str], qns: Iterable[str])
 
 
 _CLASS_MARKS = ",".join("?" * len(CLASS_KINDS))
+_GO_TYPE = (  # the type `name` of the Go package whose file has the module `module`
+    "SELECT DISTINCT s.key FROM files m JOIN files f ON f.dir = m.dir AND f.family = 'go' "
+    "JOIN symbols s ON s.path = f.path WHERE m.module = ? AND m.family = 'go' AND s.name = ? "
+    f"AND s.toplevel = 1 AND s.kind IN ({_CLASS_MARKS})"
+)
+
+
+def _go_receiver_type(db: sqlite3.Connection, qn: str) -> set[str]:
+    """A Go method declared in another file than its type (``gopkg.b.T`` for ``func (x *T)
+    Run()`` in ``gopkg/b.go``): the type ``T`` of that file's package, wherever it is
+    declared, so that a method added there changes the names of all of ``T``'s methods
+    (the interfaces ``T`` implements, and so every dispatch to it, may have changed)."""
+    module, dot, name = qn.rpartition(".")
+    if not dot:
+        return set()
+    return {r[0] for r in db.execute(_GO_TYPE, (module, name, *CLASS_KINDS))}
 
 
 def _is_class(db: sqlite3.Connection, key: str) -> bool:

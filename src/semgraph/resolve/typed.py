@@ -384,8 +384,9 @@ class TypedNames:
 
     def family_of(self, kind: str, target: str) -> str:
         column = "path" if kind == "file" else "dir"
-        row = self.db.execute(
-            f"SELECT family FROM files WHERE {column} = ? ORDER BY path LIMIT 1", (target,)
+        row = self.db.execute(  # a package directory's code, not its go.mod or README
+            f"SELECT family FROM files WHERE {column} = ? ORDER BY code DESC, path LIMIT 1",
+            (target,),
         ).fetchone()
         return str(row[0]) if row is not None else ""
 
