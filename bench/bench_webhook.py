@@ -486,6 +486,8 @@ def main() -> None:
                 p95_s=round(p95, 1),
                 max_s=round(max(latencies), 1),
                 baseline_s=round(first, 1),
+                file_size=opts.file_size,
+                target_s=push_target_s(opts.files, opts.file_size),
             )
 
 

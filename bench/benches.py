@@ -109,6 +109,7 @@ BENCHES = [
         ["--burst", "100", "--concurrency", "8", "--files", "100", "--rounds", "2"],
         figures_webhook,
         timeout_s=2 * 3600,
+        logs=("webhook-dense.log",),
         note="A real `semgraph serve` and `semgraph worker`. Ack latency: one burst of signed "
         "pushes per concurrency, each after an unmeasured warm-up; every 202 is sent after the "
         "job is committed; baseline `GET /healthz` through the same client and concurrency; "
