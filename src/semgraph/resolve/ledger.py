@@ -26,7 +26,7 @@ from semgraph.model import FileFacts
 
 # bump when the resolver's output for the same input may change (a cache from another
 # version is stale: a full resolve)
-RESOLVER_VERSION = "resolve-2"  # 2: Go dispatch through external interfaces (go_reach)
+RESOLVER_VERSION = "resolve-3"  # 2: Go dispatch (go_reach); 3: external call sites (issue 30)
 
 LEDGER_DDL = """
 CREATE TABLE IF NOT EXISTS file_counts (path TEXT, what TEXT, lang TEXT, key TEXT, n INTEGER);

@@ -48,7 +48,7 @@ from semgraph.resolve.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym, external_site
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
 from semgraph.resolve.typed import TypedNames
@@ -311,6 +311,14 @@ class _Resolver:
         edges: list[tuple[str, str, int, str, int]] = []
         stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         unlinked: list[tuple[str, str, str, str]] = []
+        sites: list[tuple[str, str, int, str, str, str]] = []
+        imported = {
+            m
+            for (m,) in self.db.execute(
+                "SELECT dst FROM import_edges WHERE src_path = ? AND dst_kind = 'external'",
+                (f.path,),
+            )
+        }
         for enclosing, callee, receiver, line in self.db.execute(
             "SELECT enclosing, callee, receiver, line FROM calls_raw WHERE path = ? ORDER BY id",
             (f.path,),
@@ -333,6 +341,9 @@ class _Resolver:
                     unlinked.append((callee, f.family, mode, f.path))
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
+                site = external_site(scope, src, callee, receiver)
+                if site is not None and site[0] in imported:  # its ExternalModule node exists
+                    sites.append((f.path, src.key, line, *site))
             else:
                 stats[src.key][0] += 1
                 why = tier or Reason.NO_DEFINITION.value
@@ -342,7 +353,8 @@ class _Resolver:
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]
         )
         self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?,?)", unlinked)
-        self._part(f.path, ("calls", sorted(edges), sorted(stats.items())))
+        self.db.executemany("INSERT INTO external_sites VALUES (?,?,?,?,?,?)", sites)
+        self._part(f.path, ("calls", sorted(edges), sorted(stats.items()), sorted(sites)))
 
     def _possible_callers(self) -> None:
         for mode, kinds in (("bare", BARE_KINDS), ("receiver", RECEIVER_KINDS)):

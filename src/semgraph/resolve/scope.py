@@ -7,6 +7,7 @@ repository.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -236,3 +237,25 @@ class NameLookups:
     def is_class(self, key: str) -> bool:
         row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()
         return row is not None and row[0] in CLASS_KINDS
+
+
+_SITE_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
+_SITE_SEP = re.compile(r"\.|::|->")
+
+
+def external_site(
+    scope: FileScope, src: Sym, callee: str, receiver: str | None
+) -> tuple[str, str, str] | None:
+    """(module, local, rest) of a call classified external through an import binding
+    (issue 30): ``click.echo()`` under ``import click`` is ("click", "click", "echo");
+    ``echo()`` under ``from click import echo`` is ("click", "echo", ""); ``pkg.F()`` under
+    Go's ``import ".../pkg"`` is (".../pkg", "pkg", "F"). A call external for another reason
+    (a builtin, a value of an external type) has no site: the link step cannot name it."""
+    path = f"{receiver}.{callee}" if receiver else callee
+    if not _SITE_PATH.match(path):
+        return None
+    parts = _SITE_SEP.split(path)
+    bound = scope.binding(parts[0], src)
+    if bound is None or bound[0] != "external":
+        return None
+    return bound[1], parts[0], ".".join(parts[1:])
