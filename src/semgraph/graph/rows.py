@@ -99,7 +99,10 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
     unresolved = res.unresolved_imports(path)
     if unresolved:
         props["imports_unresolved"] = unresolved
-    nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved))]
+    reexports = res.reexports_of(path) if language == "python" else []
+    if reexports:  # what the cross-repository link follows (semgraph.graph.xrepo)
+        props["reexports"] = reexports
+    nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved, reexports))]
     syms = res.symbols_of(path)
     if not syms:
         return nodes, []

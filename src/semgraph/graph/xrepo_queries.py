@@ -16,9 +16,15 @@ The graph they keep:
 
 from __future__ import annotations
 
+# what the repository provided and depended on before, as comparable strings
 PACKAGES_BEFORE = """
-MATCH (:Repository {key: $repo})-[:PROVIDES|DEPENDS_ON]->(p:Package)
-RETURN collect(DISTINCT p.key) AS keys
+OPTIONAL MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(p:Package)
+WITH p, e
+RETURN collect(DISTINCT p.key) AS keys,
+       collect(CASE type(e) WHEN 'PROVIDES'
+               THEN 'P|' + p.key + '|' + reduce(s = '', m IN e.modules |
+                    s + CASE s WHEN '' THEN '' ELSE ',' END + m)
+               ELSE 'D|' + p.key END) AS state
 """
 PACKAGES_CLEAR = """
 MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(:Package)
@@ -104,16 +110,21 @@ MATCH (s:Symbol {qualified_name: row.qn})
 WHERE s.repo = row.repo
 RETURN row.i AS i, collect(s.key) AS keys
 """
-# a name a Python package re-exports: ``pkg/__init__.py`` imports the module defining it
-LINK_REEXPORT = """
+# a Python module by its qualified name: its file and the names it re-exports
+# (``File.reexports``: ``local<TAB>path<TAB>member``, semgraph.graph.rows)
+LINK_MODULE_FILE = """
 UNWIND $rows AS row
 MATCH (m:Symbol {qualified_name: row.module})
 WHERE m.repo = row.repo AND m.kind = 'module'
 MATCH (f:File)-[:DEFINES]->(m)
-MATCH (f)-[:IMPORTS]->(g:File)-[:DEFINES]->(s:Symbol {name: row.name})
-MATCH (g)-[:DEFINES]->(gm:Symbol {kind: 'module'})
-WHERE s.qualified_name = gm.qualified_name + '.' + row.name
-RETURN row.i AS i, collect(DISTINCT s.qualified_name) AS qns
+RETURN row.i AS i, f.reexports AS reexports
+"""
+# the definitions named ``name`` in one file, and what that file re-exports
+LINK_MEMBER = """
+UNWIND $rows AS row
+MATCH (f:File {key: row.file})
+OPTIONAL MATCH (f)-[:DEFINES]->(s:Symbol {name: row.name})
+RETURN row.i AS i, f.reexports AS reexports, collect([s.key, s.qualified_name]) AS found
 """
 # Go: the top-level definitions named ``name`` of one directory of one repository
 LINK_BY_NAME = """

@@ -292,6 +292,16 @@ class Resolution:
             (path,),
         ).fetchall()
 
+    def reexports_of(self, path: str) -> list[str]:
+        """``local\tpath\tmember`` of each module-level ``from .m import name`` binding of
+        ``path`` to a member of another file: what a package re-exports (issue 30)."""
+        rows = self.table.db.execute(
+            "SELECT local, target FROM bindings WHERE path = ? AND kind = 'member' "
+            "AND scope_key IS NULL",
+            (path,),
+        ).fetchall()
+        return sorted({f"{local}\t{target.replace(chr(0), chr(9), 1)}" for local, target in rows})
+
     def external_sites_of(self, path: str) -> list[tuple[str, int, str, str, str]]:
         """(src, line, module, local, rest) of the external call sites of ``path`` (issue
         30), sorted."""

@@ -264,7 +264,8 @@ class _Resolver:
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
-        self._part(f.path, ("imports", sorted(edges), len(unresolved)))
+        members = sorted((b[1], b[3]) for b in binds if b[2] == "member" and b[4] is None)
+        self._part(f.path, ("imports", sorted(edges), len(unresolved), members))
 
     # -- bases ---------------------------------------------------------------------------------
 

@@ -1,0 +1,98 @@
+"""The cross-repository link (issue 30) against the real graph server: exact edges from a
+caller in one repository to a definition in another, through a re-export, kept fresh when
+either side publishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.graph.xrepo import dependents, link
+from tests.integration.xrepo_repos import GOLIB, GOSVC, LIB, SVC, counts, publish, xcalls
+
+pytestmark = pytest.mark.integration
+
+GO = "svc.main.go"
+
+
+def test_python_sites_link_to_definitions_and_reexports(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    assert xcalls(graph, "svc") == {
+        (GO, 7, "lib", "lib.app.Flask", "cross_repo", "c1", "re-export"),
+        (GO, 8, "lib", "lib.app.Flask", "cross_repo", "c1", "re-export"),
+        (GO, 9, "lib", "lib.app.helper", "cross_repo", "c1", "definition"),
+        (GO, 11, "lib", "lib.app.Flask.route", "cross_repo", "c1", "re-export"),
+    }
+    # lib.missing(): provided, no definition; requests.get(): no indexed provider
+    assert counts(graph, "svc") == {"linked": 4, "ambiguous": 0, "unprovided": 1, "unmatched": 1}
+    with graph.session() as s:
+        dep = s.run(
+            "MATCH (:Repository {key: 'svc'})-[e:DEPENDS_ON]->(p:Package {key: 'pypi:lib'}) "
+            "RETURN e.spec AS spec, e.chosen AS chosen, e.why AS why"
+        ).single()
+        rate = s.run("MATCH (r:Repository {key: 'svc'}) RETURN r.calls_external AS n").single()
+    assert dep is not None and dict(dep) == {"spec": ">=1", "chosen": "lib", "why": "only provider"}
+    assert rate is not None and rate["n"] == 6  # still external in its own resolution
+
+
+def test_go_site_links_to_the_package_definition(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, GOLIB, "golib")
+    publish(graph, settings, tmp_path, GOSVC, "gosvc")
+    assert xcalls(graph, "gosvc") == {
+        ("main.main", 6, "golib", "pkg.a.F", "cross_repo", "c1", "definition")
+    }
+
+
+def test_a_library_change_relinks_its_dependent(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    changed = dict(LIB)
+    changed["src/lib/app.py"] = (
+        "class Flask:\n    def route(self):\n        pass\n\n\ndef missing():\n    pass\n"
+    )
+    publish(graph, settings, tmp_path, changed, "lib", "c2")
+    with graph.session() as s:
+        keys = s.execute_read(lambda tx: dependents(tx, "lib"))
+    assert keys == ["svc"]
+    with graph.transaction("relink") as tx:
+        link(tx, "svc")
+    got = xcalls(graph, "svc")
+    assert (GO, 9, "lib", "lib.app.helper", "cross_repo", "c1", "definition") not in got
+    assert {(a, n, b) for a, n, _, b, *_ in got} == {
+        (GO, 7, "lib.app.Flask"),
+        (GO, 8, "lib.app.Flask"),
+        (GO, 11, "lib.app.Flask.route"),
+    }
+    assert all(commit == "c2" for *_, commit, _ in got)
+    assert counts(graph, "svc")["unmatched"] == 2  # helper gone; missing() is no re-export
+
+
+def test_two_providers_are_ambiguous_with_candidates(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    publish(graph, settings, tmp_path, LIB, "lib-fork")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    assert xcalls(graph, "svc") == set()
+    assert counts(graph, "svc")["ambiguous"] == 5
+    with graph.session() as s:
+        dep = s.run(
+            "MATCH (:Repository {key: 'svc'})-[e:DEPENDS_ON]->(:Package {key: 'pypi:lib'}) "
+            "RETURN e.chosen AS chosen, e.why AS why, e.candidates AS candidates"
+        ).single()
+    assert dep is not None
+    assert dict(dep) == {
+        "chosen": None,
+        "why": "several providers",
+        "candidates": ["lib", "lib-fork"],
+    }
