@@ -50,6 +50,10 @@ ORDER BY target, line, qualified_name
 LIMIT $limit
 """
 
+# across repositories (issue 30): the cross-repository links too (their tier: cross_repo)
+CALLERS_STEP_ACROSS = CALLERS_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
+CALLEES_STEP_ACROSS = CALLEES_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
+
 SCOPE_STATS = """
 UNWIND $keys AS k
 MATCH (s:Symbol {key: k})

@@ -32,10 +32,12 @@ them) and in a ``relink`` job (the sites into one library), one transaction per 
 from __future__ import annotations
 
 import posixpath
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from semgraph.db import Graph
 from semgraph.graph import xrepo_queries as q
 from semgraph.resolve.symtab import external_key, file_key
 
@@ -54,6 +56,12 @@ class LinkStats:
     unprovided: int = 0
     unmatched: int = 0
     choices: dict[str, Any] = field(default_factory=dict)  # package -> chosen / candidates
+    duration_s: float = 0.0  # a relink's transaction
+
+    @property
+    def rows(self) -> int:
+        """Edges the link wrote and deleted."""
+        return self.edges + self.unlinked
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -303,3 +311,31 @@ def _count(
 def dependents(tx: Any, repo: str) -> list[str]:
     """The repositories whose links a change of ``repo`` can change."""
     return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
+
+
+def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
+    """The dependent's symbols whose links a change of ``library`` can change: those with a
+    site into a module it provides, and those linked into it now."""
+    provided = [
+        _Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
+        for r in tx.run(q.LINK_PROVIDED, repo=library)
+    ]
+    names = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
+    modules = [m for m in names if _provider_of(m, provided) is not None]
+    linked = tx.run(q.LINK_SOURCES_LINKED_TO, dependent=dependent, repo=library).single()
+    return sorted(set(sources_into(tx, dependent, modules)) | set(linked["keys"]))
+
+
+def relink_dependents(graph: Graph, library: str) -> dict[str, LinkStats]:
+    """Re-link every dependent of ``library`` after it published or was removed: one
+    transaction per dependent, over the sites into the library only."""
+    with graph.transaction(f"dependents of {library}") as tx:
+        keys = dependents(tx, library)
+    out: dict[str, LinkStats] = {}
+    for key in keys:
+        began = time.monotonic()
+        with graph.transaction(f"relink {key} after {library}") as tx:
+            stats = link(tx, key, relink_sources(tx, key, library))
+        stats.duration_s = time.monotonic() - began
+        out[key] = stats
+    return out

@@ -93,6 +93,17 @@ LINK_MODULES = """
 MATCH (m:ExternalModule {repo: $repo})
 RETURN collect(m.name) AS names
 """
+# what a library provides: the module roots its dependents' sites are matched against
+LINK_PROVIDED = """
+MATCH (:Repository {key: $repo})-[v:PROVIDES]->(p:Package)
+RETURN p.ecosystem AS ecosystem, v.modules AS modules
+"""
+# the dependent's symbols holding a link into the library
+LINK_SOURCES_LINKED_TO = """
+MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->()
+WHERE e.repo = $repo
+RETURN collect(DISTINCT s.key) AS keys
+"""
 LINK_UNLINK_ALL = """
 MATCH (:Symbol {repo: $repo})-[e:XCALLS]->()
 WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
