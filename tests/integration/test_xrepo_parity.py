@@ -5,6 +5,7 @@ and counts equal those of a fresh index of the same commits."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ def test_links_after_any_publish_order_equal_a_fresh_index(
     graph: Graph, settings: Settings, tmp_path: Path, steps: list[tuple[str, int]]
 ) -> None:
     graph.query("reset", "MATCH (n) DETACH DELETE n")
+    tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))  # one per example: hypothesis reuses it
     final: dict[str, tuple[int, str]] = {}
     steps = [("svc", 0), *steps]  # the dependent exists from the start
     for n, (which, version) in enumerate(steps):
