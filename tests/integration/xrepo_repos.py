@@ -56,11 +56,27 @@ def publish(
     """Index ``files`` as repository ``name`` at ``commit`` (the link included)."""
     work = tmp_path / f"{name}-{commit}"
     repo = make_repo(work / "repo", files)
-    spill_path = work / "x.spill"
+    return publish_tree(graph, settings, work, repo, name, commit, delta=delta)
+
+
+def publish_tree(
+    graph: Graph,
+    settings: Settings,
+    work: Path,
+    repo: Path,
+    name: str,
+    commit: str,
+    *,
+    delta: bool = True,
+) -> PublishStats:
+    """Index the work tree ``repo`` as ``name`` at ``commit``: the graph phases of the
+    reindex job (manifests, parse, resolve, publish with its link); ``work`` is scratch."""
+    work.mkdir(parents=True, exist_ok=True)
+    spill_path = work / f"{name}-{commit}.spill"
     parse_repository(settings.model_copy(update={"pool_size": 1}), repo, spill_path)
     spill = SpillReader(spill_path)
     info = RepoInfo(name, str(repo), "main", commit, read_identity(repo))
-    with resolve(lambda: iter(spill), name, work / "res") as res:
+    with resolve(lambda: iter(spill), name, work / f"{name}-{commit}-res") as res:
         stats = GraphWriter(graph, settings).publish(
             info, res, run_id=f"{name}-{commit}", fingerprint="fp", now=1.0, delta=delta
         )
