@@ -82,6 +82,8 @@ def _init(root: str) -> None:
     global _ROOT, _PROJECT
     _ROOT = Path(root).resolve()
     extra = [str(_ROOT / d) for d in ("src", "lib") if (_ROOT / d).is_dir()]
+    # a workspace of several repositories (bench_crossrepo): each one's import root too
+    extra += [str(_ROOT / d) for d in os.environ.get("JEDI_EXTRA_PATHS", "").split(":") if d]
     _PROJECT = jedi.Project(str(_ROOT), added_sys_path=[str(_ROOT), *extra])
 
 
