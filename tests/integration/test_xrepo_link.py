@@ -7,10 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.xrepo import dependents, link
+from semgraph.mcp.backend import Backend
+from semgraph.mcp.tokens import TokenCounter
+from semgraph.mcp.tools import Tools
+from semgraph.queue.store import JobStore
 from tests.integration.xrepo_repos import GOLIB, GOSVC, LIB, SVC, counts, publish, xcalls
 
 pytestmark = pytest.mark.integration
@@ -96,3 +101,34 @@ def test_two_providers_are_ambiguous_with_candidates(
         "why": "several providers",
         "candidates": ["lib", "lib-fork"],
     }
+
+
+def _tools(settings: Settings, graph: Graph, es: Elasticsearch) -> Tools:
+    return Tools(Backend(settings, graph, es, JobStore(graph, settings), TokenCounter(settings)))
+
+
+def test_mcp_callers_and_impact_span_repositories_within_the_allowlist(
+    graph: Graph, settings: Settings, tmp_path: Path, es: Elasticsearch
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    tools = _tools(settings, graph, es)
+    args = {"name": "lib.app.helper", "repo": "lib", "across_repos": True}
+    both = tools.call("callers", None, args)
+    assert both["repositories_covered"] == ["lib", "svc"] and both["repositories_hidden"] == 0
+    assert [(e["repo"], e["qualified_name"], e["tier"]) for e in both["rows"]] == [
+        ("svc", GO, "cross_repo")
+    ]
+    # a token that reads the library only: the dependent is a count, never a name
+    lib_only = tools.call("callers", lambda r: r == "lib", args)
+    assert lib_only["repositories_covered"] == ["lib"] and lib_only["repositories_hidden"] == 1
+    assert lib_only["rows"] == [] and "svc" not in str(lib_only)
+    impact = tools.call("impact", None, {**args, "name": "lib.app.Flask"})
+    assert impact["repositories_covered"] == ["lib", "svc"]
+    assert impact["affected"]["symbols"] >= 1
+    plain = tools.call("callers", None, {"name": "lib.app.helper", "repo": "lib"})
+    assert plain["rows"] == [] and "repositories_covered" not in plain  # not across
+    found = tools.call(
+        "find_definition", lambda r: r == "svc", {"name": "Flask", "across_repos": True}
+    )
+    assert found["repositories_hidden"] == 1 and found["repositories_covered"] == []
