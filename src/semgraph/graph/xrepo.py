@@ -255,9 +255,13 @@ def sources_into(tx: Any, repo: str, modules: list[str]) -> list[str]:
     return sorted({r["src"] for r in rows})
 
 
-def link(tx: Any, repo: str, sources: list[str] | None = None) -> LinkStats:
+def link(
+    tx: Any, repo: str, sources: list[str] | None = None, *, recount: bool = True
+) -> LinkStats:
     """Link the external sites of ``sources`` (symbol keys of ``repo``; None: every one)
-    against the live graphs of the providers, replacing their ``XCALLS``."""
+    against the live graphs of the providers, replacing their ``XCALLS``. The counts are
+    read again unless no source is given and ``recount`` is False (a publish that changed
+    no external site and no package edge)."""
     stats = LinkStats()
     providers, ambiguous, stats.choices = _choose(tx, repo)
     if sources is None:
@@ -283,6 +287,8 @@ def link(tx: Any, repo: str, sources: list[str] | None = None) -> LinkStats:
                   "via": via, "candidates": len(keys)} for k in keys]  # fmt: skip
     if rows:
         stats.edges = tx.run(q.LINK_CREATE, rows=rows).single()["created"]
+    if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)
+        return stats
     _count(tx, repo, providers, ambiguous, stats)
     return stats
 
@@ -291,15 +297,19 @@ def _count(
     tx: Any, repo: str, providers: list[_Provider], ambiguous: set[str], stats: LinkStats
 ) -> None:
     per_module = Counter({r["module"]: r["n"] for r in tx.run(q.LINK_COUNT_SITES, repo=repo)})
-    stats.linked = tx.run(q.LINK_COUNT_LINKED, repo=repo).single()["linked"]
-    provided = 0
+    provided, modules = 0, []
     for module, n in per_module.items():
         if _is_ambiguous(module, ambiguous):
             stats.ambiguous += n
         elif _provider_of(module, providers) is not None:
             provided += n
+            modules.append(module)
         else:
             stats.unprovided += n
+    if modules:
+        prefix = external_key(repo, "")
+        found = tx.run(q.LINK_COUNT_LINKED, modules=sorted(modules), prefix=prefix).single()
+        stats.linked = found["linked"]
     stats.unmatched = max(provided - stats.linked, 0)
     tx.run(
         q.LINK_COUNTS,

@@ -158,13 +158,20 @@ SET r.xrepo_linked = $linked, r.xrepo_ambiguous = $ambiguous,
     r.xrepo_unprovided = $unprovided, r.xrepo_unmatched = $unmatched
 RETURN count(*) AS updated
 """
-LINK_COUNT_LINKED = """
-MATCH (s:Symbol {repo: $repo})-[e:XCALLS]->()
-RETURN count(DISTINCT [s.key, e.line]) AS linked
-"""
+# the counts read from the external modules' sites (the repository's external call sites,
+# never all its symbols); linked: the sites into the chosen providers' modules with a link
 LINK_COUNT_SITES = """
-MATCH (s:Symbol {repo: $repo})-[e:CALLS_EXTERNAL]->(m:ExternalModule)
-RETURN m.name AS module, count(*) AS n
+MATCH (m:ExternalModule {repo: $repo})<-[e:CALLS_EXTERNAL]-()
+RETURN m.name AS module, count(e) AS n
+"""
+LINK_COUNT_LINKED = """
+UNWIND $modules AS name
+MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+OPTIONAL MATCH (s)-[x:XCALLS]->()
+WHERE x.line = e.line
+WITH e, count(x) AS links
+WHERE links > 0
+RETURN count(e) AS linked
 """
 # who must be re-linked when ``$repo`` (a library) changes: every repository that depends
 # on a package it provides, and every one holding a link into it

@@ -57,6 +57,7 @@ Limit = Annotated[int | None, Field(description="rows per page, 1..200 (default 
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 Name = Annotated[str, Field(description="symbol name: short, qualified, or a trailing part")]
 Depth = Annotated[int | None, Field(description="hops to walk, 1..5")]
+Across = Annotated[bool, Field(description="span repositories: follow cross-repository links")]
 
 
 def _result(answer: dict[str, Any]) -> CallToolResult:
@@ -119,8 +120,6 @@ def build_server(tools: Tools) -> SemgraphMCP:
             limit=limit,
             cursor=cursor,
         )
-
-    Across = Annotated[bool, Field(description="span repositories: follow cross-repository links")]
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_definition(
