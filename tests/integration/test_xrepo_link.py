@@ -132,3 +132,31 @@ def test_mcp_callers_and_impact_span_repositories_within_the_allowlist(
         "find_definition", lambda r: r == "svc", {"name": "Flask", "across_repos": True}
     )
     assert found["repositories_hidden"] == 1 and found["repositories_covered"] == []
+
+
+def test_a_dependent_push_links_only_what_changed(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    first = publish(graph, settings, tmp_path, SVC, "svc")
+    assert first.xrepo["sites"] == 6 and first.xrepo["edges"] == 4
+    links = xcalls(graph, "svc")
+    # a push of a file without external calls: no link work, the links stand
+    quiet = publish(graph, settings, tmp_path, {**SVC, "svc/util.py": "X = 1\n"}, "svc", "c2")
+    assert quiet.mode == "delta" and quiet.xrepo == {} and xcalls(graph, "svc") == links
+    # a push that changes one caller: only its sites are linked again
+    other = {
+        **SVC,
+        "svc/util.py": "X = 1\n",
+        "svc/other.py": "import lib\n\n\ndef get():\n    lib.app.helper()\n",
+    }
+    one = publish(graph, settings, tmp_path, other, "svc", "c3")
+    assert one.mode == "delta" and one.xrepo["sites"] == 1 and one.xrepo["edges"] == 1
+    assert xcalls(graph, "svc") == links | {
+        ("svc.other.get", 5, "lib", "lib.app.helper", "cross_repo", "c1", "definition")
+    }
+    # the manifest no longer names the library: every link goes, the counts say why
+    undeclared = {**other, "pyproject.toml": '[project]\nname = "svc"\n'}
+    gone = publish(graph, settings, tmp_path, undeclared, "svc", "c4")
+    assert gone.xrepo["unlinked"] == 5 and xcalls(graph, "svc") == set()
+    assert counts(graph, "svc") == {"linked": 0, "ambiguous": 0, "unprovided": 6, "unmatched": 0}

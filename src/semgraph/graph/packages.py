@@ -42,13 +42,28 @@ def identity_rows(ident: Identity) -> tuple[list[dict[str, Any]], list[dict[str,
     return provides, depends
 
 
+def identity_state(provides: list[dict[str, Any]], depends: list[dict[str, Any]]) -> list[str]:
+    """The rows as comparable strings, as ``PACKAGES_BEFORE`` reads them back."""
+    return sorted(
+        [
+            f"P|{r['key']}|{r['manifest']}|{''.join(m + ',' for m in r['modules'])}|"
+            f"{''.join(x + ',' for x in r['exports'])}"
+            for r in provides
+        ]
+        + [f"D|{r['key']}|{r['manifest']}|{r['spec']}" for r in depends]
+    )
+
+
 def publish_packages(tx: Any, repo_key: str, ident: Identity) -> bool:
-    """Replace the repository's package edges; True when what it provides or depends on
-    changed (its links must then be made again in full)."""
+    """Replace the repository's package edges when they changed (a push that leaves the
+    manifests alone reads one row and writes nothing); True when they changed (its links
+    must then be made again in full)."""
     before = tx.run(q.PACKAGES_BEFORE, repo=repo_key).single()
     before_state = sorted(before["state"]) if before is not None else []
     before_keys = set(before["keys"]) if before is not None else set()
     provides, depends = identity_rows(ident)
+    if identity_state(provides, depends) == before_state:
+        return False
     tx.run(q.PACKAGES_CLEAR, repo=repo_key).single()
     if provides:
         tx.run(q.PACKAGES_PROVIDES, repo=repo_key, rows=provides).single()
@@ -58,8 +73,4 @@ def publish_packages(tx: Any, repo_key: str, ident: Identity) -> bool:
     gone = sorted(before_keys - now_keys)
     if gone:
         tx.run(q.PACKAGES_SWEEP, keys=gone).single()
-    now_state = sorted(
-        [f"P|{r['key']}|{','.join(r['modules'])}" for r in provides]
-        + [f"D|{r['key']}" for r in depends]
-    )
-    return before_state != now_state
+    return True

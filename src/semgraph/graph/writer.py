@@ -292,7 +292,8 @@ def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
     changed = repo.identity is not None and publish_packages(tx, repo.key, repo.identity)
     delta = mode is PublishMode.DELTA and not changed
     sources = sorted(rows.external_sources) if delta else None
-    rows.stats.xrepo = link(tx, repo.key, sources, recount=mode is not PublishMode.DELTA).to_dict()
+    if sources != []:  # [] : a push that changed no external site and no manifest
+        rows.stats.xrepo = link(tx, repo.key, sources, recount=not delta).to_dict()
     rows.stats.xrepo_s = time.monotonic() - began
 
 

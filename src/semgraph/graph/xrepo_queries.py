@@ -16,15 +16,17 @@ The graph they keep:
 
 from __future__ import annotations
 
-# what the repository provided and depended on before, as comparable strings
+# what the repository provided and depended on before, as comparable strings (the same as
+# semgraph.graph.packages.identity_state builds from the manifests)
 PACKAGES_BEFORE = """
 OPTIONAL MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(p:Package)
 WITH p, e
 RETURN collect(DISTINCT p.key) AS keys,
        collect(CASE type(e) WHEN 'PROVIDES'
-               THEN 'P|' + p.key + '|' + reduce(s = '', m IN e.modules |
-                    s + CASE s WHEN '' THEN '' ELSE ',' END + m)
-               ELSE 'D|' + p.key END) AS state
+               THEN 'P|' + p.key + '|' + e.manifest + '|'
+                    + reduce(s = '', m IN e.modules | s + m + ',') + '|'
+                    + reduce(s = '', x IN e.exports | s + x + ',')
+               ELSE 'D|' + p.key + '|' + e.manifest + '|' + e.spec END) AS state
 """
 PACKAGES_CLEAR = """
 MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(:Package)
