@@ -4,11 +4,15 @@ either side publishes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from elasticsearch import Elasticsearch
+from typer.testing import CliRunner
 
+from semgraph.cli import app
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.xrepo import dependents, link
@@ -160,3 +164,34 @@ def test_a_dependent_push_links_only_what_changed(
     gone = publish(graph, settings, tmp_path, undeclared, "svc", "c4")
     assert gone.xrepo["unlinked"] == 5 and xcalls(graph, "svc") == set()
     assert counts(graph, "svc") == {"linked": 0, "ambiguous": 0, "unprovided": 6, "unmatched": 0}
+
+
+def test_cli_callers_across_repos_impact_and_repos_deps(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    publish(graph, settings, tmp_path, LIB, "lib")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output) if "--json" in args else result.output
+
+    inside = cli("graph", "callers", "lib.app.helper", "--repo", "lib", "--json")
+    assert inside["edges"] == [] and inside["repositories"] == ["lib"]
+    across = cli("graph", "callers", "lib.app.helper", "--repo", "lib", "--across-repos", "--json")
+    assert [(e["repo"], e["qualified_name"], e["tier"], e["line"]) for e in across["edges"]] == [
+        ("svc", GO, "cross_repo", 9)
+    ]
+    text = cli("graph", "impact", "lib.app.Flask", "--repo", "lib", "--across-repos")
+    assert "svc: 1 symbols" in text and GO in text
+    deps = cli("repos", "deps", "svc", "--json")
+    assert [(d["name"], d["chosen"], d["why"]) for d in deps["depends_on"]] == [
+        ("lib", "lib", "only provider"),
+        ("requests", None, "no indexed provider"),
+    ]
+    lib = cli("repos", "deps", "lib", "--json")
+    assert lib["provides"][0]["name"] == "lib"
+    assert [(d["repo"], d["links"]) for d in lib["dependents"]] == [("svc", 4)]
+    assert "depended on by svc" in cli("repos", "deps", "lib")

@@ -60,6 +60,16 @@ def test_flask_links_into_click_and_itsdangerous(
             its_sha,
             "re-export",
         ),
+        # flask/cli.py:430 ctx.ensure_object(...) with ctx: click.Context (a typed parameter)
+        (
+            "flask.cli._set_app",
+            430,
+            "click",
+            "click.core.Context.ensure_object",
+            "cross_repo",
+            click_sha,
+            "re-export",
+        ),
         # tests/test_cli.py: from click.testing import CliRunner
         (
             "tests.test_cli.runner",
@@ -71,13 +81,13 @@ def test_flask_links_into_click_and_itsdangerous(
             "definition",
         ),
     } <= links
-    assert len(links) == 66
+    assert len(links) == 75
     before = counts(graph, "flask")
-    assert before["linked"] == 66 and before["ambiguous"] == 0
+    assert before["linked"] == 75 and before["ambiguous"] == 0
     deps = dependencies(graph, "click")
     assert [d["repo"] for d in deps["dependents"]] == ["flask"]
     assert deps["dependents"][0]["chosen"] is True
-    assert deps["dependents"][0]["links"] == 65  # and one into itsdangerous
+    assert deps["dependents"][0]["links"] == 74  # and one into itsdangerous
 
     # a library change re-links its dependent without re-indexing it
     root, _ = repos["click"]
@@ -91,7 +101,7 @@ def test_flask_links_into_click_and_itsdangerous(
     after = xcalls(graph, "flask")
     echo_sites = {e for e in links if e[3] == ECHO}
     assert echo_sites and not any(e[3] == ECHO for e in after)
-    assert len(after) == 66 - len(echo_sites)
+    assert len(after) == 75 - len(echo_sites)
     assert {e[5] for e in after if e[2] == "click"} == {sha2}  # the library's new commit
     assert counts(graph, "flask")["unmatched"] == before["unmatched"] + len(echo_sites)
 

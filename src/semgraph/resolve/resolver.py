@@ -52,7 +52,7 @@ from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym, external_si
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
 from semgraph.resolve.typed import TypedNames
-from semgraph.resolve.typeexpr import Segment
+from semgraph.resolve.typeexpr import Segment, clean_type
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
 # the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
@@ -343,6 +343,10 @@ class _Resolver:
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
                 site = external_site(scope, src, callee, receiver)
+                if site is None and receiver is not None:  # ctx.f() with ctx: click.Context
+                    typed = self.typed.local(Ctx(scope, f, src), receiver, line)
+                    text = clean_type(typed[1]) if typed and typed[0] == "type" else None
+                    site = external_site(scope, src, callee, text) if text else None
                 if site is not None and site[0] in imported:  # its ExternalModule node exists
                     sites.append((f.path, src.key, line, *site))
             else:
