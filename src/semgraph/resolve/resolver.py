@@ -48,7 +48,14 @@ from semgraph.resolve.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym, external_site
+from semgraph.resolve.scope import (
+    Ctx,
+    FileScope,
+    NameLookups,
+    Sym,
+    external_site,
+    inherited_site,
+)
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
 from semgraph.resolve.typed import TypedNames
@@ -347,6 +354,7 @@ class _Resolver:
                     typed = self.typed.local(Ctx(scope, f, src), receiver, line)
                     text = clean_type(typed[1]) if typed and typed[0] == "type" else None
                     site = external_site(scope, src, callee, text) if text else None
+                site = site or inherited_site(self.db, scope, src, callee, receiver)
                 if site is not None and site[0] in imported:  # its ExternalModule node exists
                     sites.append((f.path, src.key, line, *site))
             else:

@@ -259,3 +259,23 @@ def external_site(
     if bound is None or bound[0] != "external":
         return None
     return bound[1], parts[0], ".".join(parts[1:])
+
+
+def inherited_site(
+    db: Any, scope: FileScope, src: Sym, callee: str, receiver: str | None
+) -> tuple[str, str, str] | None:
+    """``self.f()`` / ``super().f()`` in a class of this file whose base is an external
+    import (``class AppGroup(click.Group)``): the base's member, ("click", "click",
+    "Group.f"). The bases are the class's own (this file's), so the site depends on this
+    file alone."""
+    if receiver not in ("self", "cls", "super()", "super"):
+        return None
+    cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
+    if cls is None:
+        return None
+    rows = db.execute("SELECT text FROM bases WHERE child_key = ? ORDER BY rowid", (cls.key,))
+    for (text,) in rows.fetchall():
+        site = external_site(scope, src, callee, text.strip())
+        if site is not None:
+            return site
+    return None
