@@ -82,6 +82,8 @@ def _init(root: str) -> None:
     global _ROOT, _PROJECT
     _ROOT = Path(root).resolve()
     extra = [str(_ROOT / d) for d in ("src", "lib") if (_ROOT / d).is_dir()]
+    # a workspace of several repositories (bench_crossrepo): each one's import root too
+    extra += [str(_ROOT / d) for d in os.environ.get("JEDI_EXTRA_PATHS", "").split(":") if d]
     _PROJECT = jedi.Project(str(_ROOT), added_sys_path=[str(_ROOT), *extra])
 
 
@@ -134,6 +136,9 @@ def main() -> None:
     root, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
     jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else 1
     files = _files(root)
+    only = os.environ.get("JEDI_ONLY_UNDER")  # a workspace: the sites of one repository only
+    if only:
+        files = [f for f in files if f.startswith(only.rstrip("/") + "/")]
     tmp = out.with_suffix(".part")
     done = 0
     with tmp.open("w") as fh, multiprocessing.Pool(jobs, _init, (str(root),)) as pool:

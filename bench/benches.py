@@ -7,6 +7,7 @@ from __future__ import annotations
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_backlog import figures_backlog
+from bench.figures_crossrepo import figures_crossrepo
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
@@ -322,5 +323,16 @@ BENCHES = [
         "read from the jobs' phases (wall seconds, summed) and the CPU seconds of the workers, "
         "the servers and everything else on the machine during the run. No target in the "
         "issue: the verdict is whether 2 workers beat 1.",
+    ),
+    Bench(
+        "crossrepo",
+        "bench.bench_crossrepo",
+        ["--dependents", "50", "--queries", "200"],
+        ["--dependents", "10", "--queries", "50"],
+        figures_crossrepo,
+        note="Issue 30: flask 3.0.3 -> click 8.1.7 / itsdangerous 2.2.0 (PyPI sdists, "
+        "ops/xrepo-corpus.sh) scored against jedi with all three on its path; a synthetic "
+        "library with N dependents for the re-link and the across-repos query; a one-file "
+        "flask push for the link's share of the publish.",
     ),
 ]

@@ -36,5 +36,10 @@ else
   "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$root" >&2
 fi
 
+# the public packages the cross-repository tests index (issue 30); offline, the tests that
+# need them fetch them again (and fail, loudly, where no registry answers)
+SEMGRAPH_VENV="$venv" bash "$root/ops/xrepo-corpus.sh" >/dev/null \
+  || echo "install: could not fetch the cross-repository test corpus" >&2
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "$venv/bin"

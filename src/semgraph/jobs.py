@@ -12,6 +12,7 @@ reused by every job it runs, like the graph connection the worker hands each job
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +21,10 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.faults import Faults, arm_from_env
+from semgraph.graph.xrepo import relink_dependents
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
+from semgraph.logs import event
 from semgraph.maintenance import hostcaches, leftovers
 from semgraph.maintenance.search import maintain_search
 from semgraph.queue.registry import JobContext, on_maintenance, register
@@ -29,6 +32,7 @@ from semgraph.repos import removal
 from semgraph.search.embed import Embedder
 
 KIND = "reindex"
+log = logging.getLogger(__name__)
 
 
 def request_from_args(ctx: JobContext) -> ReindexRequest:
@@ -81,7 +85,23 @@ class JobKinds:
             progress=self.progress,
             embedder=self.embedder(ctx.settings),
         )
-        parsed = run.run().stats.get("parse")
+        result = run.run()
+        # its dependents' links follow its new definitions (issue 30): one transaction each;
+        # a failure fails the job, and its retry (a no-op reindex) re-links again
+        relinked = relink_dependents(ctx.graph, run.repo_key)
+        if relinked:
+            event(
+                log,
+                logging.INFO,
+                "xrepo_relinked",
+                f"re-linked {len(relinked)} dependents",
+                repo=run.repo_key,
+                job_id=ctx.job.id,
+                dependents=len(relinked),
+                rows=sum(s.rows for s in relinked.values()),
+                duration_s=round(sum(s.duration_s for s in relinked.values()), 3),
+            )
+        parsed = result.stats.get("parse")
         if isinstance(parsed, dict) and isinstance(parsed.get("files_by_status"), dict):
             # the files indexed: the repository's size, recorded for the lanes
             ctx.files = sum(int(n) for n in parsed["files_by_status"].values())

@@ -277,5 +277,5 @@ def test_the_model_row_count_is_what_a_first_publish_writes(
             SHOP, res, run_id="r1", fingerprint="fp", now=1.0
         )
         assert (
-            stats.mode == "first" and res.model_rows() == stats.rows_written == 179
-        )  # 61 nodes, 118 edges
+            stats.mode == "first" and res.model_rows() == stats.rows_written == 184
+        )  # 61 nodes, 123 edges (5 external call sites, issue 30)

@@ -96,6 +96,7 @@ def test_publish_writes_the_schema_and_records_the_run(
         "INHERITS": 1,
         "IMPORTS": 11,
         "CALLS": 21,
+        "CALLS_EXTERNAL": 5,  # external call sites (issue 30)
     }
     assert stats.edges == count_edges(graph, "shop")
     assert stats.edges["CALLS"] == 21 and stats.edges["IMPORTS"] == 11
@@ -146,7 +147,7 @@ def test_reindex_replaces_exactly_one_repository(
     )
     assert stats.mode == "full"
     assert stats.deleted_nodes == 0  # every node is still in the model: replaced in place
-    assert stats.deleted_edges == 15 + 16 + 1 + 40 + 10 + 1 + 11 + 21  # all re-created
+    assert stats.deleted_edges == 15 + 16 + 1 + 40 + 10 + 1 + 11 + 21 + 5  # all re-created
     assert snapshot(graph, "other") == other_before
     rows = graph.query(
         "refund",

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("errors", ["semgraph", "semgraph.errors"]),
     ("base", ["semgraph.faults", "semgraph.logs", "semgraph.metrics"]),
     ("settings", ["semgraph.config"]),
-    ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect"]),
+    ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect", "semgraph.manifests"]),
     ("connections", ["semgraph.db", "semgraph.alerts"]),
     ("analysis", ["semgraph.resolve"]),
     ("stores", ["semgraph.graph", "semgraph.services"]),

@@ -34,6 +34,11 @@ MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
 
 #: filters the planner could seek by but that deliberately have no index, with the reason
 NOT_INDEXED = {
+    ("Symbol", "kind"): (
+        "a handful of kinds, each held by many symbols: the cross-repository link "
+        "(semgraph.graph.xrepo_queries) seeks a symbol by qualified name or by its file's "
+        "DEFINES edges and only then checks that it is a module"
+    ),
     ("JobQueue", "kind"): (
         "every job has a kind, and only a few kinds exist; the claim statements find jobs by "
         "id or by the claim_key range (set only while pending). Memgraph prefers the index "

@@ -1,4 +1,4 @@
-"""``semgraph graph def|callers|callees|imports`` and ``semgraph runs list|show``.
+"""``semgraph graph def|callers|callees|impact|imports`` and ``semgraph runs list|show``.
 
 Like every command module, it imports what a command uses when that command runs, so that
 ``--help`` answers at once (the graph driver alone costs a few tenths of a second)."""
@@ -48,6 +48,16 @@ def _limit(default: int, group: str = "GRAPH", help: str = LIMIT_HELP) -> Any:
 def _depth() -> Any:
     return typer.Option(
         1, "--depth", envvar="SEMGRAPH_GRAPH_DEPTH", show_envvar=True, help=DEPTH_HELP
+    )
+
+
+def _across() -> Any:
+    return typer.Option(
+        False,
+        "--across-repos",
+        envvar="SEMGRAPH_GRAPH_ACROSS_REPOS",
+        show_envvar=True,
+        help="Follow cross-repository links (tier cross_repo) into other repositories.",
     )
 
 
@@ -103,6 +113,8 @@ def _print_edges(answer: Any) -> None:
             )
         if not answer.edges:
             out.print(f"no {answer.query} found", markup=False)
+    if len(answer.repositories) > 1:
+        out.print(f"repositories covered: {', '.join(answer.repositories)}", markup=False)
     unresolved = ", ".join(f"{k}={v}" for k, v in answer.unresolved_in_scope.items())
     if unresolved:
         out.print(f"not resolved in scope: {unresolved}", markup=False)
@@ -133,10 +145,14 @@ def callers_cmd(
     repo: str | None = _repo("GRAPH"),
     depth: int = _depth(),
     limit: int = _limit(50),
+    across_repos: bool = _across(),
     as_json: bool = _json(),
 ) -> None:
     """Who calls NAME, each edge with its resolution tier."""
-    answer = _reader_call(ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit)
+    answer = _reader_call(
+        ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit,
+        across_repos=across_repos,
+    )  # fmt: skip
     _print_answer(answer, as_json)
 
 
@@ -147,11 +163,47 @@ def callees_cmd(
     repo: str | None = _repo("GRAPH"),
     depth: int = _depth(),
     limit: int = _limit(50),
+    across_repos: bool = _across(),
     as_json: bool = _json(),
 ) -> None:
     """What NAME calls, each edge with its resolution tier."""
-    answer = _reader_call(ctx, "callees", name, repo=repo, depth=_check_depth(depth), limit=limit)
+    answer = _reader_call(
+        ctx, "callees", name, repo=repo, depth=_check_depth(depth), limit=limit,
+        across_repos=across_repos,
+    )  # fmt: skip
     _print_answer(answer, as_json)
+
+
+@graph_app.command("impact")
+def impact_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help=NAME_HELP),
+    repo: str | None = _repo("GRAPH"),
+    depth: int = typer.Option(
+        3, "--depth", envvar="SEMGRAPH_GRAPH_IMPACT_DEPTH", show_envvar=True, help=DEPTH_HELP
+    ),
+    limit: int = _limit(200),
+    across_repos: bool = _across(),
+    as_json: bool = _json(),
+) -> None:
+    """What a change of NAME may affect: its transitive callers, by repository."""
+    answer = _reader_call(
+        ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit,
+        across_repos=across_repos,
+    )  # fmt: skip
+    answer.query = "impact"
+    if as_json or answer.ambiguous or not answer.matches:
+        _print_answer(answer, as_json)
+        return
+    per_repo: dict[str, set[str]] = {}
+    for e in answer.edges:
+        per_repo.setdefault(str(e["repo"]), set()).add(str(e["qualified_name"]))
+    for key, names in sorted(per_repo.items()):
+        out.print(f"{key}: {len(names)} symbols", markup=False)
+        for n in sorted(names):
+            out.print(f"  {n}", markup=False)
+    if not per_repo:
+        out.print("no callers: nothing else is affected", markup=False)
 
 
 @graph_app.command("imports")

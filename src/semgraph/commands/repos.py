@@ -128,6 +128,35 @@ def _size_why(settings: Any, record: dict[str, Any]) -> str:
     )
 
 
+@repos_app.command("deps")
+def deps_cmd(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="Repository key."),
+    as_json: bool = json_option(),
+) -> None:
+    """What KEY depends on (and which indexed repository provides it), and what depends on it."""
+    from semgraph.db import connect_graph
+    from semgraph.repos.graph import dependencies
+
+    with connect_graph(settings_from(ctx)) as graph:
+        found = dependencies(graph, _key(key))
+    if as_json:
+        emit_json(found)
+        return
+    for p in found["provides"]:
+        out.print(f"provides {p['ecosystem']}:{p['name']}  {p['manifest']}", markup=False)
+    for d in found["depends_on"]:
+        who = d["chosen"] or (
+            f"ambiguous: {', '.join(d['candidates'])}" if d["candidates"] else "-"
+        )
+        out.print(f"depends on {d['ecosystem']}:{d['name']} {d['spec']}  <- {who}", markup=False)
+    for d in found["dependents"]:
+        out.print(f"depended on by {d['repo']} ({d['ecosystem']}:{d['name']} {d['spec']}, "
+                  f"{d['links']} links)", markup=False)  # fmt: skip
+    if not any(found[k] for k in ("provides", "depends_on", "dependents")):
+        out.print(f"{key}: no package identity recorded", markup=False)
+
+
 @repos_app.command("remove")
 def remove_cmd(
     ctx: typer.Context,

@@ -245,6 +245,7 @@ RETURN count(*) AS deleted
         ("CALLS", "Symbol", "Symbol"),
         ("IMPORTS", "File", "File"),
         ("IMPORTS", "File", "ExternalModule"),
+        ("CALLS_EXTERNAL", "Symbol", "ExternalModule"),
     )
 }
 
@@ -299,6 +300,16 @@ MATCH (a:File {key: row.src})
 UNWIND row.dst AS d
 MATCH (b:ExternalModule {key: d.key})
 CREATE (a)-[:IMPORTS {line: d.line}]->(b)
+RETURN count(*) AS created
+"""
+# an external call site (issue 30): the name it calls through an import of the module,
+# read by the cross-repository link (semgraph.graph.xrepo)
+PUBLISH_CALLS_EXTERNAL = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+UNWIND row.dst AS d
+MATCH (b:ExternalModule {key: d.key})
+CREATE (a)-[:CALLS_EXTERNAL {line: d.line, local: d.local, rest: d.rest}]->(b)
 RETURN count(*) AS created
 """
 PUBLISH_CALLS = """

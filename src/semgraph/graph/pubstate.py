@@ -57,6 +57,7 @@ _CODE = {
     "CALLS:Symbol": "k",
     "IMPORTS:File": "m",
     "IMPORTS:ExternalModule": "x",
+    "CALLS_EXTERNAL:ExternalModule": "q",
 }
 _KIND = {code: kind for kind, code in _CODE.items()}
 

@@ -50,6 +50,10 @@ ORDER BY target, line, qualified_name
 LIMIT $limit
 """
 
+# across repositories (issue 30): the cross-repository links too (their tier: cross_repo)
+CALLERS_STEP_ACROSS = CALLERS_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
+CALLEES_STEP_ACROSS = CALLEES_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
+
 SCOPE_STATS = """
 UNWIND $keys AS k
 MATCH (s:Symbol {key: k})
@@ -113,14 +117,17 @@ RETURN n.key AS key, labels(n) AS labels, properties(n) AS props
 PARITY_NODES = "UNION ALL".join(
     _PARITY_NODE.format(label=label) for label in ("File", "Symbol", "ExternalModule")
 )
+# the package edges and the cross-repository links (issue 30) are no rows of the model:
+# they are compared by the link's own parity test
 PARITY_EDGES = """
-MATCH (a:Repository {key: $repo})-[e]->(b)
+MATCH (a:Repository {key: $repo})-[e:CONTAINS]->(b)
 RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
 UNION ALL
 MATCH (a:File {repo: $repo})-[e]->(b)
 RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
 UNION ALL
 MATCH (a:Symbol {repo: $repo})-[e]->(b)
+WHERE type(e) <> 'XCALLS'
 RETURN a.key AS src, type(e) AS type, b.key AS dst, properties(e) AS props
 """
 

@@ -10,6 +10,7 @@ answer says how many call sites in scope did not resolve, so a caller knows what
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from semgraph.db import Graph
 from semgraph.errors import GraphInputError
 from semgraph.graph import queries as q
 
+Visible = Callable[[str], bool]  # a repository key the caller may see
 MAX_NAME_CHARS = 1000
 MAX_DEPTH = 10
 _SEPARATORS = re.compile(r"::|#|/")
@@ -33,6 +35,10 @@ class Answer:
     edges: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False  # ``limit`` cut the answer
     unresolved_in_scope: dict[str, int] = field(default_factory=dict)
+    # across repositories (issue 30): the repositories the walk covered, and how many it met
+    # that the caller may not see (a count, never a name); a hidden one is never walked through
+    repositories: list[str] = field(default_factory=list)
+    hidden_repositories: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,17 +85,40 @@ class GraphReader:
         return answer
 
     def callers(
-        self, name: str, repo: str | None = None, depth: int = 1, limit: int = 50
+        self,
+        name: str,
+        repo: str | None = None,
+        depth: int = 1,
+        limit: int = 50,
+        *,
+        across_repos: bool = False,
+        visible: Visible | None = None,
     ) -> Answer:
-        return self._walk("callers", q.CALLERS_STEP, name, repo, depth, limit)
+        step = q.CALLERS_STEP_ACROSS if across_repos else q.CALLERS_STEP
+        return self._walk("callers", step, name, repo, depth, limit, visible)
 
     def callees(
-        self, name: str, repo: str | None = None, depth: int = 1, limit: int = 50
+        self,
+        name: str,
+        repo: str | None = None,
+        depth: int = 1,
+        limit: int = 50,
+        *,
+        across_repos: bool = False,
+        visible: Visible | None = None,
     ) -> Answer:
-        return self._walk("callees", q.CALLEES_STEP, name, repo, depth, limit)
+        step = q.CALLEES_STEP_ACROSS if across_repos else q.CALLEES_STEP
+        return self._walk("callees", step, name, repo, depth, limit, visible)
 
     def _walk(
-        self, kind: str, step: str, name: str, repo: str | None, depth: int, limit: int
+        self,
+        kind: str,
+        step: str,
+        name: str,
+        repo: str | None,
+        depth: int,
+        limit: int,
+        visible: Visible | None = None,
     ) -> Answer:
         if not 1 <= depth <= self.max_depth:
             raise GraphInputError(f"depth must be between 1 and {self.max_depth}, got {depth}")
@@ -102,6 +131,7 @@ class GraphReader:
             answer.ambiguous = len(matches) > 1
             return answer
         target = matches[0]
+        covered, hidden = {str(target["repo"])}, set()
         seen = {target["key"]}
         frontier = [target["key"]]
         scope = [target["key"]]
@@ -117,6 +147,10 @@ class GraphReader:
                 rows = rows[:remaining]
             frontier = []
             for row in rows:
+                if visible is not None and not visible(str(row["repo"])):
+                    hidden.add(str(row["repo"]))  # the allowlist applies at every hop
+                    continue
+                covered.add(str(row["repo"]))
                 row["depth"] = level
                 answer.edges.append(row)
                 if row["key"] not in seen:
@@ -125,6 +159,7 @@ class GraphReader:
             if kind == "callees" and level < depth:  # their calls are walked next
                 scope += frontier
         answer.unresolved_in_scope = self._scope_stats(kind, scope, target["repo"])
+        answer.repositories, answer.hidden_repositories = sorted(covered), len(hidden)
         return answer
 
     def _scope_stats(self, kind: str, keys: list[str], repo: str) -> dict[str, int]:

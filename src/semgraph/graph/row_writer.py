@@ -43,6 +43,7 @@ _CREATE_EDGES = {
     ("CALLS", SYMBOL): q.PUBLISH_CALLS,
     ("IMPORTS", FILE): q.PUBLISH_IMPORTS_FILE,
     ("IMPORTS", EXTERNAL): q.PUBLISH_IMPORTS_EXTERNAL,
+    ("CALLS_EXTERNAL", EXTERNAL): q.PUBLISH_CALLS_EXTERNAL,
 }
 _SOURCE_LABEL = {"IMPORTS": FILE}  # other edge types leave a Symbol
 
@@ -58,6 +59,8 @@ class RowWriter:
         self.batch, self.mode, self.state, self.res = batch, mode, state, res
         self.delta = mode is PublishMode.DELTA
         self.stats = batch.stats
+        #: symbols whose external call sites were written or unlinked: their links are redone
+        self.external_sources: set[str] = set()
 
     def nodes(self, path: str) -> Entries:
         """Pass 1: the file's nodes and its structure edges; returns the file's entries."""
@@ -163,6 +166,8 @@ class RowWriter:
                 return
             if had is not None:
                 self._unlink(g.type, g.src_label, g.dst_label, g.src)
+        if g.type == "CALLS_EXTERNAL":
+            self.external_sources.add(g.src)
         cypher = _CREATE_EDGES[(g.type, g.dst_label)]
         for i in range(0, len(g.dst), self.batch.size):
             chunk = g.dst[i : i + self.batch.size]
@@ -176,6 +181,8 @@ class RowWriter:
                 self.batch.add("drop", label, q.PUBLISH_DROP[label], key)
             else:
                 edge, dst_label = kind.split(":", 1)
+                if edge == "CALLS_EXTERNAL":
+                    self.external_sources.add(key)
                 self._unlink(edge, _SOURCE_LABEL.get(edge, SYMBOL), dst_label, key)
 
     def _unlink(self, edge: str, src_label: str, dst_label: str, src: str) -> None:

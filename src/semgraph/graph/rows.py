@@ -32,7 +32,7 @@ from semgraph.resolve.symtab import CLASS_KINDS, external_key, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "4"
+ROWS_VERSION = "5"  # 5: CALLS_EXTERNAL (issue 30)
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 
@@ -99,7 +99,10 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
     unresolved = res.unresolved_imports(path)
     if unresolved:
         props["imports_unresolved"] = unresolved
-    nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved))]
+    reexports = res.reexports_of(path) if language == "python" else []
+    if reexports:  # what the cross-repository link follows (semgraph.graph.xrepo)
+        props["reexports"] = reexports
+    nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved, reexports))]
     syms = res.symbols_of(path)
     if not syms:
         return nodes, []
@@ -164,6 +167,10 @@ def file_groups(res: Resolution, path: str) -> list[EdgeGroup]:
             for k, ln, t, c in material
         ]
         groups.append(EdgeGroup("CALLS", SYMBOL, caller, SYMBOL, dst, material))
+    for caller, sites in itertools.groupby(res.external_sites_of(path), key=lambda r: r[0]):
+        found = tuple((external_key(repo, m), ln, loc, rest) for _, ln, m, loc, rest in sites)
+        dst = [{"key": k, "line": ln, "local": loc, "rest": rest} for k, ln, loc, rest in found]
+        groups.append(EdgeGroup("CALLS_EXTERNAL", SYMBOL, caller, EXTERNAL, dst, found))
     return groups
 
 

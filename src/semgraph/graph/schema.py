@@ -47,6 +47,7 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("Symbol", "qualified_name"),
     IndexSpec("ExternalModule", "key", unique=True),
     IndexSpec("ExternalModule", "repo"),
+    IndexSpec("Package", "key", unique=True),  # issue 30: PROVIDES / DEPENDS_ON
     # labels that statements scan (job and run lists, queue stats, repositories, old workers)
     IndexSpec("JobQueue"),
     IndexSpec("Worker"),

@@ -44,6 +44,7 @@ from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer import resolvecache
 from semgraph.indexer.checkout import CheckoutResult, checkout, worktree_lock, worktree_path
+from semgraph.indexer.manifests_read import read_identity
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import ParseCache
 from semgraph.indexer.request import (
@@ -57,6 +58,7 @@ from semgraph.indexer.request import (
 from semgraph.indexer.sources import repo_key_for
 from semgraph.indexer.staging import run_files
 from semgraph.logs import event
+from semgraph.manifests import Identity
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
 from semgraph.search.embed import Embedder
@@ -106,6 +108,7 @@ class Reindex:
         self.stats: dict[str, Any] = {}
         self.staging: str | None = None
         self.committed = False
+        self.identity: Identity | None = None  # the manifests' packages (issue 30)
         self.commit_in_doubt = False  # the connection broke during COMMIT; outcome unknown
         self.repo_key = ""
         self.commit = ""
@@ -162,6 +165,8 @@ class Reindex:
 
     def _parse(self, co: CheckoutResult, fp: str) -> ParseStats:
         try:
+            self.identity = read_identity(co.workspace)  # issue 30: before the tree is let go
+            self.stats["manifest_errors"] = self.identity.errors[:20]
             if not self.settings.parse_cache:
                 return parse_repository(
                     self.settings,
@@ -221,9 +226,7 @@ class Reindex:
         return staged
 
     def _publish(self, co: CheckoutResult, resolution: Resolution, fp: str) -> PublishStats | None:
-        repo = RepoInfo(
-            key=co.repo_key, url=co.url, default_branch=co.default_branch, commit=co.commit
-        )
+        repo = RepoInfo(co.repo_key, co.url, co.default_branch, co.commit, self.identity)
         writer = GraphWriter(self.graph, self.settings, faults=self.faults)
         try:
             return writer.publish(

@@ -81,12 +81,20 @@ def find_definition(
         raise ToolFailure(
             "invalid_argument", f"kind must be one of {', '.join(KINDS)}", field="kind"
         )
-    found = _read(scope.backend.reader.definitions, name, scope.repo, limit=ROW_CAP)
+    across = bool(args.get("across_repos"))
+    found = _read(
+        scope.backend.reader.definitions, name, None if across else scope.repo, limit=ROW_CAP
+    )
     rows = [_symbol(r) for r in scope.filter(found.matches) if kind is None or r["kind"] == kind]
     repos = {str(r["repo"]) for r in rows}
+    hidden = {str(r["repo"]) for r in found.matches} - {
+        str(r["repo"]) for r in scope.filter(found.matches)
+    }
     causes = ["row_cap: more definitions match than were read"] if found.truncated else []
     causes += scope.file_causes(repos or scope.states)
     head: dict[str, Any] = {"tool": "find_definition", "name": name}
+    if across:  # which repositories it covered; the hidden ones as a count, never a name
+        head["repositories_covered"], head["repositories_hidden"] = sorted(repos), len(hidden)
     if not rows:
         head.update(_empty(scope, "no such symbol"))
     else:
@@ -129,9 +137,16 @@ def walk(
     """(head, reader answer, visible edges) of a callers/callees walk."""
     levels = _depth(depth, default_depth)
     reader = scope.backend.reader
-    answer = _read(getattr(reader, kind), name, scope.repo, depth=levels, limit=ROW_CAP)
+    across = bool(args.get("across_repos"))
+    answer = _read(
+        getattr(reader, kind), name, scope.repo, depth=levels, limit=ROW_CAP,
+        across_repos=across, visible=scope.visible if across else None,
+    )  # fmt: skip
     matches = scope.filter(answer.matches)
     head: dict[str, Any] = {"tool": kind, "name": name, "depth": levels}
+    if across:  # which repositories it covered; the hidden ones as a count, never a name
+        head["repositories_covered"] = [r for r in answer.repositories if scope.visible(r)]
+        head["repositories_hidden"] = answer.hidden_repositories
     if not matches:
         head.update(_empty(scope, "no such symbol"))
         head["completeness"] = completeness([])

@@ -57,6 +57,7 @@ Limit = Annotated[int | None, Field(description="rows per page, 1..200 (default 
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 Name = Annotated[str, Field(description="symbol name: short, qualified, or a trailing part")]
 Depth = Annotated[int | None, Field(description="hops to walk, 1..5")]
+Across = Annotated[bool, Field(description="span repositories: follow cross-repository links")]
 
 
 def _result(answer: dict[str, Any]) -> CallToolResult:
@@ -125,24 +126,30 @@ def build_server(tools: Tools) -> SemgraphMCP:
         name: Name,
         repo: Repo = None,
         kind: Annotated[str | None, Field(description="function, method, class, ...")] = None,
+        across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
         """Where a symbol is defined; several matches come back as a list."""
         return await run(
-            "find_definition", name=name, repo=repo, kind=kind, limit=limit, cursor=cursor
-        )
+            "find_definition", name=name, repo=repo, kind=kind,
+            across_repos=across_repos or None, limit=limit, cursor=cursor,
+        )  # fmt: skip
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def callers(
         name: Name,
         repo: Repo = None,
         depth: Depth = None,
+        across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
         """Who calls a symbol (depth hops), each edge with its resolution tier."""
-        return await run("callers", name=name, repo=repo, depth=depth, limit=limit, cursor=cursor)
+        return await run(
+            "callers", name=name, repo=repo, depth=depth, across_repos=across_repos or None,
+            limit=limit, cursor=cursor,
+        )  # fmt: skip
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def callees(
@@ -161,6 +168,7 @@ def build_server(tools: Tools) -> SemgraphMCP:
         repo: Repo = None,
         depth: Annotated[int | None, Field(description="hops, 1..5 (default 3)")] = None,
         summary: Annotated[bool, Field(description="counts per depth only")] = False,
+        across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
@@ -171,6 +179,7 @@ def build_server(tools: Tools) -> SemgraphMCP:
             repo=repo,
             depth=depth,
             summary=summary or None,
+            across_repos=across_repos or None,
             limit=limit,
             cursor=cursor,
         )

@@ -118,6 +118,31 @@ RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit 
 ORDER BY key
 """
 
+# ``repos deps`` (issue 30): what a repository depends on (with the provider chosen), what
+# it provides, and which repositories depend on it (with the links into it)
+DEPENDS_OF = """
+MATCH (:Repository {key: $repo})-[e:DEPENDS_ON]->(p:Package)
+RETURN p.ecosystem AS ecosystem, p.name AS name, e.spec AS spec, e.chosen AS chosen,
+       e.why AS why, coalesce(e.candidates, []) AS candidates
+ORDER BY ecosystem, name
+"""
+PROVIDES_OF = """
+MATCH (:Repository {key: $repo})-[e:PROVIDES]->(p:Package)
+RETURN p.ecosystem AS ecosystem, p.name AS name, e.modules AS modules, e.manifest AS manifest
+ORDER BY ecosystem, name
+"""
+DEPENDENTS_OF = """
+MATCH (:Repository {key: $repo})-[:PROVIDES]->(p:Package)<-[e:DEPENDS_ON]-(d:Repository)
+WHERE d.key <> $repo
+RETURN d.key AS repo, p.ecosystem AS ecosystem, p.name AS name, e.spec AS spec,
+       e.chosen = $repo AS chosen
+ORDER BY repo, ecosystem, name
+"""
+LINKS_INTO = """
+MATCH (t:Symbol {repo: $repo})<-[e:XCALLS]-(s:Symbol)
+RETURN s.repo AS repo, count(e) AS links
+"""
+
 GET_REPOSITORY = """
 MATCH (r:Repository {key: $repo})
 RETURN properties(r) AS props
@@ -191,3 +216,17 @@ def list_repositories(graph: Graph) -> list[dict[str, Any]]:
 def repository_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
     rows = graph.query("repository props", GET_REPOSITORY, repo=repo_key)
     return dict(rows[0]["props"]) if rows else None
+
+
+def dependencies(graph: Graph, repo: str) -> dict[str, Any]:
+    """What ``repo`` provides and depends on, and who depends on it (``repos deps``)."""
+    links = {r["repo"]: r["links"] for r in graph.query("links into", LINKS_INTO, repo=repo)}
+    dependents = graph.query("dependents", DEPENDENTS_OF, repo=repo)
+    for d in dependents:
+        d["links"] = links.get(d["repo"], 0)
+    return {
+        "repo": repo,
+        "provides": graph.query("provides", PROVIDES_OF, repo=repo),
+        "depends_on": graph.query("depends on", DEPENDS_OF, repo=repo),
+        "dependents": dependents,
+    }

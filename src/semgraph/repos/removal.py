@@ -40,6 +40,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
+from semgraph.graph.xrepo import relink_dependents
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.resolvecache import cache_path
@@ -163,6 +164,7 @@ class RemovalReport:
     repository_deleted: int = 0
     record_deleted: int = 0
     record_kept_for: str | None = None  # a job queued after the request indexes it again
+    relinked: list[str] = field(default_factory=list)  # dependents re-linked (issue 30)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -205,6 +207,9 @@ class Removal:
         self.report.alias_removed = self.index.remove_alias(self.repo)
         self._step("remove.after_mark")
         self._graph()
+        # its dependents lose their links into it (its symbols are gone, it is 'removing');
+        # before the :Repository node goes, so a retry still finds them by its packages
+        self.report.relinked = sorted(relink_dependents(self.graph, self.repo))
         self._step("remove.after_graph")
         for name in self.index.repository_indexes(self.repo):
             if self.index.delete_index(name):

@@ -30,6 +30,7 @@ TABLES: dict[str, str] = {
     "files": "path, bundle",
     "symbols": "key, path, qn, name, kind, parent_key, start_line, end_line",
     "go_reach": "iface, dir, type",
+    "external_sites": "path, src_key, line, module, local, rest",
 }
 COUNTS = (
     "repo_key",

@@ -24,6 +24,7 @@ _PATH_RESULTS = (
     ("file_parts", "path"),
     ("ambiguous_unlinked", "path"),
     ("file_counts", "path"),
+    ("external_sites", "path"),
 )
 _KEY_RESULTS = (("call_edges", "src_key"), ("sym_stats", "key"), ("inherits", "child_key"))
 

@@ -209,7 +209,7 @@ class Resolution:
         edges = db.execute(
             "SELECT (SELECT count(*) FROM import_edges), (SELECT count(*) FROM inherits), "
             "(SELECT count(*) FROM call_edges), (SELECT count(DISTINCT dst) FROM import_edges "
-            "WHERE dst_kind = 'external')"
+            "WHERE dst_kind = 'external'), (SELECT count(*) FROM external_sites)"
         ).fetchone()
         # nodes: files, symbols, externals; structure: repository->file, file->symbol, parent
         return int(files * 2 + symbols * 2 + parented + sum(edges))
@@ -292,6 +292,25 @@ class Resolution:
             (path,),
         ).fetchall()
 
+    def reexports_of(self, path: str) -> list[str]:
+        """``local\tpath\tmember`` of each module-level ``from .m import name`` binding of
+        ``path`` to a member of another file: what a package re-exports (issue 30)."""
+        rows = self.table.db.execute(
+            "SELECT local, target FROM bindings WHERE path = ? AND kind = 'member' "
+            "AND scope_key IS NULL",
+            (path,),
+        ).fetchall()
+        return sorted({f"{local}\t{target.replace(chr(0), chr(9), 1)}" for local, target in rows})
+
+    def external_sites_of(self, path: str) -> list[tuple[str, int, str, str, str]]:
+        """(src, line, module, local, rest) of the external call sites of ``path`` (issue
+        30), sorted."""
+        return self.table.db.execute(
+            "SELECT src_key, line, module, local, rest FROM external_sites WHERE path = ? "
+            "ORDER BY src_key, module, line, local, rest",
+            (path,),
+        ).fetchall()
+
 
 RESULT_DDL = """
 CREATE TABLE bindings (path TEXT, local TEXT, kind TEXT, target TEXT, scope_key TEXT);
@@ -305,6 +324,8 @@ CREATE TABLE sym_stats (key TEXT, unresolved INTEGER, external INTEGER, ambiguou
                         possible INTEGER);
 CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT, path TEXT);
 CREATE TABLE file_parts (path TEXT, part BLOB);
+CREATE TABLE external_sites (path TEXT, src_key TEXT, line INTEGER, module TEXT, local TEXT,
+                             rest TEXT);
 """
 # for the writer's per-file reads, built once the edges are all in
 EDGE_INDEXES = """
@@ -313,6 +334,7 @@ CREATE INDEX import_edges_src ON import_edges (src_path, dst_kind, dst, line);
 CREATE INDEX inherits_pair ON inherits (child_key, parent_key);
 CREATE INDEX import_unresolved_src ON import_unresolved (src_path);
 CREATE INDEX sym_stats_key ON sym_stats (key);
+CREATE INDEX external_sites_path ON external_sites (path, src_key, line, module, local, rest);
 """
 
 _LOOKUP_DDL = """

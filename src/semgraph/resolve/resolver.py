@@ -48,11 +48,18 @@ from semgraph.resolve.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
+from semgraph.resolve.scope import (
+    Ctx,
+    FileScope,
+    NameLookups,
+    Sym,
+    external_site,
+    inherited_site,
+)
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
 from semgraph.resolve.typed import TypedNames
-from semgraph.resolve.typeexpr import Segment
+from semgraph.resolve.typeexpr import Segment, clean_type
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
 # the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
@@ -264,7 +271,8 @@ class _Resolver:
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
-        self._part(f.path, ("imports", sorted(edges), len(unresolved)))
+        members = sorted((b[1], b[3]) for b in binds if b[2] == "member" and b[4] is None)
+        self._part(f.path, ("imports", sorted(edges), len(unresolved), members))
 
     # -- bases ---------------------------------------------------------------------------------
 
@@ -311,6 +319,14 @@ class _Resolver:
         edges: list[tuple[str, str, int, str, int]] = []
         stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         unlinked: list[tuple[str, str, str, str]] = []
+        sites: list[tuple[str, str, int, str, str, str]] = []
+        imported = {
+            m
+            for (m,) in self.db.execute(
+                "SELECT dst FROM import_edges WHERE src_path = ? AND dst_kind = 'external'",
+                (f.path,),
+            )
+        }
         for enclosing, callee, receiver, line in self.db.execute(
             "SELECT enclosing, callee, receiver, line FROM calls_raw WHERE path = ? ORDER BY id",
             (f.path,),
@@ -333,6 +349,14 @@ class _Resolver:
                     unlinked.append((callee, f.family, mode, f.path))
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
+                site = external_site(scope, src, callee, receiver)
+                if site is None and receiver is not None:  # ctx.f() with ctx: click.Context
+                    typed = self.typed.local(Ctx(scope, f, src), receiver, line)
+                    text = clean_type(typed[1]) if typed and typed[0] == "type" else None
+                    site = external_site(scope, src, callee, text) if text else None
+                site = site or inherited_site(self.db, scope, src, callee, receiver)
+                if site is not None and site[0] in imported:  # its ExternalModule node exists
+                    sites.append((f.path, src.key, line, *site))
             else:
                 stats[src.key][0] += 1
                 why = tier or Reason.NO_DEFINITION.value
@@ -342,7 +366,8 @@ class _Resolver:
             "INSERT INTO sym_stats VALUES (?,?,?,?,0)", [(k, *v) for k, v in stats.items()]
         )
         self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?,?)", unlinked)
-        self._part(f.path, ("calls", sorted(edges), sorted(stats.items())))
+        self.db.executemany("INSERT INTO external_sites VALUES (?,?,?,?,?,?)", sites)
+        self._part(f.path, ("calls", sorted(edges), sorted(stats.items()), sorted(sites)))
 
     def _possible_callers(self) -> None:
         for mode, kinds in (("bare", BARE_KINDS), ("receiver", RECEIVER_KINDS)):

@@ -7,6 +7,7 @@ repository.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -236,3 +237,45 @@ class NameLookups:
     def is_class(self, key: str) -> bool:
         row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()
         return row is not None and row[0] in CLASS_KINDS
+
+
+_SITE_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
+_SITE_SEP = re.compile(r"\.|::|->")
+
+
+def external_site(
+    scope: FileScope, src: Sym, callee: str, receiver: str | None
+) -> tuple[str, str, str] | None:
+    """(module, local, rest) of a call classified external through an import binding
+    (issue 30): ``click.echo()`` under ``import click`` is ("click", "click", "echo");
+    ``echo()`` under ``from click import echo`` is ("click", "echo", ""); ``pkg.F()`` under
+    Go's ``import ".../pkg"`` is (".../pkg", "pkg", "F"). A call external for another reason
+    (a builtin, a value of an external type) has no site: the link step cannot name it."""
+    path = f"{receiver}.{callee}" if receiver else callee
+    if not _SITE_PATH.match(path):
+        return None
+    parts = _SITE_SEP.split(path)
+    bound = scope.binding(parts[0], src)
+    if bound is None or bound[0] != "external":
+        return None
+    return bound[1], parts[0], ".".join(parts[1:])
+
+
+def inherited_site(
+    db: Any, scope: FileScope, src: Sym, callee: str, receiver: str | None
+) -> tuple[str, str, str] | None:
+    """``self.f()`` / ``super().f()`` in a class of this file whose base is an external
+    import (``class AppGroup(click.Group)``): the base's member, ("click", "click",
+    "Group.f"). The bases are the class's own (this file's), so the site depends on this
+    file alone."""
+    if receiver not in ("self", "cls", "super()", "super"):
+        return None
+    cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
+    if cls is None:
+        return None
+    rows = db.execute("SELECT text FROM bases WHERE child_key = ? ORDER BY rowid", (cls.key,))
+    for (text,) in rows.fetchall():
+        site = external_site(scope, src, callee, text.strip())
+        if site is not None:
+            return site
+    return None

@@ -114,8 +114,15 @@ def _graph_answer(
     ctx: WebContext, who: Principal, kind: str, name: str, repo: str | None, **kw: Any
 ) -> Any:
     repo = only_repo(ctx, who, repo)
+    if kw.get("across_repos"):  # the allowlist applies at every hop (issue 30)
+        kw["visible"] = None if who.repos is None else who.allows
+    else:
+        kw.pop("across_repos", None)
     answer = getattr(GraphReader(ctx.graph), kind)(name, repo, **kw)
     return answer.to_dict()
+
+
+AcrossRepos = Annotated[bool, Query(description="follow cross-repository links (tier cross_repo)")]
 
 
 @router.get("/graph/def", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
@@ -139,10 +146,11 @@ def graph_callers(
     repo: Repo = None,
     depth: Annotated[int, Query(ge=1, le=5)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    across_repos: AcrossRepos = False,
 ) -> dict[str, Any]:
     """Who calls a symbol, up to ``depth`` hops."""
     result: dict[str, Any] = _graph_answer(
-        ctx, who, "callers", name, repo, depth=depth, limit=limit
+        ctx, who, "callers", name, repo, depth=depth, limit=limit, across_repos=across_repos
     )
     return result
 
@@ -155,10 +163,11 @@ def graph_callees(
     repo: Repo = None,
     depth: Annotated[int, Query(ge=1, le=5)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    across_repos: AcrossRepos = False,
 ) -> dict[str, Any]:
     """What a symbol calls, up to ``depth`` hops."""
     result: dict[str, Any] = _graph_answer(
-        ctx, who, "callees", name, repo, depth=depth, limit=limit
+        ctx, who, "callees", name, repo, depth=depth, limit=limit, across_repos=across_repos
     )
     return result
 

@@ -1,0 +1,77 @@
+"""Rows of ``bench/bench_crossrepo.py`` (issue 30): accuracy of the cross-repository links
+against jedi over both sides, the re-link of a library's dependents, ``callers
+--across-repos`` latency, and the link's share of a one-file push."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bench import records
+from bench.figures import Figure, not_measured, ok, x
+
+PRECISION_TARGET, RECALL_TARGET = 0.99, 0.85
+QUERY_P95_TARGET_MS = 100.0
+
+
+def figures_crossrepo(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    figs: list[Figure] = []
+    for r in records.read(out, "crossrepo.accuracy"):
+        name = f"cross-repository links, {r['pairs']} (jedi over both sides)"
+        figs.append(
+            Figure(
+                f"{name}: precision ({r['agreed']} of our {r['ours']} links agreed; "
+                f"{r['ours_unanswered_by_oracle']} at sites jedi did not answer)",
+                f"{r['precision']:.4f}",
+                "-",
+                f"{r['precision'] / PRECISION_TARGET:.3f}x target",
+                f">= {PRECISION_TARGET}",
+                ok(r["precision"] >= PRECISION_TARGET),
+            )
+        )
+        figs.append(
+            Figure(
+                f"{name}: recall ({r['agreed']} of the oracle's {r['oracle']} cross edges)",
+                f"{r['recall']:.4f}",
+                "-",
+                f"{r['recall'] / RECALL_TARGET:.3f}x target",
+                f">= {RECALL_TARGET}",
+                ok(r["recall"] >= RECALL_TARGET),
+            )
+        )
+    for r in records.read(out, "crossrepo.relink"):
+        figs.append(
+            Figure(
+                f"re-link after a library push ({r['renamed']} of {r['library_functions']} "
+                f"functions renamed), {r['dependents']} dependents, one transaction each",
+                f"{r['per_dependent_ms_mean']} ms and {r['rows_per_dependent_mean']} rows per "
+                f"dependent (p95 {r['per_dependent_ms_p95']} ms; {r['relink_total_s']} s all)",
+                f"fresh full link {r['full_link_ms_mean']} ms per dependent",
+                x(r["per_dependent_ms_mean"], r["full_link_ms_mean"]),
+                "- (the issue sets none: time and rows per dependent)",
+            )
+        )
+    for r in records.read(out, "crossrepo.query"):
+        figs.append(
+            Figure(
+                f"callers --across-repos, depth 1, {r['repositories']} repositories "
+                f"({r['queries']} queries)",
+                f"p95 {r['across_p95_ms']} ms (p50 {r['across_p50_ms']} ms)",
+                f"inside one repository p95 {r['inside_p95_ms']} ms",
+                x(r["across_p95_ms"], r["inside_p95_ms"]),
+                f"<= {QUERY_P95_TARGET_MS:.0f} ms",
+                ok(r["across_p95_ms"] <= QUERY_P95_TARGET_MS),
+            )
+        )
+    for r in records.read(out, "crossrepo.push"):
+        figs.append(
+            Figure(
+                f"one-file push of flask (delta publish, {r['modes']}): the link's share",
+                f"{r['link_s_median']} s of a {r['tx_s_median']} s publish",
+                f"publish {r['tx_s_median']} s",
+                f"{r['link_share']:.1%}",
+                "- (a push costs the change)",
+            )
+        )
+    if not figs and args is not None:
+        figs.append(not_measured("cross-repository links", "see issue 30", "no result"))
+    return figs

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Idempotent: the public packages the cross-repository tests index (issue 30), fetched from
+# the package registries CI reaches into a cache (fast on re-run: nothing is fetched twice).
+# PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
+# one that imports it. Prints the cache directory on its last line.
+set -euo pipefail
+dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
+pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
+go="${GO:-/usr/local/go/bin/go}"
+mkdir -p "$dest/pypi" "$dest/gomod"
+for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
+  name="${spec%%==*}" version="${spec##*==}"
+  if [ ! -f "$dest/pypi/$name-$version.tar.gz" ]; then
+    echo "xrepo-corpus: downloading $spec (sdist) from PyPI" >&2
+    "$pip" download -q --disable-pip-version-check --no-deps --no-binary :all: \
+      -d "$dest/pypi" "$spec" >&2
+  fi
+done
+for mod in github.com/hashicorp/errwrap@v1.0.0 github.com/hashicorp/go-multierror@v1.1.1; do
+  if [ ! -f "$dest/gomod/$mod/go.mod" ]; then
+    echo "xrepo-corpus: downloading $mod from the Go module proxy" >&2
+    GOMODCACHE="$dest/gomod" GOFLAGS=-modcacherw "$go" mod download "$mod" >&2
+  fi
+done
+echo "$dest"

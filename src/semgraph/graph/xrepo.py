@@ -1,0 +1,354 @@
+"""The cross-repository link (issue 30): the external call sites of one repository (the
+*dependent*: its ``CALLS_EXTERNAL`` edges, :mod:`semgraph.graph.rows`) linked to the
+definitions of the indexed repositories that provide the packages it depends on, as
+``(:Symbol)-[:XCALLS {tier: 'cross_repo', repo, commit, via}]->(:Symbol)`` edges. The link
+reads only the graph: no dependent is parsed or resolved again.
+
+Which provider: for each package the dependent depends on (``DEPENDS_ON``), the live
+repositories that provide it (``PROVIDES``). One: it is chosen (``why: 'only provider'``).
+Several (a fork, a vendored copy): none is chosen, the edge keeps them as ``candidates`` and
+every site of its modules counts as ambiguous. A module no provider's ``modules`` covers is
+*unprovided*. The choice is written on the ``DEPENDS_ON`` edge.
+
+Which definition, in the chosen provider:
+
+* Python: the dotted name the site calls (``click.echo``; ``from click import echo`` ->
+  ``click.echo``) by qualified name; else a re-export: a module (``pkg/__init__``) whose
+  ``from .models import Thing`` binds the name (``File.reexports``), followed through up to
+  :data:`REEXPORT_HOPS` files to the definition (``pkg.Thing`` defined in
+  ``pkg/models.py``), ``via: 're-export'``; an attribute after it (``pkg.Thing.method``) by
+  qualified name again. An alias (``from click import echo as say``) is not followed;
+* Go: the top-level definition of that name in the package's directory (the import path
+  less the provider's module path).
+
+A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
+``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
+``:Repository``; its resolution rate still counts these sites as external.
+
+:func:`link` runs in the caller's transaction: in a publish (the changed sites, or all of
+them) and in a ``relink`` job (the sites into one library), one transaction per dependent.
+
+The module is a little over 300 lines: the choice of provider, the two languages' lookups
+and the re-link are one algorithm, kept together.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from semgraph.db import Graph
+from semgraph.graph import xrepo_queries as q
+from semgraph.resolve.symtab import external_key, file_key
+
+UNLINK_SLICE = 10_000
+REEXPORT_HOPS = 3
+TIER = "cross_repo"
+
+
+@dataclass
+class LinkStats:
+    sites: int = 0  # sites (re)linked by this call
+    edges: int = 0  # XCALLS written
+    unlinked: int = 0  # XCALLS deleted first
+    linked: int = 0  # the repository's totals after the link
+    ambiguous: int = 0
+    unprovided: int = 0
+    unmatched: int = 0
+    choices: dict[str, Any] = field(default_factory=dict)  # package -> chosen / candidates
+    duration_s: float = 0.0  # a relink's transaction
+
+    @property
+    def rows(self) -> int:
+        """Edges the link wrote and deleted."""
+        return self.edges + self.unlinked
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Provider:
+    repo: str
+    commit: str
+    ecosystem: str
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Site:
+    src: str
+    line: int
+    module: str
+    local: str
+    rest: str
+
+
+def _choose(tx: Any, repo: str) -> tuple[list[_Provider], set[str], dict[str, Any]]:
+    """The chosen providers and the package modules that are ambiguous; writes the choice."""
+    chosen: list[_Provider] = []
+    ambiguous: set[str] = set()
+    choices: dict[str, Any] = {}
+    rows = []
+    for r in tx.run(q.LINK_PROVIDERS, repo=repo):
+        found = [p for p in r["providers"] if p[0] is not None]
+        cands = sorted({p[0] for p in found})
+        if len(cands) == 1:
+            key, commit, modules = found[0]
+            chosen.append(_Provider(key, commit or "", r["ecosystem"], tuple(modules or ())))
+            row = {
+                "package": r["package"],
+                "chosen": key,
+                "why": "only provider",
+                "candidates": cands,
+            }
+        elif cands:
+            ambiguous |= {m for p in found for m in (p[2] or ())}
+            row = {"package": r["package"], "chosen": None, "why": "several providers",
+                   "candidates": cands}  # fmt: skip
+        else:
+            row = {"package": r["package"], "chosen": None, "why": "no indexed provider",
+                   "candidates": []}  # fmt: skip
+        rows.append(row)
+        choices[r["package"]] = {k: row[k] for k in ("chosen", "why", "candidates")}
+    if rows:
+        tx.run(q.LINK_CHOICE, repo=repo, rows=rows).single()
+    return chosen, ambiguous, choices
+
+
+def _provider_of(module: str, providers: list[_Provider]) -> _Provider | None:
+    for p in providers:
+        for m in p.modules:
+            if p.ecosystem == "go":
+                if module == m or module.startswith(m + "/"):
+                    return p
+            elif module == m or module.startswith(m + ".") or module.startswith(m + "/"):
+                return p
+    return None
+
+
+def _is_ambiguous(module: str, ambiguous: set[str]) -> bool:
+    return any(module == m or module.startswith((m + ".", m + "/")) for m in ambiguous)
+
+
+def _python_name(site: _Site) -> str:
+    root = site.module.split(".")[0]
+    head = site.local if site.local == root else f"{site.module}.{site.local}"
+    return f"{head}.{site.rest}" if site.rest else head
+
+
+def _by_qn(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
+    rows = [{"i": i, "repo": repo, "qn": qn} for i, (repo, qn) in wanted.items()]
+    if not rows:
+        return {}
+    return {r["i"]: sorted(r["keys"]) for r in tx.run(q.LINK_BY_QN, rows=rows) if r["keys"]}
+
+
+def _reexport(entries: list[str] | None, name: str) -> tuple[str, str] | None:
+    """(path, member) a module re-exports as ``name``, from its ``File.reexports``."""
+    for entry in entries or ():
+        local, path, member = entry.split("\t", 2)
+        if local == name:
+            return path, member
+    return None
+
+
+def _follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, str]:
+    """site -> the qualified name of the top-level definition each (repo, path, member)
+    names, following re-exports up to :data:`REEXPORT_HOPS` files."""
+    out: dict[int, str] = {}
+    todo = dict(start)
+    for _ in range(REEXPORT_HOPS):
+        if not todo:
+            break
+        rows = [{"i": i, "file": file_key(repo, path), "name": member}
+                for i, (repo, path, member) in todo.items()]  # fmt: skip
+        nxt: dict[int, tuple[str, str, str]] = {}
+        for r in tx.run(q.LINK_MEMBER, rows=rows):
+            i = r["i"]
+            found = [qn for key, qn in r["found"] if key is not None]
+            if found:
+                out[i] = min(found, key=lambda qn: (qn.count("."), qn))  # the top-level one
+                continue
+            hop = _reexport(r["reexports"], todo[i][2])
+            if hop is not None:
+                nxt[i] = (todo[i][0], *hop)
+        todo = nxt
+    return out
+
+
+def _python(tx: Any, sites: dict[int, tuple[_Site, _Provider]]) -> dict[int, tuple[list[str], str]]:
+    names = {i: _python_name(s) for i, (s, _) in sites.items()}
+    exact = _by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
+    out = {i: (keys, "definition") for i, keys in exact.items()}
+    rows: list[dict[str, Any]] = []
+    splits: dict[int, tuple[int, str, list[str]]] = {}  # row -> (site, name, tail)
+    for i in (i for i in sites if i not in exact):
+        parts = names[i].split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            splits[len(rows)] = (i, parts[cut], parts[cut + 1 :])
+            rows.append({"i": len(rows), "repo": sites[i][1].repo,
+                         "module": ".".join(parts[:cut])})  # fmt: skip
+    start: dict[int, tuple[str, str, str]] = {}
+    best_tail: dict[int, int] = {}
+    tails: dict[int, list[str]] = {}
+    for r in tx.run(q.LINK_MODULE_FILE, rows=rows) if rows else []:
+        i, name, _ = splits[r["i"]]
+        hop = _reexport(r["reexports"], name)
+        if hop is not None and (i not in start or len(splits[r["i"]][2]) < best_tail[i]):
+            start[i] = (sites[i][1].repo, *hop)
+            best_tail[i] = len(splits[r["i"]][2])
+            tails[i] = splits[r["i"]][2]
+    deeper = {
+        i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, qn in _follow(tx, start).items()
+    }
+    for i, keys in _by_qn(tx, deeper).items():
+        out[i] = (keys, "re-export")
+    return out
+
+
+def _go(tx: Any, sites: dict[int, tuple[_Site, _Provider]]) -> dict[int, tuple[list[str], str]]:
+    rows: list[dict[str, Any]] = []
+    want: dict[int, tuple[str, str, list[str]]] = {}
+    for i, (s, p) in sites.items():
+        base = next(m for m in p.modules if s.module == m or s.module.startswith(m + "/"))
+        directory = s.module[len(base) + 1 :]
+        parts = s.rest.split(".") if s.rest else []
+        if not parts:
+            continue
+        rows.append({"i": i, "repo": p.repo, "name": parts[0]})
+        want[i] = (directory, parts[0], parts[1:])
+    found: dict[int, list[str]] = {}
+    tails: dict[int, tuple[str, str]] = {}
+    for r in tx.run(q.LINK_BY_NAME, rows=rows) if rows else []:
+        directory, name, tail = want[r["i"]]
+        hits = []
+        for key, path, qn in r["found"]:
+            module = path[:-3].replace("/", ".") if path.endswith(".go") else None
+            if posixpath.dirname(path) == directory and qn == f"{module}.{name}":
+                hits.append((key, qn))
+        if hits and tail:
+            if len(hits) == 1:
+                tails[r["i"]] = (sites[r["i"]][1].repo, ".".join([hits[0][1], *tail]))
+        elif hits:
+            found[r["i"]] = sorted(k for k, _ in hits)
+    out = {i: (keys, "definition") for i, keys in found.items()}
+    out.update({i: (keys, "definition") for i, keys in _by_qn(tx, tails).items()})
+    return out
+
+
+def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
+    if sources is None:
+        result = tx.run(q.LINK_SITES_ALL, repo=repo)
+    else:
+        result = tx.run(q.LINK_SITES_OF, keys=sources)
+    return [_Site(r["src"], r["line"], r["module"], r["local"], r["rest"]) for r in result]
+
+
+def sources_into(tx: Any, repo: str, modules: list[str]) -> list[str]:
+    """The dependent's symbols with a site into one of ``modules`` (exact module names)."""
+    prefix = external_key(repo, "")
+    rows = tx.run(q.LINK_SITES_INTO, modules=modules, prefix=prefix)
+    return sorted({r["src"] for r in rows})
+
+
+def link(
+    tx: Any, repo: str, sources: list[str] | None = None, *, recount: bool = True
+) -> LinkStats:
+    """Link the external sites of ``sources`` (symbol keys of ``repo``; None: every one)
+    against the live graphs of the providers, replacing their ``XCALLS``. The counts are
+    read again unless no source is given and ``recount`` is False (a publish that changed
+    no external site and no package edge)."""
+    stats = LinkStats()
+    providers, ambiguous, stats.choices = _choose(tx, repo)
+    if sources is None:
+        while True:
+            n = tx.run(q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE).single()["deleted"]
+            stats.unlinked += n
+            if n < UNLINK_SLICE:
+                break
+    elif sources:
+        stats.unlinked = tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]
+    sites = _sites(tx, repo, sources) if sources is None or sources else []
+    stats.sites = len(sites)
+    by_eco: dict[str, dict[int, tuple[_Site, _Provider]]] = {"go": {}, "py": {}}
+    for i, s in enumerate(sites):
+        p = _provider_of(s.module, providers)
+        if p is not None and not _is_ambiguous(s.module, ambiguous):
+            by_eco["go" if p.ecosystem == "go" else "py"][i] = (s, p)
+    found = {**_python(tx, by_eco["py"]), **_go(tx, by_eco["go"])}
+    rows = []
+    for i, (keys, via) in sorted(found.items()):
+        s, p = by_eco["go"].get(i) or by_eco["py"][i]
+        rows += [{"src": s.src, "dst": k, "line": s.line, "repo": p.repo, "commit": p.commit,
+                  "via": via, "candidates": len(keys)} for k in keys]  # fmt: skip
+    if rows:
+        stats.edges = tx.run(q.LINK_CREATE, rows=rows).single()["created"]
+    if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)
+        return stats
+    _count(tx, repo, providers, ambiguous, stats)
+    return stats
+
+
+def _count(
+    tx: Any, repo: str, providers: list[_Provider], ambiguous: set[str], stats: LinkStats
+) -> None:
+    per_module = Counter({r["module"]: r["n"] for r in tx.run(q.LINK_COUNT_SITES, repo=repo)})
+    provided, modules = 0, []
+    for module, n in per_module.items():
+        if _is_ambiguous(module, ambiguous):
+            stats.ambiguous += n
+        elif _provider_of(module, providers) is not None:
+            provided += n
+            modules.append(module)
+        else:
+            stats.unprovided += n
+    if modules:
+        prefix = external_key(repo, "")
+        found = tx.run(q.LINK_COUNT_LINKED, modules=sorted(modules), prefix=prefix).single()
+        stats.linked = found["linked"]
+    stats.unmatched = max(provided - stats.linked, 0)
+    tx.run(
+        q.LINK_COUNTS,
+        repo=repo,
+        linked=stats.linked,
+        ambiguous=stats.ambiguous,
+        unprovided=stats.unprovided,
+        unmatched=stats.unmatched,
+    ).single()
+
+
+def dependents(tx: Any, repo: str) -> list[str]:
+    """The repositories whose links a change of ``repo`` can change."""
+    return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
+
+
+def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
+    """The dependent's symbols whose links a change of ``library`` can change: those with a
+    site into a module it provides, and those linked into it now."""
+    provided = [
+        _Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
+        for r in tx.run(q.LINK_PROVIDED, repo=library)
+    ]
+    names = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
+    modules = [m for m in names if _provider_of(m, provided) is not None]
+    linked = tx.run(q.LINK_SOURCES_LINKED_TO, dependent=dependent, repo=library).single()
+    return sorted(set(sources_into(tx, dependent, modules)) | set(linked["keys"]))
+
+
+def relink_dependents(graph: Graph, library: str) -> dict[str, LinkStats]:
+    """Re-link every dependent of ``library`` after it published or was removed: one
+    transaction per dependent, over the sites into the library only."""
+    with graph.transaction(f"dependents of {library}") as tx:
+        keys = dependents(tx, library)
+    out: dict[str, LinkStats] = {}
+    for key in keys:
+        began = time.monotonic()
+        with graph.transaction(f"relink {key} after {library}") as tx:
+            stats = link(tx, key, relink_sources(tx, key, library))
+        stats.duration_s = time.monotonic() - began
+        out[key] = stats
+    return out

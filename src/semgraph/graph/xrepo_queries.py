@@ -1,0 +1,187 @@
+"""Every Cypher statement of package identity and the cross-repository link (issue 30), as
+named constants, each named after the function that runs it (:mod:`semgraph.graph.packages`,
+:mod:`semgraph.graph.xrepo`). Parameters are always bound; every writing statement returns
+one row.
+
+The graph they keep:
+
+* ``(:Package {key, ecosystem, name})``, shared by every repository that names it;
+* ``(:Repository)-[:PROVIDES {manifest, modules, exports}]->(:Package)`` and
+  ``(:Repository)-[:DEPENDS_ON {spec, manifest, chosen, why, candidates}]->(:Package)``,
+  rewritten by every publish of the repository (a handful of rows);
+* ``(:Symbol)-[:XCALLS {line, tier: 'cross_repo', repo, commit, via, candidates}]->(:Symbol)``:
+  an external call site of one repository linked to a definition of another, written by the
+  link, never by the rows of a publish (the graph parity of a repository leaves them out).
+"""
+
+from __future__ import annotations
+
+# what the repository provided and depended on before, as comparable strings (the same as
+# semgraph.graph.packages.identity_state builds from the manifests)
+PACKAGES_BEFORE = """
+OPTIONAL MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(p:Package)
+WITH p, e
+RETURN collect(DISTINCT p.key) AS keys,
+       collect(CASE type(e) WHEN 'PROVIDES'
+               THEN 'P|' + p.key + '|' + e.manifest + '|'
+                    + reduce(s = '', m IN e.modules | s + m + ',') + '|'
+                    + reduce(s = '', x IN e.exports | s + x + ',')
+               ELSE 'D|' + p.key + '|' + e.manifest + '|' + e.spec END) AS state
+"""
+PACKAGES_CLEAR = """
+MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(:Package)
+DELETE e
+RETURN count(*) AS deleted
+"""
+PACKAGES_PROVIDES = """
+MATCH (r:Repository {key: $repo})
+UNWIND $rows AS row
+MERGE (p:Package {key: row.key})
+ON CREATE SET p.ecosystem = row.ecosystem, p.name = row.name
+CREATE (r)-[:PROVIDES {manifest: row.manifest, modules: row.modules, exports: row.exports}]->(p)
+RETURN count(*) AS created
+"""
+PACKAGES_DEPENDS = """
+MATCH (r:Repository {key: $repo})
+UNWIND $rows AS row
+MERGE (p:Package {key: row.key})
+ON CREATE SET p.ecosystem = row.ecosystem, p.name = row.name
+CREATE (r)-[:DEPENDS_ON {spec: row.spec, manifest: row.manifest}]->(p)
+RETURN count(*) AS created
+"""
+# a package no repository provides or depends on any more goes
+PACKAGES_SWEEP = """
+UNWIND $keys AS k
+MATCH (p:Package {key: k})
+OPTIONAL MATCH (p)<-[e]-()
+WITH p, count(e) AS n
+WHERE n = 0
+DELETE p
+RETURN count(*) AS deleted
+"""
+
+# -- the link --------------------------------------------------------------------------------
+
+# the providers of each package the dependent depends on (live repositories only)
+LINK_PROVIDERS = """
+MATCH (d:Repository {key: $repo})-[e:DEPENDS_ON]->(p:Package)
+OPTIONAL MATCH (p)<-[v:PROVIDES]-(r:Repository)
+WHERE r.key <> $repo AND r.state IS NULL
+RETURN p.key AS package, p.ecosystem AS ecosystem,
+       collect([r.key, r.commit, v.modules]) AS providers
+"""
+LINK_CHOICE = """
+UNWIND $rows AS row
+MATCH (:Repository {key: $repo})-[e:DEPENDS_ON]->(p:Package {key: row.package})
+SET e.chosen = row.chosen, e.why = row.why, e.candidates = row.candidates
+RETURN count(*) AS updated
+"""
+LINK_SITES_ALL = """
+MATCH (s:Symbol {repo: $repo})-[e:CALLS_EXTERNAL]->(m:ExternalModule)
+RETURN s.key AS src, e.line AS line, m.name AS module, e.local AS local, e.rest AS rest
+"""
+LINK_SITES_OF = """
+UNWIND $keys AS k
+MATCH (s:Symbol {key: k})-[e:CALLS_EXTERNAL]->(m:ExternalModule)
+RETURN s.key AS src, e.line AS line, m.name AS module, e.local AS local, e.rest AS rest
+"""
+# the sites of the dependent whose module is one of ``$modules`` (a library's re-link)
+LINK_SITES_INTO = """
+UNWIND $modules AS name
+MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+RETURN s.key AS src, e.line AS line, m.name AS module, e.local AS local, e.rest AS rest
+"""
+LINK_MODULES = """
+MATCH (m:ExternalModule {repo: $repo})
+RETURN collect(m.name) AS names
+"""
+# what a library provides: the module roots its dependents' sites are matched against
+LINK_PROVIDED = """
+MATCH (:Repository {key: $repo})-[v:PROVIDES]->(p:Package)
+RETURN p.ecosystem AS ecosystem, v.modules AS modules
+"""
+# the dependent's symbols holding a link into the library
+LINK_SOURCES_LINKED_TO = """
+MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->()
+WHERE e.repo = $repo
+RETURN collect(DISTINCT s.key) AS keys
+"""
+LINK_UNLINK_ALL = """
+MATCH (:Symbol {repo: $repo})-[e:XCALLS]->()
+WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
+"""
+LINK_UNLINK_OF = """
+UNWIND $keys AS k
+MATCH (:Symbol {key: k})-[e:XCALLS]->()
+DELETE e
+RETURN count(*) AS deleted
+"""
+# definitions by qualified name in one repository
+LINK_BY_QN = """
+UNWIND $rows AS row
+MATCH (s:Symbol {qualified_name: row.qn})
+WHERE s.repo = row.repo
+RETURN row.i AS i, collect(s.key) AS keys
+"""
+# a Python module by its qualified name: its file and the names it re-exports
+# (``File.reexports``: ``local<TAB>path<TAB>member``, semgraph.graph.rows)
+LINK_MODULE_FILE = """
+UNWIND $rows AS row
+MATCH (m:Symbol {qualified_name: row.module})
+WHERE m.repo = row.repo AND m.kind = 'module'
+MATCH (f:File)-[:DEFINES]->(m)
+RETURN row.i AS i, f.reexports AS reexports
+"""
+# the definitions named ``name`` in one file, and what that file re-exports
+LINK_MEMBER = """
+UNWIND $rows AS row
+MATCH (f:File {key: row.file})
+OPTIONAL MATCH (f)-[:DEFINES]->(s:Symbol {name: row.name})
+RETURN row.i AS i, f.reexports AS reexports, collect([s.key, s.qualified_name]) AS found
+"""
+# Go: the top-level definitions named ``name`` of one directory of one repository
+LINK_BY_NAME = """
+UNWIND $rows AS row
+MATCH (s:Symbol {name: row.name})
+WHERE s.repo = row.repo
+RETURN row.i AS i, collect([s.key, s.path, s.qualified_name]) AS found
+"""
+LINK_CREATE = """
+UNWIND $rows AS row
+MATCH (a:Symbol {key: row.src})
+MATCH (b:Symbol {key: row.dst})
+CREATE (a)-[:XCALLS {line: row.line, tier: 'cross_repo', repo: row.repo, commit: row.commit,
+                     via: row.via, candidates: row.candidates}]->(b)
+RETURN count(*) AS created
+"""
+LINK_COUNTS = """
+MATCH (r:Repository {key: $repo})
+SET r.xrepo_linked = $linked, r.xrepo_ambiguous = $ambiguous,
+    r.xrepo_unprovided = $unprovided, r.xrepo_unmatched = $unmatched
+RETURN count(*) AS updated
+"""
+# the counts read from the external modules' sites (the repository's external call sites,
+# never all its symbols); linked: the sites into the chosen providers' modules with a link
+LINK_COUNT_SITES = """
+MATCH (m:ExternalModule {repo: $repo})<-[e:CALLS_EXTERNAL]-()
+RETURN m.name AS module, count(e) AS n
+"""
+LINK_COUNT_LINKED = """
+UNWIND $modules AS name
+MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+OPTIONAL MATCH (s)-[x:XCALLS]->()
+WHERE x.line = e.line
+WITH e, count(x) AS links
+WHERE links > 0
+RETURN count(e) AS linked
+"""
+# who must be re-linked when ``$repo`` (a library) changes: every repository that depends
+# on a package it provides, and every one holding a link into it
+DEPENDENTS = """
+MATCH (:Repository {key: $repo})-[:PROVIDES]->(:Package)<-[:DEPENDS_ON]-(d:Repository)
+WHERE d.key <> $repo
+RETURN DISTINCT d.key AS key
+UNION
+MATCH (t:Symbol {repo: $repo})<-[:XCALLS]-(s:Symbol)
+RETURN DISTINCT s.repo AS key
+"""

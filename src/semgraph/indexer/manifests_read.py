@@ -1,0 +1,57 @@
+"""The root-level manifests of a checked-out work tree, read for package identity (issue 30;
+the parsing is :mod:`semgraph.manifests`, pure). Symbolic links are never followed (a
+manifest linked to ``/etc/passwd`` is not read), and no file is read past the size limit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from semgraph.manifests import Identity, identity, is_manifest
+from semgraph.manifests.base import MAX_MANIFEST_BYTES
+
+#: at most this many directories are looked at for Python packages (root and ``src/``)
+MAX_DIRS = 2_000
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(MAX_MANIFEST_BYTES + 1)  # one byte over: the parser refuses it
+
+
+def _package_dirs(root: Path) -> list[str]:
+    out: list[str] = []
+    for base in ("", "src"):
+        where = root / base if base else root
+        try:
+            entries = list(os.scandir(where))[:MAX_DIRS]
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False) and os.path.isfile(
+                os.path.join(e.path, "__init__.py")
+            ):
+                out.append(f"{base}/{e.name}" if base else e.name)
+    return out
+
+
+def read_identity(root: Path) -> Identity:
+    """What the work tree at ``root`` provides and depends on, by its manifests."""
+    files: dict[str, bytes] = {}
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return Identity()
+    for e in entries:
+        if is_manifest(e.name) and e.is_file(follow_symlinks=False):
+            try:
+                files[e.name] = _read(e.path)
+            except OSError as exc:
+                files.pop(e.name, None)
+                ident = Identity(errors=[f"{e.name}: unreadable ({exc.strerror})"])
+                return _merge(identity(files, _package_dirs(root)), ident)
+    return identity(files, _package_dirs(root))
+
+
+def _merge(a: Identity, b: Identity) -> Identity:
+    return Identity(a.provides + b.provides, a.depends + b.depends, a.errors + b.errors).merged()

@@ -1,0 +1,137 @@
+"""Cross-repository links between real public packages (issue 30), fetched from PyPI and
+the Go module proxy (tests/integration/xrepo_corpus.py): flask -> click / itsdangerous,
+go-multierror -> errwrap. Exact edges from a caller in one repository to a definition in
+another (through click's and itsdangerous' re-exports), a library change that re-links its
+dependent, a removal, and a token that sees only one side."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.faults import Faults
+from semgraph.graph.reader import GraphReader
+from semgraph.graph.xrepo import relink_dependents
+from semgraph.repos import removal
+from semgraph.repos.graph import dependencies
+from tests.integration.xrepo_corpus import checkout, corpus
+from tests.integration.xrepo_repos import counts, publish_tree, xcalls
+from tests.repos import git
+
+pytestmark = pytest.mark.integration
+
+ECHO = "click.utils.echo"
+
+
+def _index(graph: Graph, settings: Settings, tmp_path: Path, names: list[str]) -> dict[str, Any]:
+    cache = corpus()
+    out = {}
+    for name in names:  # each library's publish re-links its dependents, as the job does
+        root, sha = checkout(cache, name, tmp_path / "src")
+        publish_tree(graph, settings, tmp_path / "work", root, name, sha)
+        relink_dependents(graph, name)
+        out[name] = (root, sha)
+    return out
+
+
+def test_flask_links_into_click_and_itsdangerous(
+    graph: Graph, settings: Settings, tmp_path: Path, es: Elasticsearch
+) -> None:
+    # the dependent first: its links are made when each library publishes
+    repos = _index(graph, settings, tmp_path, ["flask", "click", "itsdangerous"])
+    click_sha, its_sha = repos["click"][1], repos["itsdangerous"][1]
+    links = xcalls(graph, "flask")
+    assert {
+        # flask/cli.py:274 click.echo(...): click/__init__.py re-exports utils.echo
+        ("flask.cli.get_version", 274, "click", ECHO, "cross_repo", click_sha, "re-export"),
+        # flask/sessions.py: from itsdangerous import URLSafeTimedSerializer
+        (
+            "flask.sessions.SecureCookieSessionInterface.get_signing_serializer",
+            313,
+            "itsdangerous",
+            "itsdangerous.url_safe.URLSafeTimedSerializer",
+            "cross_repo",
+            its_sha,
+            "re-export",
+        ),
+        # flask/cli.py:430 ctx.ensure_object(...) with ctx: click.Context (a typed parameter)
+        (
+            "flask.cli._set_app",
+            430,
+            "click",
+            "click.core.Context.ensure_object",
+            "cross_repo",
+            click_sha,
+            "re-export",
+        ),
+        # tests/test_cli.py: from click.testing import CliRunner
+        (
+            "tests.test_cli.runner",
+            38,
+            "click",
+            "click.testing.CliRunner",
+            "cross_repo",
+            click_sha,
+            "definition",
+        ),
+    } <= links
+    assert len(links) == 78
+    before = counts(graph, "flask")
+    assert before["linked"] == 78 and before["ambiguous"] == 0
+    deps = dependencies(graph, "click")
+    assert [d["repo"] for d in deps["dependents"]] == ["flask"]
+    assert deps["dependents"][0]["chosen"] is True
+    assert deps["dependents"][0]["links"] == 77  # and one into itsdangerous
+
+    # a library change re-links its dependent without re-indexing it
+    root, _ = repos["click"]
+    utils = root / "src" / "click" / "utils.py"
+    utils.write_text(utils.read_text().replace("def echo(", "def echo_renamed("))
+    git(root, "commit", "-qam", "rename echo")
+    sha2 = git(root, "rev-parse", "HEAD")
+    publish_tree(graph, settings, tmp_path / "work", root, "click", sha2)
+    stats = relink_dependents(graph, "click")
+    assert list(stats) == ["flask"] and stats["flask"].sites < 558  # only sites into click
+    after = xcalls(graph, "flask")
+    echo_sites = {e for e in links if e[3] == ECHO}
+    assert echo_sites and not any(e[3] == ECHO for e in after)
+    assert len(after) == 78 - len(echo_sites)
+    assert {e[5] for e in after if e[2] == "click"} == {sha2}  # the library's new commit
+    assert counts(graph, "flask")["unmatched"] == before["unmatched"] + len(echo_sites)
+
+    # removing a library removes the links into it (and re-links its dependents' counts)
+    removal.Removal(
+        settings, graph, es, "itsdangerous", job_id="j", requested_at=time.time(), faults=Faults()
+    ).run()
+    assert not any(e[2] == "itsdangerous" for e in xcalls(graph, "flask"))
+    assert counts(graph, "flask")["unprovided"] > before["unprovided"]
+
+    # a token that sees one side only: the allowlist applies at every hop
+    reader = GraphReader(graph)
+    target = "click.testing.CliRunner"
+    both = reader.callers(target, "click", across_repos=True)
+    assert {e["repo"] for e in both.edges} >= {"flask"} and both.repositories == ["click", "flask"]
+    only_click = reader.callers(target, "click", across_repos=True, visible=lambda r: r == "click")
+    assert all(e["repo"] == "click" for e in only_click.edges)
+    assert only_click.hidden_repositories == 1 and only_click.repositories == ["click"]
+    inside = reader.callers(target, "click")  # not across: one repository, as before
+    assert all(e["repo"] == "click" for e in inside.edges) and inside.hidden_repositories == 0
+
+
+def test_go_multierror_links_into_errwrap(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    repos = _index(graph, settings, tmp_path, ["errwrap", "go-multierror"])
+    sha = repos["errwrap"][1]
+    assert xcalls(graph, "go-multierror") == {
+        ("prefix.Prefix", 30, "errwrap", "errwrap.Wrapf", "cross_repo", sha, "definition"),
+        ("prefix.Prefix", 35, "errwrap", "errwrap.Wrapf", "cross_repo", sha, "definition"),
+    }
+    found = dependencies(graph, "go-multierror")["depends_on"]
+    assert [(d["name"], d["chosen"], d["why"]) for d in found] == [
+        ("github.com/hashicorp/errwrap", "errwrap", "only provider")
+    ]

@@ -1,0 +1,52 @@
+"""Public packages that depend on one another (issue 30), fetched from the registries by
+``ops/xrepo-corpus.sh`` (idempotent; ``ops/install.sh`` runs it too) and turned into git
+repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists), and
+go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+from tests.repos import git
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPI = {"flask": "flask-3.0.3", "click": "click-8.1.7", "itsdangerous": "itsdangerous-2.2.0"}
+GOMOD = {
+    "errwrap": "github.com/hashicorp/errwrap@v1.0.0",
+    "go-multierror": "github.com/hashicorp/go-multierror@v1.1.1",
+}
+
+
+def corpus() -> Path:
+    """The cache directory, every package in it (fetched when missing)."""
+    done = subprocess.run(
+        ["bash", str(ROOT / "ops" / "xrepo-corpus.sh")],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def _git_init(root: Path) -> str:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "import")
+    return git(root, "rev-parse", "HEAD")
+
+
+def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
+    """``name`` (a key of :data:`PYPI` or :data:`GOMOD`) as a fresh git repository under
+    ``dest``; returns (work tree, commit)."""
+    root = dest / name
+    if name in PYPI:
+        with tarfile.open(cache / "pypi" / f"{PYPI[name]}.tar.gz") as tar:
+            tar.extractall(dest / "unpack", filter="data")
+        shutil.move(str(dest / "unpack" / PYPI[name]), root)
+    else:
+        shutil.copytree(cache / "gomod" / GOMOD[name], root)
+    return root, _git_init(root)

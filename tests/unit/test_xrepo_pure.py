@@ -1,0 +1,71 @@
+"""The pure parts of the cross-repository link (issue 30): the dotted name a site calls,
+which provider covers a module, re-export entries; and reading the manifests of a work tree
+(symbolic links never followed, oversized files refused)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from semgraph.graph.xrepo import (
+    _is_ambiguous,
+    _Provider,
+    _provider_of,
+    _python_name,
+    _reexport,
+    _Site,
+)
+from semgraph.indexer.manifests_read import read_identity
+from semgraph.manifests.base import MAX_MANIFEST_BYTES
+
+
+def site(module: str, local: str, rest: str) -> _Site:
+    return _Site("k", 1, module, local, rest)
+
+
+def test_python_name_of_a_site() -> None:
+    assert _python_name(site("click", "click", "echo")) == "click.echo"  # import click
+    assert _python_name(site("click", "echo", "")) == "click.echo"  # from click import echo
+    assert _python_name(site("flask.json", "flask", "json.dumps")) == "flask.json.dumps"
+    assert _python_name(site("a.b", "C", "m")) == "a.b.C.m"  # from a.b import C; C.m()
+
+
+def test_provider_of_a_module() -> None:
+    py = _Provider("click-repo", "c1", "pypi", ("click",))
+    go = _Provider("errwrap", "c2", "go", ("github.com/hashicorp/errwrap",))
+    both = [py, go]
+    assert _provider_of("click", both) is py and _provider_of("click.testing", both) is py
+    assert _provider_of("clickhouse", both) is None  # a prefix is no package
+    assert _provider_of("github.com/hashicorp/errwrap", both) is go
+    assert _provider_of("github.com/hashicorp/errwrap/sub", both) is go
+    assert _provider_of("github.com/hashicorp/errwrapper", both) is None
+    assert _is_ambiguous("click.core", {"click"}) and not _is_ambiguous("clicks", {"click"})
+
+
+def test_reexport_entries() -> None:
+    entries = ["Flask\tsrc/flask/app.py\tFlask", "echo\tsrc/click/utils.py\techo"]
+    assert _reexport(entries, "echo") == ("src/click/utils.py", "echo")
+    assert _reexport(entries, "missing") is None and _reexport(None, "echo") is None
+
+
+def test_read_identity_never_follows_a_link_and_refuses_oversized(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.toml"
+    secret.write_text('[project]\nname = "leaked"\n')
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "src" / "pkg" / "__init__.py").write_text("")
+    os.symlink(secret, repo / "pyproject.toml")
+    (repo / "go.mod").write_bytes(b"module a\n" + b"/" * (MAX_MANIFEST_BYTES + 10))
+    (repo / "package.json").write_text('{"name": "ok-pkg"}')
+    ident = read_identity(repo)
+    assert [(p.ecosystem, p.name) for p in ident.provides] == [("npm", "ok-pkg")]
+    assert len(ident.errors) == 1 and ident.errors[0].startswith("go.mod: over")
+    (repo / "pyproject.toml").unlink()
+    (repo / "pyproject.toml").write_text('[project]\nname = "real"\n')
+    ident = read_identity(repo)
+    assert ("pypi", "real", ("pkg",)) in [(p.ecosystem, p.name, p.modules) for p in ident.provides]
+
+
+def test_read_identity_of_a_missing_tree(tmp_path: Path) -> None:
+    ident = read_identity(tmp_path / "nope")
+    assert ident.provides == [] and ident.depends == [] and ident.errors == []
