@@ -27,7 +27,7 @@ HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer makes a POST's Origin "null"
     "Cache-Control": "no-store",
 }
 NAV = (
