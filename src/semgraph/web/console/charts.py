@@ -57,7 +57,8 @@ def timing_series(
         i = int((float(claimed) - first) // step)
         if not 0 <= i < len(starts):
             continue
-        waits[i].append(max(0.0, float(claimed) - float(r.get("created_at") or claimed)))
+        created = r.get("created_at")
+        waits[i].append(max(0.0, float(claimed) - float(claimed if created is None else created)))
         if r.get("finished_at") is not None:
             runs[i].append(max(0.0, float(r["finished_at"]) - float(claimed)))
     return {
