@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
-from semgraph.web.console import charts, graphview, highlight
+from semgraph.web.console import charts, graphview, highlight, login_page
 from semgraph.web.console.code_pages import mark
 from semgraph.web.console.markup import esc, link, url
 from semgraph.web.console.session import MAX_SESSIONS, Sessions, same_site
@@ -136,3 +136,14 @@ def test_same_site_rule() -> None:
     assert not same_site(_request({**host, "sec-fetch-site": "cross-site"}))
     assert not same_site(_request({**host, "sec-fetch-site": "same-site"}))
     assert not same_site(_request({**host, "origin": "https://127.0.0.1:8080"}))
+
+
+def test_the_log_in_cookie_is_secure_over_tls() -> None:
+    for scheme, secure in (("https", True), ("http", False)):
+        request = _request({"host": "h"}, scheme)
+        request.scope.update(method="GET", path="/console/login", query_string=b"next=//evil")
+        response = login_page(request)
+        cookie = response.headers["set-cookie"]
+        assert ("Secure" in cookie) is secure and "HttpOnly" in cookie
+        assert "SameSite=strict" in cookie
+        assert 'name="next" value="/console/queue"' in response.body.decode()

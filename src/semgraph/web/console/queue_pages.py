@@ -1,8 +1,8 @@
-"""The console's queue pages: the job list (counts by state, filters, pages), a job's detail
-(attempts, errors, crashes, its runs with phase times) and the bulk requeue / abandon with a
-confirmation that says how many jobs it touches. Reads go through
+"""The console's queue pages: the job list (counts by state, filters by state, repository,
+kind and error text, 50 jobs a page) and the bulk requeue / abandon, by selection or by the
+current filter, with a confirmation that says how many jobs it touches. Reads go through
 :mod:`semgraph.queue.browse`; actions through :class:`semgraph.queue.store.JobStore`, the
-same transitions the API and the CLI use."""
+same transitions the API and the CLI use (one job's page: :mod:`.job_pages`)."""
 
 from __future__ import annotations
 
