@@ -146,4 +146,4 @@ def test_the_log_in_cookie_is_secure_over_tls() -> None:
         cookie = response.headers["set-cookie"]
         assert ("Secure" in cookie) is secure and "HttpOnly" in cookie
         assert "SameSite=strict" in cookie
-        assert 'name="next" value="/console/queue"' in response.body.decode()
+        assert 'name="next" value="/console/queue"' in bytes(response.body).decode()
