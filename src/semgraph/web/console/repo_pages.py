@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -25,7 +26,7 @@ from semgraph.web.console.fresh import banner, repo_freshness
 from semgraph.web.console.job_pages import RUN_HEADS, run_rows
 from semgraph.web.console.markup import csrf_field, esc, message, page, short, table, url, when
 from semgraph.web.console.session import acting, first, identify
-from semgraph.web.context import context
+from semgraph.web.context import WebContext, context
 from semgraph.web.scope import readable_repos
 
 log = logging.getLogger(__name__)
@@ -77,13 +78,24 @@ def _remove_form(csrf: str, key: str) -> str:
     )
 
 
+def _shown(ctx: WebContext, admin: bool, key: str) -> dict[str, Any] | None:
+    """What the API shows of a repository: everything (``GET /repos/KEY``) to the admin
+    scope; to a reader what the read API lists (``GET /repos``: its published record)."""
+    if admin:
+        return show_repository(ctx.settings, ctx.graph, ctx.search, key)
+    repo = GraphReader(ctx.graph).repository(key)
+    if repo is None:
+        return None
+    return {"state": repo.get("state") or "live", "repository": repo}
+
+
 @router.get("/console/repos/{key:path}")
 def repo_page(request: Request, key: str) -> HTMLResponse:
     caller = identify(request)
     ctx = context(request)
     if not caller.principal.allows(key):
         return message("No such repository", "no repository has that key", caller, 404)
-    shown = show_repository(ctx.settings, ctx.graph, ctx.search, key[:512])
+    shown = _shown(ctx, "admin" in caller.principal.scopes, key[:512])
     if shown is None:
         return message("No such repository", "no repository has that key", caller, 404)
     repo = shown.get("repository") or {}
