@@ -140,6 +140,8 @@ def test_file_outline_and_calls(graph: Graph) -> None:
     )
     outline = fileview.outline(graph, "r", "a.py")
     assert [(o["qualified_name"], o["start_line"]) for o in outline] == [("a.f", 1), ("a.g", 5)]
+    assert [o["qualified_name"] for o in fileview.outline(graph, "r", "a.py", 4, 20)] == ["a.g"]
+    assert fileview.outline(graph, "r", "a.py", 10, 20) == []
     calls = fileview.calls(graph, "r", "a.py", 1, 3)
     assert [(c["line"], c["qualified_name"], c["tier"], c["candidates"]) for c in calls] == [
         (2, "a.g", "ambiguous", 2),

@@ -15,11 +15,18 @@ MAX_CALLS = 5000
 
 
 def outline(
-    graph: Graph, repo: str, path: str, *, limit: int = MAX_OUTLINE
+    graph: Graph,
+    repo: str,
+    path: str,
+    start: int = 1,
+    end: int = 2**31 - 1,
+    *,
+    limit: int = MAX_OUTLINE,
 ) -> list[dict[str, Any]]:
-    """The symbols ``path`` defines in the published graph, in line order."""
+    """The symbols ``path`` defines in the published graph that overlap lines
+    ``start``..``end``, in line order."""
     key = file_key(repo, path)
-    return graph.query("file outline", q.FILE_OUTLINE, key=key, limit=limit)
+    return graph.query("file outline", q.FILE_OUTLINE, key=key, start=start, end=end, limit=limit)
 
 
 def calls(

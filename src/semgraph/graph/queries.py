@@ -171,9 +171,10 @@ LIMIT $limit
 
 # -- the console's file view: semgraph.graph.fileview ---------------------------------------
 
-# the symbols a file defines (its outline), in line order
+# the symbols a file defines that overlap lines $start..$end (its outline), in line order
 FILE_OUTLINE = """
 MATCH (f:File {key: $key})-[:DEFINES]->(s:Symbol)
+WHERE s.end_line >= $start AND s.start_line <= $end
 RETURN s.key AS key, s.name AS name, s.qualified_name AS qualified_name, s.kind AS kind,
        s.start_line AS start_line, s.end_line AS end_line
 ORDER BY start_line, qualified_name

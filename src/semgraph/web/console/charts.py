@@ -7,6 +7,7 @@ Jobs the queue has purged are not counted; the page says how many jobs it drew f
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,21 +25,30 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def depth_series(rows: Sequence[dict[str, Any]], ends: list[float]) -> dict[str, list[float]]:
-    """Pending and running jobs at each time of ``ends``."""
-    pending = [0.0] * len(ends)
-    running = [0.0] * len(ends)
+    """Pending and running jobs at each time of ``ends``: a job is pending from its creation
+    until it is claimed (or finished unclaimed, an abandon), running from its claim until it
+    finished. Counted with sorted event times (rows x log rows, not rows x buckets)."""
+    created, claimed, finished_unclaimed, finished_claimed = [], [], [], []
     for r in rows:
-        created = float(r.get("created_at") or 0)
-        claimed = r.get("claimed_at")
-        finished = r.get("finished_at")
-        for i, t in enumerate(ends):
-            if created > t:
-                continue
-            if claimed is None or float(claimed) > t:
-                if finished is None or float(finished) > t:
-                    pending[i] += 1
-            elif finished is None or float(finished) > t:
-                running[i] += 1
+        created.append(float(r.get("created_at") or 0))
+        claim, done = r.get("claimed_at"), r.get("finished_at")
+        if claim is None:
+            if done is not None:
+                finished_unclaimed.append(float(done))
+        else:
+            claimed.append(float(claim))
+            if done is not None:
+                finished_claimed.append(float(done))
+    for events in (created, claimed, finished_unclaimed, finished_claimed):
+        events.sort()
+
+    def upto(events: list[float], t: float) -> int:
+        return bisect_right(events, t)
+
+    pending = [
+        float(upto(created, t) - upto(claimed, t) - upto(finished_unclaimed, t)) for t in ends
+    ]
+    running = [float(upto(claimed, t) - upto(finished_claimed, t)) for t in ends]
     return {"pending": pending, "running": running}
 
 

@@ -15,13 +15,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from semgraph.errors import SearchNotIndexed, SearchQueryError
 from semgraph.graph import fileview
 from semgraph.mcp.tools import Tools
+from semgraph.search.query import MAX_K, search, validate
 from semgraph.web.console import highlight
 from semgraph.web.console.fresh import banner
 from semgraph.web.console.markup import esc, link, message, page, sym_url, url
 from semgraph.web.console.session import Caller, identify
 from semgraph.web.context import context
+from semgraph.web.scope import readable_repos
 
 router = APIRouter(include_in_schema=False)
 WINDOW = 400
@@ -100,40 +103,69 @@ def _hit(row: dict[str, Any], query: str) -> str:
     )
 
 
+def _hits(
+    request: Request, caller: Caller, values: dict[str, str], offset: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """One page of hybrid search hits within the caller's allowlist (as ``GET /search``
+    answers: one search per readable repository for a limited token) and whether more may
+    follow. Raises the search errors (bad input, nothing indexed)."""
+    ctx = context(request)
+    who = caller.principal
+    query, repo = values["q"], values.get("repo")
+    validate(query, k=RESULTS, mode="hybrid", settings=ctx.settings)
+    if repo is not None and not who.allows(repo):
+        raise SearchNotIndexed("this token may not read that repository")
+    keys = None if repo is not None else readable_repos(ctx, who)
+    k = min(MAX_K, offset + RESULTS)
+    embedder = tools_of(request).embedder()
+    hits = []
+    for key in [repo] if keys is None else keys:
+        try:
+            hits += search(
+                ctx.search,
+                ctx.settings,
+                embedder,
+                query,
+                repo=key,
+                lang=values.get("lang"),
+                path_prefix=values.get("path"),
+                k=k,
+            )
+        except SearchNotIndexed:
+            if keys is None:
+                raise
+    hits.sort(key=lambda hit: hit.score, reverse=True)
+    return [h.to_dict() for h in hits[offset : offset + RESULTS]], len(hits) >= k and k < MAX_K
+
+
 @router.get("/console/search")
 def search_page(request: Request) -> HTMLResponse:
     caller = identify(request)
     ctx = context(request)
     values = {k: v for k in ("q", "repo", "lang", "path") if (v := param(request, k))}
     body = _search_form(values)
-    query = values.get("q", "")
-    if query.strip():
-        args: dict[str, Any] = {"text": query, "limit": RESULTS}
-        for name, arg in (("repo", "repo"), ("lang", "language"), ("path", "path_prefix")):
-            if name in values:
-                args[arg] = values[name]
-        cursor = param(request, "cursor")
-        if cursor:
-            args["cursor"] = cursor
-        answer = tools_of(request).call("search_code", allow_of(caller), args)
-        body += _results(answer, values, query)
+    if values.get("q", "").strip():
+        offset = min(int_param(request, "offset", 0), MAX_K)
+        try:
+            rows, more = _hits(request, caller, values, offset)
+        except (SearchQueryError, SearchNotIndexed) as exc:
+            body += f'<p role="alert">{esc(exc.message)}</p>'
+        else:
+            body += _results(rows, more, values, offset)
     fresh = banner(ctx, caller.principal, values.get("repo"))
     return page("Search", body, caller, current="/console/search", fresh=fresh)
 
 
-def _results(answer: dict[str, Any], values: dict[str, str], query: str) -> str:
-    if "error" in answer:
-        return f'<p role="alert">{esc(answer["error"].get("message"))}</p>'
-    rows = answer.get("rows") or []
+def _results(rows: list[dict[str, Any]], more: bool, values: dict[str, str], offset: int) -> str:
     if not rows:
-        return f'<p role="status">No results: {esc(answer.get("empty_reason", "no match"))}.</p>'
-    more = ""
-    if answer.get("next_cursor"):
-        nxt = url("/console/search", {**values, "cursor": answer["next_cursor"]})
-        more = link(nxt, "More results", rel="next")
-    items = "".join(_hit(r, query) for r in rows)
-    total = answer.get("total", len(rows))
-    return f'<p role="status">{total} results</p><ol class="hits">{items}</ol>{more}'
+        return '<p role="status">No results.</p>'
+    after = ""
+    if more:
+        nxt = url("/console/search", {**values, "offset": offset + RESULTS})
+        after = link(nxt, "More results", rel="next")
+    items = "".join(_hit(r, values["q"]) for r in rows)
+    shown = f"results {offset + 1}&#8211;{offset + len(rows)}"
+    return f'<p role="status">{shown}</p><ol class="hits" start="{offset + 1}">{items}</ol>{after}'
 
 
 def _call_links(calls: list[dict[str, Any]], repo: str, path: str) -> dict[tuple[int, str], str]:
@@ -162,7 +194,8 @@ def _outline(rows: list[dict[str, Any]], repo: str, path: str) -> str:
         for r in rows
     )
     items = items or "<li>no symbols</li>"
-    return f'<nav class="outline" aria-label="Outline"><h2>Outline</h2><ul>{items}</ul></nav>'
+    head = '<nav class="outline" aria-label="Outline"><h2>Outline of these lines</h2>'
+    return f"{head}<ul>{items}</ul></nav>"
 
 
 def _code(answer: dict[str, Any], repo: str, path: str, calls: list[dict[str, Any]]) -> str:
@@ -202,7 +235,7 @@ def file_page(request: Request) -> HTMLResponse:
     if answer.get("status") != "ok":
         return page(path, f"<p>{esc(answer.get('empty_reason'))}</p>", caller, fresh=fresh)
     end = int(answer["end_line"])
-    outline = fileview.outline(ctx.graph, repo, str(answer["path"]))
+    outline = fileview.outline(ctx.graph, repo, str(answer["path"]), start, end)
     calls = fileview.calls(ctx.graph, repo, str(answer["path"]), start, end)
     nav = []
     if start > 1:

@@ -10,6 +10,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from semgraph.graph import fileview
+from semgraph.mcp import graph_tools
+from semgraph.mcp.backend import Scope
+from semgraph.mcp.envelope import ToolFailure
 from semgraph.mcp.tools import Tools
 from semgraph.web.console.code_pages import allow_of, file_link, int_param, param, tools_of
 from semgraph.web.console.fresh import banner
@@ -18,6 +21,8 @@ from semgraph.web.console.session import Caller, identify
 from semgraph.web.context import WebContext, context
 
 router = APIRouter(include_in_schema=False)
+SHOWN = 200
+KINDS = ("callers", "callees")
 
 
 @router.get("/console/calls")
@@ -92,23 +97,28 @@ def symbol_body(ctx: WebContext, tools: Tools, caller: Caller, repo: str | None,
     d = defs[0]
     where = file_link(str(d["repo"]), str(d["path"]), d.get("start_line"))
     qualified = str(d["qualified_name"])
-    args = {"name": qualified, "repo": d["repo"], "limit": 200}
+    args: dict[str, Any] = {"name": qualified, "repo": d["repo"]}
     parts = [
         f"<p>{esc(d['kind'])} <code>{esc(d.get('signature') or qualified)}</code> defined at "
         f'<a href="{where}" class="definition">{esc(d["path"])}:{esc(d.get("start_line"))}</a> · '
         f"{link(url('/console/graph', {'repo': d['repo'], 'name': qualified}), 'call graph')}</p>"
     ]
     heads = ["Symbol", "Where", "Tier", "Candidates"]
+    try:  # the walk itself (row cap 1000), without the agents' token-bounded envelope
+        scope = Scope(tools.backend, allow, str(d["repo"])).load()
+        walks = {k: graph_tools.walk(scope, k, qualified, 1, 0, 1, args) for k in KINDS}
+    except ToolFailure as exc:
+        return "".join(parts) + f'<p role="alert">{esc(exc.message)}</p>'
     for kind, title in (("callers", "Callers"), ("callees", "Callees")):
-        answer = tools.call(kind, allow, dict(args))
-        edges = answer.get("rows") or []
-        cut = " (first 200)" if answer.get("has_more") else ""
+        _, answer, edges = walks[kind]
+        cut = f" (the first {SHOWN} shown)" if len(edges) > SHOWN else ""
+        cut += "; the walk stopped at its row cap" if answer.truncated else ""
         parts.append(f'<h2 id="{kind}">{title}</h2>')
         parts.append(
             table(
                 heads,
-                edge_rows(edges, at_call=kind == "callers"),
-                caption=f"{answer.get('total', len(edges))} {kind}{cut}",
+                edge_rows(edges[:SHOWN], at_call=kind == "callers"),
+                caption=f"{len(edges)} {kind}{cut}",
             )
         )
     return "".join(parts)
