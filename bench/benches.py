@@ -334,6 +334,8 @@ BENCHES = [
         "process (client wall time: server time plus about a millisecond), p50/p95 of the "
         "repeats and the HTML's size, against the JSON API call answering the same question "
         "(or GET /healthz) timed in the same run. The search index holds synthetic document "
-        "vectors (latency only); the big repository is indexed end to end.",
+        "vectors (latency only); the big repository is indexed end to end. "
+        "`console-4000.log` keeps the 4,000-file run (`--quick`).",
+        logs=("console-4000.log",),
     ),
 ]

@@ -110,4 +110,16 @@ def timeline(
     since ``since``: what the queue charts are drawn from (the jobs the queue still keeps)."""
     allow = None if repos is None else list(repos)
     rows = graph.query("browse timeline", q.BROWSE_TIMELINE, since=since, repos=allow, limit=limit)
-    return [dict(r) for r in rows]
+    if not rows:
+        return []
+    row = rows[0]
+
+    def known(value: float) -> float | None:
+        return None if value < 0 else value
+
+    return [
+        {"created_at": c, "claimed_at": known(k), "finished_at": known(f), "status": s}
+        for c, k, f, s in zip(
+            row["created"], row["claimed"], row["finished"], row["status"], strict=True
+        )
+    ]
