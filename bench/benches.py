@@ -7,6 +7,7 @@ from __future__ import annotations
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_backlog import figures_backlog
+from bench.figures_console import figures_console
 from bench.figures_crossrepo import figures_crossrepo
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
@@ -334,5 +335,20 @@ BENCHES = [
         "ops/xrepo-corpus.sh) scored against jedi with all three on its path; a synthetic "
         "library with N dependents for the re-link and the across-repos query; a one-file "
         "flask push for the link's share of the publish.",
+    ),
+    Bench(
+        "console",
+        "bench.bench_console",
+        ["--files", "20000", "--jobs", "10000", "--lines", "5000", "--callers", "500"],
+        ["--files", "4000", "--jobs", "10000", "--lines", "5000", "--callers", "500"],
+        figures_console,
+        timeout_s=3600,
+        note="Each web console page fetched over loopback from the app in the benchmark's own "
+        "process (client wall time: server time plus about a millisecond), p50/p95 of the "
+        "repeats and the HTML's size, against the JSON API call answering the same question "
+        "(or GET /healthz) timed in the same run. The search index holds synthetic document "
+        "vectors (latency only); the big repository is indexed end to end. "
+        "`console-4000.log` keeps the 4,000-file run (`--quick`).",
+        logs=("console-4000.log",),
     ),
 ]

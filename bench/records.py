@@ -73,6 +73,7 @@ RECORDS = {
     "retrieval.bootstrap": "bench_retrieval: hybrid minus the best single retriever, 95 % CI",
     "mcp.tool": "bench_mcp: one tool's latency (p50/p99) and largest answer in tokens",
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
+    "console.page": "bench_console: one page's p50/p95 time and size, and its baseline's",
     "accuracy.repo": "bench_accuracy: one repository's call resolution against its oracle",
     "accuracy.tier": "bench_accuracy: one tier's edges of one repository against the oracle",
     "cli.command": "bench_cli: one command line's process wall time (median of the repeats)",

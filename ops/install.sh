@@ -40,6 +40,29 @@ fi
 # need them fetch them again (and fail, loudly, where no registry answers)
 SEMGRAPH_VENV="$venv" bash "$root/ops/xrepo-corpus.sh" >/dev/null \
   || echo "install: could not fetch the cross-repository test corpus" >&2
+# The console's browser tests (issue 29): Debian's chromium, driven by Playwright for Python
+# (a dev dependency above; its own browser download is never used:
+# PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1), and axe-core from npm at a pinned version in a cache
+# folder the tests inject from (SEMGRAPH_AXE_JS). SEMGRAPH_SKIP_BROWSER=1 skips both.
+AXE_VERSION=4.14.1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+if [ "${SEMGRAPH_SKIP_BROWSER:-0}" != 1 ]; then
+  if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "install: installing chromium (apt)" >&2
+    sudo_=""; [ "$(id -u)" = 0 ] || sudo_="sudo"
+    $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >&2 \
+      || { $sudo_ apt-get update -q >&2 \
+        && $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >&2; } \
+      || echo "install: chromium could not be installed; the browser tests will fail" >&2
+  fi
+  axe_dir="${SEMGRAPH_AXE_DIR:-$HOME/.cache/semgraph/axe-core-$AXE_VERSION}"
+  if [ ! -f "$axe_dir/node_modules/axe-core/axe.min.js" ] && command -v npm >/dev/null 2>&1; then
+    echo "install: fetching axe-core $AXE_VERSION (npm) into $axe_dir" >&2
+    mkdir -p "$axe_dir"
+    npm install -q --prefix "$axe_dir" --no-save --no-audit --no-fund --ignore-scripts \
+      "axe-core@$AXE_VERSION" >&2 || echo "install: axe-core could not be fetched" >&2
+  fi
+fi
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "$venv/bin"

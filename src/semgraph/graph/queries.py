@@ -175,3 +175,27 @@ RETURN properties(x) AS run
 ORDER BY x.started_at DESC, x.id
 LIMIT $limit
 """
+
+# -- the console's file view: semgraph.graph.fileview ---------------------------------------
+
+# the symbols a file defines that overlap lines $start..$end (its outline), in line order
+FILE_OUTLINE = """
+MATCH (f:File {key: $key})-[:DEFINES]->(s:Symbol)
+WHERE s.end_line >= $start AND s.start_line <= $end
+RETURN s.key AS key, s.name AS name, s.qualified_name AS qualified_name, s.kind AS kind,
+       s.start_line AS start_line, s.end_line AS end_line
+ORDER BY start_line, qualified_name
+LIMIT $limit
+"""
+
+# the resolved call sites between two lines of a file, each with its target and tier (an
+# ambiguous call has one edge per candidate)
+FILE_CALLS = """
+MATCH (f:File {key: $key})-[:DEFINES]->(s:Symbol)-[e:CALLS]->(t:Symbol)
+WHERE e.line >= $start AND e.line <= $end
+RETURN e.line AS line, t.name AS name, t.qualified_name AS qualified_name, t.kind AS kind,
+       t.repo AS repo, t.path AS path, t.start_line AS start_line, e.tier AS tier,
+       coalesce(e.candidates, 1) AS candidates
+ORDER BY line, name, qualified_name
+LIMIT $limit
+"""

@@ -50,6 +50,7 @@ from semgraph.queue.store import JobStore
 from semgraph.repos.listing import keys_named
 from semgraph.web import api, read_api, repos_api
 from semgraph.web.batcher import EnqueueBatcher
+from semgraph.web.console import mount as mount_console
 from semgraph.web.context import WebContext, require_read
 from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
 from semgraph.web.limits import WebhookLimits
@@ -287,5 +288,6 @@ def create_app(
     app.include_router(repos_api.router)
     mcp_route = mcp_http.endpoint(require_read)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)
+    mount_console(app, ctx)  # the web console (issue 29): its own modules
     install_openapi(app, settings)
     return app
