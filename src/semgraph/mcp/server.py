@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from contextvars import ContextVar
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -30,7 +30,9 @@ semgraph answers questions about indexed git repositories from a code graph and 
 (keyword + semantic) search index, at the commit that was last indexed.
 
 - search_code: you do not know the name; describe behaviour or give words ("retry with
-  backoff", "parse webhook signature"). Ranked chunks with paths and lines.
+  backoff", "parse webhook signature"), or pass a whole issue text with its traceback.
+  Ranked chunks with paths, lines and each file's role; role="source" leaves out tests,
+  docs, changelogs, examples, translations and generated files.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
   name is ambiguous you get candidates: ask again with a qualified name.
@@ -57,6 +59,8 @@ Limit = Annotated[int | None, Field(description="rows per page, 1..200 (default 
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 Name = Annotated[str, Field(description="symbol name: short, qualified, or a trailing part")]
 Depth = Annotated[int | None, Field(description="hops to walk, 1..5")]
+# semgraph.search.roles.ROLES (a test holds them equal)
+Role = Literal["source", "test", "docs", "changelog", "example", "i18n", "generated"]
 
 
 def _result(answer: dict[str, Any]) -> CallToolResult:
@@ -102,20 +106,32 @@ def build_server(tools: Tools) -> SemgraphMCP:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def search_code(
-        text: Annotated[str, Field(description="words or a description of the code")],
+        text: Annotated[
+            str,
+            Field(
+                description="words, a description of the code, or a whole issue text (cut at "
+                "32,768 characters with a notice, never refused)"
+            ),
+        ],
         repo: Repo = None,
         language: Annotated[str | None, Field(description="python, go, ...")] = None,
         path_prefix: Annotated[str | None, Field(description="e.g. src/api/")] = None,
+        role: Annotated[
+            Role | None,
+            Field(description="only files of this role; source leaves tests and docs out"),
+        ] = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
-        """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines."""
+        """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines,
+        and each file's role (source, test, docs, ...)."""
         return await run(
             "search_code",
             text=text,
             repo=repo,
             language=language,
             path_prefix=path_prefix,
+            role=role,
             limit=limit,
             cursor=cursor,
         )

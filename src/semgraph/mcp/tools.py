@@ -18,7 +18,7 @@ from semgraph.mcp import graph_tools, source
 from semgraph.mcp.backend import Allow, Backend, Scope
 from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
 from semgraph.search.embed import Embedder
-from semgraph.search.query import MAX_K, search
+from semgraph.search.query import MAX_K, search_answer
 
 _embedder_lock = threading.Lock()
 
@@ -74,7 +74,7 @@ class Tools:
             head["freshness"] = scope.freshness()
             return head
         try:
-            hits = search(
+            answer = search_answer(
                 self.backend.search,
                 self.backend.settings,
                 self.embedder(),
@@ -83,11 +83,16 @@ class Tools:
                 lang=args.get("language"),
                 path_prefix=args.get("path_prefix"),
                 k=MAX_K,
+                role=args.get("role"),
             )
         except SearchNotIndexed:
             head.update(status="empty", empty_reason="repository not indexed")
             head["freshness"] = scope.freshness()
             return head
+        hits = answer.hits
+        head["truncated"] = answer.truncated
+        if answer.notice:
+            head["notice"] = answer.notice
         rows = [h.to_dict() for h in hits if scope.visible(h.repo)]
         for row in rows:
             row.pop("index", None)
