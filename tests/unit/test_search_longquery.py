@@ -93,8 +93,9 @@ def test_long_text_keeps_repeats_out_but_order_in() -> None:
 
 
 def test_windows_cover_the_start_of_a_long_text_and_are_bounded() -> None:
-    windows = embedding_windows(issue_text(30_000))
-    assert len(windows) == MAX_WINDOWS
+    assert len(embedding_windows(issue_text(30_000))) == MAX_WINDOWS
+    windows = embedding_windows(issue_text(30_000), max_windows=8)
+    assert len(windows) == 8
     assert all(len(w) <= WINDOW_CHARS for w in windows)
     assert windows[0].startswith("Click option with multiple=True")
     assert embedding_windows("y" * 5000)[0] == "y" * WINDOW_CHARS  # one giant word: cut
@@ -162,3 +163,20 @@ def test_the_interfaces_offer_exactly_the_roles() -> None:
     from semgraph.web.search_api import Role as HttpRole
 
     assert set(get_args(HttpRole)) == set(ROLES) == set(get_args(McpRole))
+
+
+def test_the_docstring_evaluation_is_searched_exactly_as_before() -> None:
+    """Its queries are short: both sides must be what they were before issue 28 (the words
+    BM25 gets, the one text the model embeds), so its figures cannot move."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "bench" / "eval"
+    lines = (root / "queries.jsonl").read_text("utf-8").splitlines()
+    texts = [json.loads(line)["query"] for line in lines if line.strip()]
+    texts += [q["query"] for q in json.loads((root / "questions.json").read_text("utf-8"))]
+    assert len(texts) > 600
+    for text in texts:
+        assert bm25_words(text) == query_words(text), text
+        assert embedding_windows(text) == [text], text
+        assert not bound_query(text, 32_768).truncated

@@ -13,11 +13,15 @@ Three pure steps, each leaving a short query exactly as it was:
   words that came out of one) ranked first, then rarer-looking (longer) words, each group in
   the order the text names them. Three fields per word stay far below the 1,024 clauses of
   the smallest ``indices.query.bool.max_clause_count`` Elasticsearch 8 computes.
-- :func:`embedding_windows` picks what the model reads: the model sees its first 128 tokens
-  only, so a text longer than one window is cut into up to :data:`MAX_WINDOWS` windows of
-  about :data:`WINDOW_CHARS` characters (on whitespace) whose normalised vectors are
-  averaged (:func:`pool`). The choice was measured against embedding the first window only
-  and the title + first paragraph (``bench/NOTES.md``, "Long queries").
+- :func:`embedding_windows` picks what the model reads. It sees its first 128 word pieces
+  only; a longer text is cut on whitespace into windows of about :data:`WINDOW_CHARS`
+  characters, of which the query embeds :data:`MAX_WINDOWS` (one: the title and the start
+  of the body, cut explicitly instead of silently by the tokenizer after reading 30 kB).
+  Measured on long texts (``bench/eval_long.py``, ``bench/NOTES.md`` "Long queries"):
+  pooling 4 or 8 windows (:func:`pool`, the normalised mean of normalised vectors) lost
+  kNN file Acc@5 0.65 -> 0.48/0.45, and the title + first paragraph
+  (:func:`title_paragraph`) lost Acc@1 with ``role=source``; both stay here for the
+  benchmark.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from semgraph.search.split import STOP_WORDS, identifier_words, query_words, spl
 SHORT_QUERY_WORDS = 64  # up to this many words a query's BM25 side is unchanged
 MAX_BM25_WORDS = 256  # x 3 fields = 768 clauses, under the smallest max_clause_count (1024)
 WINDOW_CHARS = 480  # about the 128 word pieces all-MiniLM-L6-v2 reads of English or code
-MAX_WINDOWS = 8
+MAX_WINDOWS = 1  # windows whose vectors a query pools (more lost on long texts)
 CUT_LOOKBACK = 200  # how far before the bound a cut looks for a line break or a blank
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -137,7 +141,8 @@ def embedding_windows(
 
 
 def title_paragraph(text: str, *, max_chars: int = WINDOW_CHARS) -> str:
-    """The first line and the first paragraph after it (an option measured, not used)."""
+    """The first two paragraphs (title and body's first), at most ``max_chars`` (an option
+    measured, not used)."""
     blocks = [b.strip() for b in re.split(r"\n\s*\n", text.strip()) if b.strip()]
     return "\n".join(blocks[:2])[:max_chars] if blocks else text[:max_chars]
 
