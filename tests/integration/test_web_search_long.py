@@ -160,7 +160,7 @@ def test_hostile_text_is_searched(base: str, q: str) -> None:
 
 
 def test_the_role_filter_on_get_and_post(base: str) -> None:
-    params = {"q": "read config file", "repo": REPO, "k": 10}
+    params: dict[str, Any] = {"q": "read config file", "repo": REPO, "k": 10}
     everything = httpx.get(f"{base}/search", params=params, headers=AUTH, timeout=60).json()
     assert {h["role"] for h in everything["hits"]} == {"source", "test", "docs"}
     for role in ("source", "test", "docs"):

@@ -5,8 +5,9 @@ Both answer what ``semgraph search --json`` prints: ``{"hits": [...], "query_cha
 "searched_chars", "truncated"}`` plus ``notice`` when the query was longer than the documented
 bound (``SEMGRAPH_SEARCH_MAX_QUERY_CHARS``, 32,768 characters by default) and was cut there.
 A query is never refused for its length; a POST body over ``SEMGRAPH_SEARCH_MAX_BODY_BYTES``
-is 413 with a short message. No error repeats the query (:mod:`semgraph.web.app` answers
-422s without the input).
+is 413 with a short message. A GET's URL is bounded by the HTTP parser (64 KiB request line:
+a 32 kB English text fits URL-encoded; ``docs/search.md``), so long texts go by POST. No
+error repeats the query (:mod:`semgraph.web.app` answers 422s without the input).
 """
 
 from __future__ import annotations
