@@ -180,3 +180,18 @@ def test_the_docstring_evaluation_is_searched_exactly_as_before() -> None:
         assert bm25_words(text) == query_words(text), text
         assert embedding_windows(text) == [text], text
         assert not bound_query(text, 32_768).truncated
+
+
+def test_a_store_error_never_carries_a_whole_query() -> None:
+    import elasticsearch
+    from elastic_transport import ApiResponseMeta, HttpHeaders, NodeConfig
+
+    from semgraph.db import search_errors
+    from semgraph.errors import SearchRequestError
+
+    node = NodeConfig("http", "localhost", 9200)
+    meta = ApiResponseMeta(400, "1.1", HttpHeaders(), 0.0, node)
+    echoed = "query text " * 5000  # a non-JSON error body comes back whole
+    with pytest.raises(SearchRequestError) as caught, search_errors("search"):
+        raise elasticsearch.BadRequestError(echoed, meta, echoed)
+    assert len(caught.value.message) < 400

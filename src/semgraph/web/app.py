@@ -177,13 +177,14 @@ def _answer_for(exc: SemgraphError) -> ErrorAnswer | None:
 
 def _store_error(request: Request, exc: StoreError) -> Response:
     if isinstance(exc, _RETRYABLE):
-        event(log, logging.WARNING, "http_store_unavailable", str(exc), path=request.url.path)
+        # bounded: a store's reason may quote the request (a search's query)
+        event(log, logging.WARNING, "http_store_unavailable", str(exc)[:300], path=request.url.path)
         return JSONResponse(
             {"detail": "a data store is unavailable; retry"},
             status_code=503,
             headers={"Retry-After": RETRY_AFTER_S},
         )
-    event(log, logging.ERROR, "http_store_error", str(exc), path=request.url.path)
+    event(log, logging.ERROR, "http_store_error", str(exc)[:300], path=request.url.path)
     return JSONResponse({"detail": "a data store rejected the request"}, status_code=502)
 
 
