@@ -1,6 +1,7 @@
 """How fast the command line answers (issue 27): process wall time of whole ``semgraph``
 invocations, median of ``--repeats`` runs, against ``python -c pass`` measured in the same
-run, interleaved (one round runs every command once).
+run, interleaved (one round runs every command once), after one untimed run of each (its
+bytecode cached, as an installed command has it).
 
     python -m bench.bench_cli [--repeats 10] [--before SRC] [--repo PATH]
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from bench.records import emit
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = "{repo}"  # in an argv: the variant's own copy of --repo
 TARGETS = {"help": 0.3, "group_help": 0.3, "callers": 1.0, "jobs_list": 1.0, "index_noop": 1.5}
 
 
@@ -40,13 +42,16 @@ def commands(repo: Path | None) -> list[tuple[str, list[str]]]:
         ("jobs_list", ["jobs", "list"]),
     ]
     if repo is not None:
-        out.append(("index_noop", ["index", str(repo)]))
+        out.append(("index_noop", ["index", REPO]))
     return out
 
 
 def run_once(argv: list[str], src: Path | None) -> tuple[float, float, int]:
     """Wall and CPU seconds of one process, and its exit status."""
     env = dict(os.environ)
+    # an installed semgraph caches its bytecode on first import; a shell that forbids it
+    # (PYTHONDONTWRITEBYTECODE) would time compiling every changed module on every run
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src is not None:
         env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -69,6 +74,23 @@ def summarise(runs: list[tuple[float, float, int]]) -> dict[str, object]:
     }
 
 
+def variant_repos(repo: Path | None, variants: list[str]) -> dict[str, str]:
+    """Each variant's copy of ``repo`` (``now``: ``repo`` itself). The versions' index
+    fingerprints differ, so on one repository each would reindex what the other published,
+    and neither run would be a no-op."""
+    repos: dict[str, str] = {}
+    if repo is None:
+        return repos
+    for variant in variants:
+        copy = repo.resolve()
+        if variant != "now":
+            copy = copy.with_name(f"{copy.name}-{variant}")
+            if not copy.exists():
+                subprocess.run(["git", "clone", "-q", str(repo), str(copy)], check=True)
+        repos[variant] = str(copy)
+    return repos
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -79,17 +101,31 @@ def main() -> None:
     if args.before is not None:
         variants.insert(0, ("before", args.before.resolve()))
     cmds = commands(args.repo)
+    repos = variant_repos(args.repo, [v for v, _ in variants])
+
+    def argv_of(argv: list[str], variant: str) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "semgraph.cli",
+            *(repos.get(variant, a) if a == REPO else a for a in argv),
+        ]
+
     if args.repo is not None:  # the first index is not what is timed
-        for _, src in variants:
-            run_once([sys.executable, "-m", "semgraph.cli", "index", str(args.repo)], src)
+        for variant, src in variants:
+            run_once(argv_of(["index", REPO], variant), src)
+    for _label, argv in cmds:  # untimed: each variant's bytecode cached, as after an install
+        for variant, src in variants:
+            run_once(argv_of(argv, variant), src)
     results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     baseline: list[tuple[float, float, int]] = []
     for round_no in range(args.repeats):
         baseline.append(run_once([sys.executable, "-c", "pass"], None))
         for label, argv in cmds:
             for variant, src in variants:
-                full = [sys.executable, "-m", "semgraph.cli", *argv]
-                results.setdefault((label, variant), []).append(run_once(full, src))
+                results.setdefault((label, variant), []).append(
+                    run_once(argv_of(argv, variant), src)
+                )
         print(f"# round {round_no + 1}/{args.repeats} done", file=sys.stderr, flush=True)
     base = statistics.median(r[0] for r in baseline)
     for (label, variant), runs in results.items():

@@ -17,6 +17,14 @@ issue names: "a few large repositories can still occupy all of them"). Push-to-s
 the job's ``finished_at`` (after the alias flip) minus the time of the enqueue.
 Affinity is off (``SEMGRAPH_CLAIM_AFFINITY_S=0``) to measure the lanes alone.
 
+With ``--large-repo PATH`` the large job is real instead (``--real-only``: only that run): the
+first index of ``PATH`` (a repository made by ``bench.synth.generate``, ``--large-files``
+small files, generated when absent), an unknown repository, so the large lane's. Two workers,
+``any`` + ``small``: the ``any`` worker takes the first index, and while it runs, ``--rounds``
+rounds of one-file pushes to the small repositories go to the ``small`` worker, ``--gap-s``
+apart, on the same 2 cores: this measures the lanes with the CPU contention a real first
+index brings. Pushes enqueued after the first index finished are left out (and counted).
+
 Uses the stack of ``SEMGRAPH_BOLT_URI`` / ``SEMGRAPH_ES_URL``; deletes every ``:JobQueue``
 node there first. Workspaces go under ``$SEMGRAPH_STATE_DIR/bench-lanes``.
 """
@@ -26,12 +34,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from bench import workers
 from bench.records import emit
 from semgraph.config import Settings, load_settings
 from semgraph.db import Graph, connect_graph
@@ -89,34 +96,9 @@ def push(store: JobStore, root: Path, token: str) -> tuple[str, float]:
     return result.job_id, now
 
 
-def start_workers(
-    settings: Settings, lanes: list[str], log_dir: Path
-) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i, lane in enumerate(lanes):
-        env = {
-            **os.environ,
-            "SEMGRAPH_WORKER_NAME": f"bench-{lane}-{i}",
-            "SEMGRAPH_JOB_MODULES": "bench.bench_lanes",
-            "SEMGRAPH_CLAIM_AFFINITY_S": "0",
-            "SEMGRAPH_POLL_INTERVAL_S": "0.2",
-            "SEMGRAPH_LOG_LEVEL": "WARNING",
-        }
-        log = (log_dir / f"worker-{lane}-{i}.log").open("wb")
-        cmd = [sys.executable, "-m", "semgraph", "worker", "--lane", lane]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
-    return procs
-
-
-def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def start_workers(lanes: list[str], log_dir: Path) -> list[subprocess.Popen[bytes]]:
+    env = {"SEMGRAPH_JOB_MODULES": "bench.bench_lanes"}  # registers the placeholder kind
+    return workers.start_workers(lanes, log_dir, name="bench", poll_s=0.2, env=env)
 
 
 def wait_jobs(store: JobStore, started: dict[str, float], timeout_s: float) -> dict[str, float]:
@@ -156,7 +138,7 @@ def run_mode(
 ) -> list[float]:
     store = JobStore(graph, settings)
     name = "+".join(lanes)
-    procs = start_workers(settings, lanes, repos[0].parent)
+    procs = start_workers(lanes, repos[0].parent)
     try:
         warm = {
             job: t for job, t in (push(store, r, f"warm_{name.replace('+', '_')}") for r in repos)
@@ -174,7 +156,7 @@ def run_mode(
         started = dict(push(store, r, f"{token}_{i}") for i, r in enumerate(repos))
         latency = sorted(wait_jobs(store, started, opts.hold_s * 3 + 600).values())
     finally:
-        stop_workers(procs)
+        workers.stop_workers(procs)
         graph.query("holds", "MATCH (j:JobQueue {kind: $k}) DETACH DELETE j", k=HOLD_KIND)
     p50, p95 = pct(latency, 0.5), pct(latency, 0.95)
     print(
@@ -192,12 +174,106 @@ def run_mode(
     return latency
 
 
+def run_real(settings: Settings, graph: Graph, repos: list[Path], opts: argparse.Namespace) -> None:
+    """Lanes ``any`` + ``small`` while a real first index of ``--large-repo`` runs."""
+    large = opts.large_repo
+    if not (large / ".git").is_dir():
+        from bench.synth import generate
+
+        t0 = time.perf_counter()
+        generate(large, opts.large_files, seed=11, small=True)
+        print(f"generated {opts.large_files} files in {time.perf_counter() - t0:.1f} s")
+    files = len(git(large, "ls-files").splitlines())
+    store = JobStore(graph, settings)
+    procs = start_workers(["any", "small"], repos[0].parent)
+    latency: list[float] = []
+    after_large = 0
+    try:
+        warm = dict(push(store, r, "warm_real") for r in repos)
+        wait_jobs(store, warm, 600)  # the models loaded, the small records say small
+        key = repo_key_for(str(large))
+        args = ReindexArgs(source=str(large), ref="main").to_json()
+        sha = git(large, "rev-parse", "HEAD")
+        enq = time.time()
+        big = store.enqueue(
+            key, now=enq, args=args, ref="main", commit=sha, source=normalize_source(str(large))
+        ).job_id
+        wait_running(graph, 1)
+        print(f"first index of {files} files running; load {os.getloadavg()[0]:.2f}", flush=True)
+        for rnd in range(opts.rounds):
+            time.sleep(opts.gap_s)
+            job = store.get(big)
+            if job is None or job.status.value in DONE:
+                print(f"round {rnd}: the first index is done; no more rounds", flush=True)
+                break
+            elapsed = time.time() - enq
+            started = dict(push(store, r, f"real_{rnd}_{i}") for i, r in enumerate(repos))
+            got = wait_jobs(store, started, 900)
+            job = store.get(big)
+            running = job is not None and job.status.value not in DONE
+            values = sorted(got.values())
+            if not running:
+                after_large += len(values)
+            else:
+                latency.extend(values)
+            print(
+                f"round {rnd} at {elapsed:5.0f} s into the first index: "
+                f"{', '.join(f'{x:.1f}' for x in values)} s; load {os.getloadavg()[0]:.2f}"
+                + ("" if running else " (first index finished meanwhile: left out)"),
+                flush=True,
+            )
+            emit(
+                "lanes.round",
+                round=rnd,
+                large_elapsed_s=round(elapsed, 1),
+                latency_s=[round(x, 1) for x in values],
+                counted=running,
+                load=round(os.getloadavg()[0], 2),
+            )
+        job = store.get(big)
+        large_s = (
+            round(float(job.finished_at) - enq, 1)
+            if job is not None and job.finished_at and job.status.value in DONE
+            else None
+        )
+    finally:
+        workers.stop_workers(procs)
+    if not latency:
+        raise SystemExit("no push ran while the first index did")
+    p50, p95 = pct(latency, 0.5), pct(latency, 0.95)
+    print(
+        f"any+small, real {files}-file first index: push-to-searchable p50 {p50:.1f} s "
+        f"p95 {p95:.1f} s over {len(latency)} pushes (target p95 <= 15 s: "
+        f"{'met' if p95 <= 15 else 'NOT met'}); left out {after_large}; load "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    emit(
+        "lanes.mode",
+        lanes="any+small",
+        p50_s=round(p50, 1),
+        p95_s=round(p95, 1),
+        latency_s=[round(x, 1) for x in sorted(latency)],
+        large=f"real first index, {files} files",
+        large_job_s=large_s,
+        left_out=after_large,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hold-s", type=float, default=90.0)
     parser.add_argument("--small", type=int, default=5)
     parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--large-repo", type=Path, help="a real first index as the large job")
+    parser.add_argument("--large-files", type=int, default=20000)
+    parser.add_argument("--real-only", action="store_true", help="only the --large-repo run")
+    parser.add_argument("--rounds", type=int, default=3, help="push rounds (--large-repo)")
+    parser.add_argument("--gap-s", type=float, default=45.0, help="between rounds (--large-repo)")
     opts = parser.parse_args()
+    if opts.real_only and opts.large_repo is None:
+        parser.error("--real-only needs --large-repo")
+    if opts.rounds < 1 or opts.gap_s < 0 or opts.small < 1 or opts.large_files < 1:
+        parser.error("--rounds, --small and --large-files must be >= 1, --gap-s >= 0")
     settings = load_settings()
     work = settings.state_dir / "bench-lanes"
     work.mkdir(parents=True, exist_ok=True)
@@ -211,6 +287,10 @@ def main() -> None:
     with connect_graph(settings) as graph:
         graph.ensure_schema(SCHEMA)
         graph.query("reset", "MATCH (n) WHERE n:JobQueue OR n:JobDelivery DETACH DELETE n")
+        if opts.large_repo is not None:
+            run_real(settings, graph, repos, opts)
+            if opts.real_only:
+                return
         off = run_mode(settings, graph, ["any", "any"], repos, opts)
         on = run_mode(settings, graph, ["any", "small"], repos, opts)
     ratio = pct(off, 0.95) / pct(on, 0.95)

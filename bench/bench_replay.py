@@ -185,13 +185,12 @@ def make_job_class() -> Any:
     return ReplayReindex
 
 
-def embedder_for(kind: str, step: int, settings: Any) -> Any:
+def embedder_for(kind: str, step: int, settings: Any, kinds: Any) -> Any:
     from bench.synth_vectors import HashVectors
-    from semgraph.jobs import shared_embedder
 
     if kind == "synthetic" or (kind == "synthetic-first" and step == 0):
         return HashVectors(settings)
-    return shared_embedder(settings)
+    return kinds.embedder(settings)
 
 
 def run_step(
@@ -203,12 +202,14 @@ def run_step(
     step: int,
     commit: str,
     vectors: str,
+    kinds: Any,
 ) -> dict[str, Any]:
     from semgraph.indexer.request import ReindexRequest
 
     push(clone, commit)
     request = ReindexRequest(source=str(clone), ref=commit, commit=commit, job_id=f"replay-{step}")
-    job = job_class(settings, graph, es, request, embedder=embedder_for(vectors, step, settings))
+    embedder = embedder_for(vectors, step, settings, kinds)
+    job = job_class(settings, graph, es, request, embedder=embedder)
     wall, cpu = time.monotonic(), cpu_s()
     result = job.run()
     job_wall, job_cpu = time.monotonic() - wall, cpu_s() - cpu
@@ -246,7 +247,7 @@ def reset(settings: Any, graph: Any, es: Any, repo_key: str) -> dict[str, Any] |
     published state, work tree, mirror), as ``semgraph repos remove`` does, so that step 0
     is a first index."""
     from semgraph.faults import PROCESS
-    from semgraph.indexer import removal
+    from semgraph.repos import removal
 
     if not removal.is_known(graph, repo_key):
         return None
@@ -277,10 +278,11 @@ def graph_parity(repo_key: str) -> dict[str, Any]:
 
 
 @contextmanager
-def log_to(path: Path, argv: list[str]) -> Iterator[Callable[[str], None]]:
-    """A writer of record lines to stdout and to ``path`` (the command on its first line)."""
+def log_to(path: Path, argv: list[str], append: bool = False) -> Iterator[Callable[[str], None]]:
+    """A writer of record lines to stdout and to ``path`` (the command on its first line;
+    ``append``: after what the log holds, the command on a line of its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
+    with path.open("a" if append else "w") as fh:
         fh.write("$ python -m bench.bench_replay " + shlex.join(argv) + "\n")
 
         def write(text: str) -> None:
@@ -310,8 +312,20 @@ def main() -> None:
         action="store_true",
         help="keep what an earlier replay left (step 0 then re-indexes or no-ops the start)",
     )
+    parser.add_argument(
+        "--resume-at",
+        type=int,
+        default=0,
+        metavar="STEP",
+        help="continue a stopped replay at this step (implies --keep; appends to --log; the "
+        "summary covers every step the log holds)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/semgraph-replay-work"))
     args = parser.parse_args()
+    if args.resume_at < 0 or args.resume_at > args.commits:
+        parser.error(f"--resume-at must be between 0 and --commits ({args.commits})")
+    if args.resume_at:
+        args.keep = True
     if args.summarize is not None:
         logged = read_steps(args.summarize.read_text().splitlines())
         print(line("replay.summary", **summarize(logged), partial_log=str(args.summarize)))
@@ -321,7 +335,7 @@ def main() -> None:
     from semgraph.db import connect_graph
     from semgraph.graph.schema import SCHEMA
     from semgraph.indexer.sources import repo_key_for
-    from semgraph.jobs import shared_embedder, shared_search
+    from semgraph.jobs import JobKinds
 
     # the replay measures the incremental resolver (on by default; said here all the same)
     settings = load_settings(resolve_cache=True)
@@ -334,7 +348,7 @@ def main() -> None:
     job_class = make_job_class()
     steps: list[dict[str, Any]] = []
     with (
-        log_to(args.log, sys.argv[1:]) as write,
+        log_to(args.log, sys.argv[1:], append=args.resume_at > 0) as write,
         connect_graph(settings) as graph,
         Ticker() as ticker,
     ):
@@ -353,26 +367,31 @@ def main() -> None:
                 load_1m=round(os.getloadavg()[0], 2),
             )
         )
-        es = shared_search(settings)
+        kinds = JobKinds()  # the model and client a worker's jobs share
+        es = kinds.search(settings)
         ticker.set("removing what an earlier replay left")
         removed = "kept (--keep)" if args.keep else reset(settings, graph, es, repo_key)
         write(line("replay.reset", removed=removed))
         for step, commit in enumerate(commits):
-            if step == 1 and args.vectors != "synthetic":
+            if step < args.resume_at:
+                continue
+            if step == max(1, args.resume_at) and args.vectors != "synthetic":
                 ticker.set("loading the embedding model (once, as a worker does)")
-                shared_embedder(settings).embed(["warm up"])
+                kinds.embedder(settings).embed(["warm up"])
             print(
                 f"[replay] step {step}/{len(commits) - 1}: {commit[:10]}",
                 file=sys.stderr,
                 flush=True,
             )
             steps.append(
-                run_step(job_class, settings, graph, es, clone, step, commit, args.vectors)
+                run_step(job_class, settings, graph, es, clone, step, commit, args.vectors, kinds)
             )
             write(line("replay.step", **steps[-1]))
         ticker.set("semgraph check --graph-parity")
         parity = graph_parity(repo_key)
         write(line("replay.parity", **parity))
+        if args.resume_at:  # the steps before this run, as the log holds them
+            steps = read_steps(args.log.read_text().splitlines())
         write(line("replay.summary", **summarize(steps), graph_parity_rc=parity["rc"]))
 
 

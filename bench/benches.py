@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
+from bench.figures_backlog import figures_backlog
+from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
 from bench.figures_replay import figures_replay
@@ -274,5 +276,50 @@ BENCHES = [
         "(the floor) and, with `--before SRC`, the same commands on an older checkout's `src` "
         "(the baseline of the ratio). Targets: `--help` and a group's help <= 0.3 s, `graph "
         "callers` and `jobs list` <= 1 s (against the running stack).",
+    ),
+    Bench(
+        "lanes",
+        "bench.bench_lanes",
+        [],
+        ["--hold-s", "30", "--small", "3"],
+        figures_lanes,
+        timeout_s=3600,
+        in_quick=False,
+        note="Head-of-line (issue 26): two `semgraph worker` processes, two large jobs queued "
+        "first (placeholders that hold a worker for `--hold-s` without CPU: a real 20,000-file "
+        "first index would take both cores for an hour here and measure CPU contention, not "
+        "scheduling), then one-file pushes to small repositories; push-to-searchable is the "
+        "job's finish minus its enqueue. Both workers `any`, then `any` + `small`, same run.",
+    ),
+    Bench(
+        "coldhost",
+        "bench.bench_coldhost",
+        ["--repo", "/var/tmp/coldhost/repo-20k", "--files", "20000", "--rounds", "2"],
+        ["--repo", "/var/tmp/coldhost/repo-100", "--files", "100", "--rounds", "1"],
+        figures_coldhost,
+        timeout_s=2 * 3600,
+        note="A host that never saw the repository (an empty state directory) against the "
+        "host that indexed it (issue 26): the same kind of one-file push, alternating, per "
+        "phase, median of the rounds; small synthetic files; what the warm host keeps.",
+    ),
+    Bench(
+        "backlog",
+        "bench.bench_backlog",
+        ["--repos", "40", "--modes", "any,any+any"],
+        ["--repos", "4", "--modes", "any,any+any"],
+        figures_backlog,
+        timeout_s=2 * 3600,
+        in_quick=False,
+        note="An organisation's first day (issue 26): 40 public repositories of mixed sizes "
+        "and languages (pinned PyPI wheels, npm tarballs, Go modules from the proxy and the "
+        "local git mirrors; `bench/backlog_sources.py`), each a local git repository of one "
+        "commit, enqueued at once and first-indexed by real `semgraph worker` processes: one "
+        "worker, then two (lanes `any`), each run from nothing of the one before (repositories "
+        "removed, search indexes and the shared vector store deleted, an empty worker state "
+        "directory; the exported model kept). Wall time is the workers' start to the last job "
+        "finished; push-to-searchable is a job's finish minus its enqueue. What limits it is "
+        "read from the jobs' phases (wall seconds, summed) and the CPU seconds of the workers, "
+        "the servers and everything else on the machine during the run. No target in the "
+        "issue: the verdict is whether 2 workers beat 1.",
     ),
 ]

@@ -10,7 +10,6 @@ what it did not measure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,20 +128,3 @@ def missing_sizes(
     """Sizes the command asked for (``--sizes``) or the output started, with no result."""
     wanted = set(ints(arg(args, "--sizes"))) | set(started)
     return sorted(wanted - set(measured))
-
-
-def json_lines(out: str) -> list[dict[str, Any]]:
-    """Every JSON object printed on a line of its own (for the benchmarks that print plain
-    JSON lines rather than ``bench.records``), in the order printed."""
-    rows = []
-    for text in out.splitlines():
-        text = text.strip()
-        if not (text.startswith("{") and text.endswith("}")):
-            continue
-        try:
-            row = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows

@@ -21,13 +21,13 @@ from bench.figures import (
     arg,
     count,
     f,
-    json_lines,
     load,
     not_measured,
     num,
     ok,
     x,
 )
+from bench.records import json_lines
 
 RESOLVE_TARGET = 1.5  # this tree's full resolve CPU / the pre-typed resolver's, on sympy
 TREES = ("pre-typed", "today", "after")

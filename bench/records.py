@@ -49,7 +49,10 @@ RECORDS = {
     "coldhost.disk": "bench_coldhost: the warm host's cache entries of the repository, bytes",
     "queue.summary": "bench_queue: throughput and latency against one Bolt round trip",
     "lanes.mode": "bench_lanes: the small pushes' push-to-searchable under one pair of lanes",
+    "lanes.round": "bench_lanes: one round of small pushes while a real first index runs",
     "lanes.summary": "bench_lanes: p95 with both workers any / with any + small, same run",
+    "quickstart.run": "bench_quickstart: ./dev quickstart from a clean clone, HOME and state",
+    "quickstart.ratio": "bench_quickstart: wall time of an installer / the first one, same run",
     "reuse.repo": "bench_reuse: the repository, its fork's changes and the model",
     "reuse.run": "bench_reuse: the first index of the origin or of the fork",
     "reuse.summary": "bench_reuse: the fork's share of vectors from the store, embed ratio",
@@ -81,6 +84,10 @@ RECORDS = {
     "replay.step": "bench_replay: one push (step 0: the first index) through the job, checked",
     "replay.parity": "bench_replay: semgraph check --graph-parity after the last push",
     "replay.summary": "bench_replay: p50/p95 per push (job, resolve phase), parity failures",
+    "backlog.source": "bench_backlog: one repository of the backlog (registry, version, files)",
+    "backlog.job": "bench_backlog: one repository's first index in one run (waits, phases)",
+    "backlog.mode": "bench_backlog: one run (1 or 2 workers): wall, p50/p95, RSS, CPU, limit",
+    "backlog.summary": "bench_backlog: wall time with 2 workers / with 1 worker, same run",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
 }
 
@@ -97,8 +104,9 @@ def emit(record: str, **fields: Any) -> None:
     print(line(record, **fields), flush=True)
 
 
-def read(out: str, record: str) -> list[dict[str, Any]]:
-    """Every record of kind ``record`` in a benchmark's output, in the order printed."""
+def json_lines(out: str) -> list[dict[str, Any]]:
+    """Every JSON object printed on a line of its own, in the order printed (records, and
+    the plain JSON lines some benchmarks print instead)."""
     rows = []
     for text in out.splitlines():
         text = text.strip()
@@ -108,6 +116,11 @@ def read(out: str, record: str) -> list[dict[str, Any]]:
             row = json.loads(text)
         except ValueError:
             continue
-        if isinstance(row, dict) and row.get(RECORD) == record:
+        if isinstance(row, dict):
             rows.append(row)
     return rows
+
+
+def read(out: str, record: str) -> list[dict[str, Any]]:
+    """Every record of kind ``record`` in a benchmark's output, in the order printed."""
+    return [row for row in json_lines(out) if row.get(RECORD) == record]

@@ -17,7 +17,19 @@ fi
 stamp="$(stamp_of)"
 if [ "$(cat "$venv/.semgraph-stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "install: installing pinned dependencies (first run on this machine takes minutes)" >&2
-  "$venv/bin/pip" install -q --disable-pip-version-check -c "$root/constraints.txt" -e "$root[dev]" >&2
+  # uv (from PyPI) downloads and installs the pinned wheels in parallel, pip one at a time;
+  # SEMGRAPH_INSTALLER=pip, or any uv failure, installs with pip. --system-certs: uv trusts
+  # the system's certificate store, as pip does (a proxy's own CA is often only there)
+  if [ "${SEMGRAPH_INSTALLER:-uv}" = uv ] \
+    && "$venv/bin/pip" install -q --disable-pip-version-check "uv==0.13.9" >&2 \
+    && "$venv/bin/uv" pip install -q --system-certs --python "$venv/bin/python" \
+      -c "$root/constraints.txt" -e "$root[dev]" >&2; then
+    :
+  else
+    [ "${SEMGRAPH_INSTALLER:-uv}" = uv ] && echo "install: uv failed; installing with pip" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check -c "$root/constraints.txt" \
+      -e "$root[dev]" >&2
+  fi
   echo "$stamp" > "$venv/.semgraph-stamp"
 else
   # dependencies unchanged: only point the editable install at this checkout

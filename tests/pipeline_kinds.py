@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from semgraph import faults
 from semgraph.indexer.pipeline import Reindex
-from semgraph.jobs import request_from_args, shared_embedder, shared_search
+from semgraph.jobs import request_from_args
 from semgraph.queue.registry import JobContext, register
+from tests.shared_kinds import shared_embedder, shared_search
 
 KILL_POINTS = (
     "after_checkout",

@@ -191,19 +191,6 @@ def _mark_run(graph: Graph, run_id: str | None, status: str) -> None:
         RunStore(graph).finish(run_id, status, time.time(), repaired=True)
 
 
-def maintain_search(settings: Settings, graph: Graph, es: elasticsearch.Elasticsearch) -> None:
-    """Worker maintenance: repair divergence, then delete orphaned staging indexes (those
-    of no live alias, no repository's recorded run and no running run)."""
-    check_repositories(settings, graph, es, repair=True)
-    keep = {(str(r["key"]), str(r["run_id"])) for r in GraphReader(graph).repositories()}
-    keep |= {
-        (str(r["repo"]), str(r["id"])) for r in RunStore(graph).list(status="running", limit=10_000)
-    }
-    SearchIndex(es, settings).gc_orphans(
-        keep, now=time.time(), min_age_s=settings.staging_gc_min_age_s
-    )
-
-
 def graph_parity(settings: Settings, graph: Graph, repo_key: str, *, alert: bool = True) -> Any:
     """Compare the live graph of ``repo_key`` with the graph a fresh full publish of its
     indexed commit writes (checked out, parsed with the parse cache of the indexed

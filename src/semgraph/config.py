@@ -213,7 +213,7 @@ class Settings(BaseSettings):
     resolve_incremental_max_fraction: float = Field(default=0.5, ge=0, le=1)
     # each worker's maintenance deletes this host's caches (parse cache, resolution, work
     # tree, mirror) of repositories the graph no longer knows, once untouched this long
-    # (semgraph.indexer.hostcaches; a removal on another host cannot reach this disk)
+    # (semgraph.maintenance.hostcaches; a removal on another host cannot reach this disk)
     host_cache_gc_min_age_s: float = Field(default=600.0, ge=0, le=30 * 86400)
 
     # -- the shared vector store: vectors reused across repositories -------------------------

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from semgraph import faults
 from semgraph.indexer.pipeline import Reindex
-from semgraph.jobs import request_from_args, shared_embedder, shared_search
+from semgraph.jobs import request_from_args
 from semgraph.queue.registry import JobContext, register
+from tests.shared_kinds import shared_embedder, shared_search
 
 # the points a job passes, in order; "after_claim" is hooked here, the rest are fault points
 # of the pipeline (reindex.<point>), the parse (parse.window) and the publish

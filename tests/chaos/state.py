@@ -12,12 +12,12 @@ from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.indexer.sources import repo_key_for
-from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.chaos.conftest import Chaos
 from tests.optional import some
+from tests.shared_kinds import shared_embedder, shared_search
 
 # a tiny repository: six Python files, so a parse window of 2 files checkpoints mid-parse
 SMALL: dict[str, str | bytes | None] = {

@@ -18,13 +18,13 @@ from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.indexer.sources import repo_key_for
-from semgraph.jobs import shared_embedder, shared_search
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.cli import run_cli
 from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import shared_embedder, shared_search
 
 pytestmark = pytest.mark.e2e
 

@@ -17,17 +17,17 @@ from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
+from semgraph.repos import removal
 from semgraph.search.index import SearchIndex
 from tests.optional import some
 from tests.repos import make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.e2e
 
@@ -101,6 +101,8 @@ def test_a_removal_killed_mid_way_resumes_and_leaves_nothing(
     assert [(r["key"], r["state"]) for r in listed] == sorted([(gone, "live"), (kept, "live")])
     shown = _cli("repos", "show", gone)
     assert shown.returncode == 0 and "state:       live" in shown.stdout
+    # indexed outside the queue: no job recorded its size, so its next job is large's
+    assert "lane:        large  (no finished job recorded yet" in shown.stdout, shown.stdout
     assert json.loads(_cli("repos", "show", gone, "--json").stdout)["counts"]["files"] == 2
 
     queued = _cli("repos", "remove", gone, "--json")

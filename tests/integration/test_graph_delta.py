@@ -16,8 +16,8 @@ import pytest
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph.removal import GraphRemoval
 from semgraph.model import FileFacts, SkippedFile
+from semgraph.repos.graph import GraphRemoval
 from tests.graph_repos import call, shop_repo, sym
 from tests.integration.test_graph_publish import SHOP, Boom, publish, snapshot
 

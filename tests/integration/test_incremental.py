@@ -19,11 +19,11 @@ from semgraph.faults import Faults
 from semgraph.indexer.parsecache import CACHE_FILE, cache_dir
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
-from semgraph.jobs import shared_embedder
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

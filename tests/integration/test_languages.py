@@ -18,12 +18,12 @@ from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
-from semgraph.jobs import shared_embedder
 from semgraph.model import module_name
 from semgraph.search.embed import Embedder
 from semgraph.search.query import search
 from tests.lang_fixtures import FIXTURES
 from tests.repos import make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from semgraph.db import Graph
 from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder
 from tests.lang_fixtures import FIXTURES
 from tests.repos import POLYGLOT, make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

@@ -17,6 +17,7 @@ from semgraph.queue import queries as q
 from semgraph.queue import registry
 from semgraph.queue.lanes import ClaimScope, Lane, parse_lane
 from semgraph.queue.models import Job
+from semgraph.queue.records import size_class
 from semgraph.queue.registry import JobContext
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
@@ -72,6 +73,8 @@ def test_an_unknown_repository_is_large(store: JobStore, graph: Graph) -> None:
     first = some(store.claim("w-l", KINDS, now=10.0, scope=LARGE))
     second = some(store.claim("w-l2", KINDS, now=10.0, scope=LARGE))
     assert {first.repo_key, second.repo_key} == {"org/new", "org/no-record"}
+    for repo in ("org/new", "org/no-record", "org/never-heard-of"):  # what `repos show` says
+        assert size_class(graph, store.settings, repo) == "large"
 
 
 def test_a_small_lane_worker_never_claims_a_large_repository(store: JobStore, graph: Graph) -> None:
@@ -80,6 +83,9 @@ def test_a_small_lane_worker_never_claims_a_large_repository(store: JobStore, gr
     run_once(store, "org/slow", at=1.0, took_s=61.0, files=10, worker="w0")
     assert record(graph, "org/small")["files"] == 10
     assert record(graph, "org/slow")["last_job_s"] == 61.0
+    classes = {r: size_class(graph, store.settings, r) for r in ("org/small", "org/many-files")}
+    assert classes == {"org/small": "small", "org/many-files": "large"}
+    assert size_class(graph, store.settings, "org/slow") == "large"
     for repo in ("org/many-files", "org/slow", "org/small"):
         enqueue(store, repo, 100.0)
     got = some(store.claim("w-s", KINDS, now=200.0, scope=SMALL))

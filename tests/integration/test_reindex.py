@@ -22,12 +22,12 @@ from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
 from semgraph.indexer.pipeline import PublishDiverged, Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
-from semgraph.jobs import shared_embedder
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.optional import some
 from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

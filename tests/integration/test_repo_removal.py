@@ -2,7 +2,7 @@
 repository goes (graph, runs, indexes, alias, parse cache, published state, mirror, work
 tree) and nothing of another one; a failure part-way leaves it ``removing`` (never listed
 as live) and a second run finishes it; the removal goes through the queue and meets pushes
-by the newest-request-wins rule (semgraph.indexer.removal)."""
+by the newest-request-wins rule (semgraph.repos.removal)."""
 
 from __future__ import annotations
 
@@ -18,20 +18,22 @@ from semgraph.check import check_repositories
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph import removal as gr
 from semgraph.graph.reader import GraphReader
-from semgraph.indexer import removal
 from semgraph.indexer.pipeline import Reindex
-from semgraph.indexer.repos import list_repositories, record_props, show_repository
 from semgraph.indexer.request import ReindexRequest, ReindexResult
-from semgraph.jobs import register_job_kinds, shared_embedder
+from semgraph.jobs import register_job_kinds
 from semgraph.queue.models import JobStatus
+from semgraph.queue.records import record_props
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
+from semgraph.repos import graph as gr
+from semgraph.repos import removal
+from semgraph.repos.listing import list_repositories, show_repository
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search
 from tests.optional import some
 from tests.repos import commit, make_repo
+from tests.shared_kinds import KINDS, shared_embedder
 
 pytestmark = pytest.mark.integration
 
@@ -205,7 +207,7 @@ def test_alias_and_indexes_of_a_key_never_reach_a_longer_key(
 
 @pytest.fixture
 def worker_settings(settings: Settings) -> Settings:
-    register_job_kinds()
+    register_job_kinds(KINDS)
     return settings.model_copy(update={"poll_interval_s": 0.05, "heartbeat_s": 0.2})
 
 

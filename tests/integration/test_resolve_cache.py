@@ -18,9 +18,9 @@ from semgraph.db import Graph
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
 from semgraph.indexer.resolvecache import cache_path
-from semgraph.jobs import shared_embedder
 from semgraph.search.embed import Embedder
 from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

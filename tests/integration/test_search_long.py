@@ -18,13 +18,13 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder, shared_search
 from semgraph.mcp.backend import Backend
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools
 from semgraph.queue.store import JobStore
 from semgraph.search.query import search_answer
 from tests.repos import make_repo
+from tests.shared_kinds import shared_embedder, shared_search
 
 pytestmark = pytest.mark.integration
 

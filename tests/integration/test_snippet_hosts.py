@@ -18,13 +18,13 @@ from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder, shared_search
 from semgraph.mcp.backend import Backend
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools
 from semgraph.queue.store import JobStore
 from semgraph.search.index import SearchIndex
 from tests.repos import commit, make_repo
+from tests.shared_kinds import shared_embedder, shared_search
 
 # blank lines inside and between functions, indented whitespace-only lines, a CRLF line
 SOURCE = (

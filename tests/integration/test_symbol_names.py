@@ -15,9 +15,9 @@ from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder
 from semgraph.search.query import search
 from tests.repos import make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,6 @@ from semgraph.config import Settings, load_settings
 from semgraph.db import Graph
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
-from semgraph.jobs import shared_embedder
 from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search import store_bodies
 from semgraph.search.embed import Embedder
@@ -31,6 +30,7 @@ from semgraph.search.loader import IndexStats
 from semgraph.search.store_bodies import decode_vector
 from semgraph.search.vectorstore import VectorStore, store_name
 from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import shared_embedder
 
 pytestmark = pytest.mark.integration
 

@@ -21,6 +21,7 @@ from semgraph.queue.worker import Worker
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import push_payload, serve_in_thread, signed_delivery
 from tests.repos import commit, make_repo
+from tests.shared_kinds import KINDS
 
 pytestmark = pytest.mark.integration
 
@@ -65,7 +66,7 @@ def test_signed_push_becomes_searchable(
     configured = settings.model_copy(
         update={"webhook_secret": SECRET, "webhook_allow_local_sources": True}
     )
-    register_job_kinds()
+    register_job_kinds(KINDS)
     worker = Worker(configured, graph)
     key = repo_key_for(str(repo))
     with serve_in_thread(create_app(configured, graph=graph, search=es)) as base:

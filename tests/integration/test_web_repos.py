@@ -16,9 +16,9 @@ from elasticsearch import Elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
 from semgraph.indexer.sources import repo_key_for
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
 from semgraph.web.app import create_app
 from semgraph.web.fixtures import serve_in_thread, signed_delivery
 

@@ -356,3 +356,32 @@ def test_a_bare_command_another_programs_command_and_more_log_files(tmp_path: Pa
     assert check.measured and not check.error
     assert not other.figures and not other.error and "not a run of" in other.notes[-1]
     assert click.label == "replay-click.log" and click.error == "no figures found in the output"
+
+
+def test_lanes_rows_judge_the_small_lane_only() -> None:
+    from bench.figures_fleet import figures_lanes
+
+    out = js(
+        {"record": "lanes.mode", "lanes": "any+any", "p50_s": 99.0, "p95_s": 102.0, "hold_s": 90},
+        {"record": "lanes.mode", "lanes": "any+small", "p50_s": 12.9, "p95_s": 22.3, "hold_s": 90},
+        {"record": "lanes.summary", "p95_any_s": 102.0, "p95_lanes_s": 22.3, "ratio": 4.6},
+    )
+    figs = figures_lanes(out)
+    assert [g.verdict for g in figs] == ["", MISSED, ""]
+    assert figures_lanes("", ["--hold-s", "1"])[0].verdict == NOT_MEASURED
+    real = {"record": "lanes.mode", "lanes": "any+small", "p50_s": 6.0, "p95_s": 9.5}
+    (fig,) = figures_lanes(js({**real, "large": "real first index, 20000 files"}))
+    assert fig.baseline == "real first index, 20000 files" and fig.verdict == MET
+
+
+def test_coldhost_rows_pair_cold_and_warm_by_phase() -> None:
+    from bench.figures_fleet import figures_coldhost
+
+    def rnd(host: str, job: float) -> dict[str, object]:
+        phases = {"job (wall)": job, "parse": job / 2}
+        return {"record": "coldhost.round", "host": host, "files": 100, "phases": phases}
+
+    figs = figures_coldhost(js(rnd("cold", 60.0), rnd("warm", 10.0), rnd("cold", 70.0)))
+    job = row(figs, "one-file push at 100 files, job (wall)")
+    assert job.value == "65.00 s" and job.ratio == "6.5x"
+    assert figures_coldhost(js(rnd("cold", 1.0)), [])[0].verdict == NOT_MEASURED

@@ -88,6 +88,21 @@ def test_registry_rejects_bad_and_conflicting_kinds() -> None:
     assert registry.lookup("unit_kind") is None
 
 
+def test_the_same_method_of_a_newer_object_replaces_the_older_ones() -> None:
+    class Kinds:
+        def run(self, ctx: JobContext) -> None:
+            return None
+
+    first, second = Kinds(), Kinds()
+    registry.register("unit_method", first.run)
+    registry.register("unit_method", first.run)  # idempotent: another bound method object
+    registry.register("unit_method", second.run)  # the kinds built again where a worker starts
+    assert getattr(registry.lookup("unit_method"), "__self__", None) is second
+    with pytest.raises(QueueInputError, match="already registered"):
+        registry.register("unit_method", lambda ctx: None)
+    registry.unregister("unit_method")
+
+
 def test_job_modules_setting_is_validated() -> None:
     with pytest.raises(ConfigError, match="not a module name"):
         registry.load_job_modules(load_settings(job_modules="os; rm -rf /"))

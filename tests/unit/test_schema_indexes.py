@@ -205,12 +205,12 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.queue.queries.WORKER_HEARTBEAT_AGE",
         "semgraph.graph.runs.ABANDON_JOB_RUNS",
         "semgraph.queue.queries.RECORD_ATTEMPT",
-        "semgraph.graph.removal.DELETE_SLICES[0][1]",
+        "semgraph.repos.graph.DELETE_SLICES[0][1]",
     ):
         assert expected in names
     assert len(names) >= 60
     # a statement held in a tuple is read like any other
-    assert Use("semgraph.graph.removal.DELETE_SLICES[1][1]", "File", "repo") in all_uses()
+    assert Use("semgraph.repos.graph.DELETE_SLICES[1][1]", "File", "repo") in all_uses()
 
 
 def test_every_lookup_and_scan_has_an_index_on_memgraph() -> None:

@@ -164,6 +164,7 @@ def test_default_is_auto_from_meminfo_and_cgroup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SEMGRAPH_NEO4J_HEAP_MB", raising=False)  # the test session pins it
+    monkeypatch.delenv("SEMGRAPH_ES_HEAP_MB", raising=False)  # the rule reserves its heap
     settings = load_settings(state_dir=tmp_path)
     assert settings.neo4j_heap_mb == 0
     proc, cg = _tree(

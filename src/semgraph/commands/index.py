@@ -76,9 +76,10 @@ def index_cmd(
             host="cli",
         )
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
-        jobs.register_job_kinds()
+        jobs.register_job_kinds(
+            jobs.JobKinds(progress=progress_printer(err.is_terminal and not as_json))
+        )
         registry.load_job_modules(settings)
-        jobs.progress_sink = progress_printer(err.is_terminal and not as_json)
         worker = Worker(settings, graph, store=store)
         worker.install_signal_handlers()
         job = _run_own_job(store, worker, enq.job_id, settings, as_json)

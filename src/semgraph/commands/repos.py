@@ -1,6 +1,6 @@
 """``semgraph repos list|show|remove``: the repositories the graph knows, and their removal.
 
-``remove`` only queues the ``remove`` job (:mod:`semgraph.indexer.removal`): a worker runs
+``remove`` only queues the ``remove`` job (:mod:`semgraph.repos.removal`): a worker runs
 it, fenced like any job. An unknown key is a one-line error with exit code 2 and nothing is
 queued.
 """
@@ -33,7 +33,7 @@ def _refuse(message: str) -> typer.Exit:
 
 
 def _key(key: str) -> str:
-    from semgraph.indexer.repos import check_key
+    from semgraph.repos.listing import check_key
 
     why = check_key(key)
     if why is not None:
@@ -56,7 +56,7 @@ def list_cmd(ctx: typer.Context, as_json: bool = json_option()) -> None:
     """Every known repository with its state: live, removing (a removal started: not live)
     or unpublished (queued, never published)."""
     from semgraph.db import connect_graph
-    from semgraph.indexer.repos import list_repositories
+    from semgraph.repos.listing import list_repositories
 
     with connect_graph(settings_from(ctx)) as graph:
         repos = list_repositories(graph)
@@ -86,7 +86,7 @@ def show_cmd(
         connect_graph,
         connect_search,
     )
-    from semgraph.indexer.repos import show_repository
+    from semgraph.repos.listing import show_repository
 
     key = _key(key)
     settings = settings_from(ctx)
@@ -108,12 +108,24 @@ def show_cmd(
         f"run:         {repo.get('run_id') or '-'}  indexed {_when(repo.get('indexed_at'))}",
         f"graph:       {counts['files']} files, {counts['symbols']} symbols, "
         f"{counts['externals']} external modules, {counts['runs']} runs",
+        f"lane:        {shown['size_class']}  ({_size_why(settings, record)})",
         f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
         f"indexes:     {', '.join(shown['indexes']) or '-'}",
     ]
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]
     for line in lines:
         out.print(line, markup=False)
+
+
+def _size_why(settings: Any, record: dict[str, Any]) -> str:
+    """Why the claim puts the repository in its lane, from the record's two figures."""
+    files, job_s = record.get("files"), record.get("last_job_s")
+    if files is None or job_s is None:
+        return "no finished job recorded yet: a first index is large"
+    return (
+        f"{files} files, limit {settings.lane_small_max_files}; last job {float(job_s):.0f} s, "
+        f"limit {settings.lane_small_max_job_s:g} s"
+    )
 
 
 @repos_app.command("remove")
@@ -125,8 +137,8 @@ def remove_cmd(
     """Queue the removal of KEY from the graph, the search index and the worker's disk (a
     worker runs it; `semgraph jobs show JOB` follows it). Unknown keys exit 2."""
     from semgraph.db import connect_graph
-    from semgraph.indexer import removal
     from semgraph.queue.store import JobStore
+    from semgraph.repos import removal
 
     key = _key(key)
     settings = settings_from(ctx)

@@ -45,7 +45,7 @@ GENERIC_SYMBOL_LABEL = ""
 # returns the run id the repository's graph carried before and the version of the published
 # state the graph holds (semgraph.graph.pubstate): a delta is tried only when that version is
 # this code's, for this key. A publish after a removal that stopped part-way
-# (semgraph.graph.removal) makes the repository live again.
+# (semgraph.repos.graph) makes the repository live again.
 PUBLISH_REPOSITORY = """
 MERGE (r:Repository {key: $key})
 WITH r, r.run_id AS previous, r.delta_version AS previous_version

@@ -171,7 +171,7 @@ class GraphReader:
 
     def repositories(self, *, include_removing: bool = False) -> list[dict[str, Any]]:
         """The published repositories; one whose removal started (``state: 'removing'``,
-        :mod:`semgraph.graph.removal`) only with ``include_removing``."""
+        :mod:`semgraph.repos.graph`) only with ``include_removing``."""
         rows = self.graph.query("repositories", q.REPOSITORIES)
         return [r for r in rows if include_removing or r.get("state") != "removing"]
 

@@ -55,12 +55,13 @@ from semgraph.indexer.request import (
     new_run_id,
 )
 from semgraph.indexer.sources import repo_key_for
-from semgraph.indexer.staging import Staged, StagingRequest, stage
+from semgraph.indexer.staging import run_files
 from semgraph.logs import event
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
+from semgraph.search.staging import Staged, StagingRequest, stage
 
 log = logging.getLogger(__name__)
 
@@ -200,13 +201,14 @@ class Reindex:
 
     def _stage(self, fp: str, resolution: Resolution) -> Staged:
         req = StagingRequest(self.repo_key, self.run_id, fp, force=self.request.force)
+        files = run_files(
+            self.settings, self.reader, self.repo_key, spill=self.spill, resolution=resolution
+        )
         staged = stage(
             self.index,
             self.embedder,
-            self.reader,
             req,
-            spill=self.spill,
-            resolution=resolution,
+            files,
             on_created=self._staging_created,
             fault=self._fault,
             progress=self.progress,

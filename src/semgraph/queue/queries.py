@@ -105,6 +105,9 @@ DETACH DELETE j
 SIZE_CLASS = """CASE WHEN rec.files <= $small_max_files AND rec.last_job_s <= $small_max_job_s
      THEN 'small' ELSE 'large' END"""
 
+# the lane a repository's jobs go to now (``semgraph repos show``): the claim's own rule
+RECORD_SIZE = "OPTIONAL MATCH (rec:RepoRecord {key: $key}) RETURN " + SIZE_CLASS + " AS size_class"
+
 # read first in a claim's transaction: the repositories with a running job, and the other
 # hosts with an idle live worker of a lane that takes a small / large repository (affinity).
 # Aggregated inside CLAIM_CANDIDATES, it made Neo4j sort every pending job (bench/NOTES.md).

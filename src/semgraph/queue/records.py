@@ -11,12 +11,20 @@ removing the repository deletes the record last.
 The record is written only when it is new or a field changes (a webhook's new default
 branch): pushes read it in their batch's transaction and leave it alone, so a busy
 repository's pushes do not contend on it.
+
+The repository lifecycle (:mod:`semgraph.repos`) reads the records whole, with the lanes'
+figures (:func:`record_props`, :func:`list_records`); the rule lives here, in the queue,
+because the enqueue batch applies it inside its own transaction.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.queue import queries as qq
+from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import EnqueueRequest, RepoRecord
 
 
@@ -49,3 +57,29 @@ def decide(
         "updated_at": now,
     }
     return {k: v for k, v in props.items() if v is not None}
+
+
+def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
+    """Every property of the repository's :RepoRecord, or None."""
+    rows = graph.query("get repository record", qq.RECORD, key=repo_key)
+    return dict(rows[0]["record"]) if rows else None
+
+
+def size_class(graph: Graph, settings: Settings, repo_key: str) -> str:
+    """``small`` or ``large``: the lane the repository's next job goes to, by the claim's own
+    rule (:data:`semgraph.queue.queries.SIZE_CLASS`; no record is large)."""
+    params = ClaimScope().params(settings)
+    rows = graph.query(
+        "repository size class",
+        qq.RECORD_SIZE,
+        key=repo_key,
+        small_max_files=params["small_max_files"],
+        small_max_job_s=params["small_max_job_s"],
+    )
+    return str(rows[0]["size_class"])
+
+
+def list_records(graph: Graph) -> list[dict[str, Any]]:
+    """Every :RepoRecord with all its properties, in key order."""
+    rows = graph.query("list repository records", qq.RECORDS, after="", limit=1_000_000)
+    return [dict(row["record"]) for row in rows]

@@ -82,12 +82,22 @@ JobFn = Callable[[JobContext], None]
 _KINDS: dict[str, JobFn] = {}
 
 
+def _same(registered: Callable[..., Any], fn: Callable[..., Any]) -> bool:
+    """The same function, or the same method of an object of its class: the job kinds of a
+    worker, built again where a worker starts (tests start several in one process)."""
+    method = getattr(fn, "__func__", None)
+    return registered is fn or (
+        method is not None and getattr(registered, "__func__", None) is method
+    )
+
+
 def register(kind: str, fn: JobFn) -> None:
-    """Register ``fn`` to run jobs of ``kind`` (idempotent for the same function)."""
+    """Register ``fn`` to run jobs of ``kind`` (idempotent for the same function; the same
+    method of a newer object replaces the older one's)."""
     if not _KIND_RE.match(kind):
         raise QueueInputError(f"invalid job kind {kind!r}: lowercase letters, digits, _ . -")
     existing = _KINDS.get(kind)
-    if existing is not None and existing is not fn:
+    if existing is not None and not _same(existing, fn):
         raise QueueInputError(f"job kind {kind!r} is already registered to {existing!r}")
     _KINDS[kind] = fn
 
@@ -98,10 +108,14 @@ _MAINTENANCE: list[MaintenanceHook] = []
 
 def on_maintenance(fn: MaintenanceHook) -> None:
     """Run ``fn(settings, graph)`` at worker start (after the sweep) and at every periodic
-    rescue. The indexer registers its divergence check/repair and staging-index GC here. A
-    hook that raises is logged; it never stops the worker."""
-    if fn not in _MAINTENANCE:
-        _MAINTENANCE.append(fn)
+    rescue. The job kinds register the maintenance passes here (:mod:`semgraph.jobs`). A
+    hook that raises is logged; it never stops the worker. Registered again, a hook keeps
+    its place (the same method of a newer object takes the older one's)."""
+    for i, hook in enumerate(_MAINTENANCE):
+        if _same(hook, fn):
+            _MAINTENANCE[i] = fn
+            return
+    _MAINTENANCE.append(fn)
 
 
 def maintenance_hooks() -> list[MaintenanceHook]:

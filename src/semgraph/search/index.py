@@ -116,7 +116,7 @@ class SearchIndex:
             event(log, logging.INFO, "search_index_deleted", index=name)
         return existed
 
-    # -- removing a repository (semgraph.indexer.removal) ----------------------------------------
+    # -- removing a repository (semgraph.repos.removal) ------------------------------------------
 
     def remove_alias(self, repo_key: str) -> bool:
         """Take the repository's alias off whatever index carries it (searches stop finding

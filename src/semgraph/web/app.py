@@ -45,12 +45,12 @@ from semgraph.errors import (
     SourceConflict,
     StoreError,
 )
-from semgraph.indexer.repos import keys_named
 from semgraph.indexer.sources import repo_key_for as default_repo_key_for
 from semgraph.logs import event
 from semgraph.mcp.http import MCP_METHODS, McpHttp
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
+from semgraph.repos.listing import keys_named
 from semgraph.web import api, read_api, repos_api, search_api
 from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.context import BodyTooLarge, WebContext, read_limited, require_read

@@ -1,7 +1,7 @@
 """The repository lifecycle on the HTTP API (issue 19): ``GET /repos/{key}`` shows one
 repository (state, record, graph counts, indexes, jobs) and ``DELETE /repos/{key}`` queues
 its removal (202 with the job id; a worker runs the ``remove`` job,
-:mod:`semgraph.indexer.removal`). Both need the ``admin`` scope. ``GET /repos`` (every live
+:mod:`semgraph.repos.removal`). Both need the ``admin`` scope. ``GET /repos`` (every live
 repository) is the read API's (:mod:`semgraph.web.read_api`); a repository whose removal
 started is not listed there. An unknown key is 404, a malformed one 422, and nothing is
 queued.
@@ -17,8 +17,8 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from semgraph.indexer import removal
-from semgraph.indexer.repos import MAX_KEY_CHARS, show_repository
+from semgraph.repos import removal
+from semgraph.repos.listing import MAX_KEY_CHARS, show_repository
 from semgraph.web.context import AUTH_RESPONSES, AdminCtx, WebContext, plain
 
 router = APIRouter()

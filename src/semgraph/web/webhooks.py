@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from semgraph.errors import JobError, PayloadError, QueueInputError
-from semgraph.indexer.removal import removal_request
 from semgraph.indexer.request import ReindexArgs
 from semgraph.indexer.sources import normalize_source
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest
+from semgraph.repos.removal import removal_request
 from semgraph.web import signatures
 from semgraph.web.metrics import WEBHOOK_DELIVERIES
 from semgraph.web.payloads import (

@@ -17,10 +17,10 @@ import elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
-from semgraph.queue import queries as qq
 from semgraph.queue.models import JobStatus
+from semgraph.queue.records import list_records, record_props, size_class
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
 
 MAX_KEY_CHARS = 512
@@ -36,18 +36,6 @@ def check_key(key: str) -> str | None:
     if any(ord(c) < 32 or ord(c) == 127 for c in key):
         return "a repository key has no control characters"
     return None
-
-
-def record_props(graph: Graph, repo_key: str) -> dict[str, Any] | None:
-    """The repository's :RepoRecord (the queue's record of it), or None."""
-    rows = graph.query("get repository record", qq.RECORD, key=repo_key)
-    return dict(rows[0]["record"]) if rows else None
-
-
-def list_records(graph: Graph) -> list[dict[str, Any]]:
-    """Every :RepoRecord, in key order."""
-    rows = graph.query("list repository records", qq.RECORDS, after="", limit=1_000_000)
-    return [dict(row["record"]) for row in rows]
 
 
 def list_repositories(graph: Graph) -> list[dict[str, Any]]:
@@ -106,6 +94,7 @@ def show_repository(
         "repository": repo,
         "record": record,
         "counts": gr.GraphRemoval(graph, key).counts(),
+        "size_class": size_class(graph, settings, key),
         "alias": index.alias_name(key),
         "live_index": index.live_index(key),
         "indexes": index.repository_indexes(key),

@@ -15,16 +15,18 @@ from elasticsearch import Elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.indexer import hostcaches, removal
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
 from semgraph.indexer.resolvecache import cache_path
-from semgraph.jobs import register_job_kinds, shared_embedder, shared_search
+from semgraph.jobs import register_job_kinds
+from semgraph.maintenance import hostcaches
 from semgraph.queue import registry
 from semgraph.queue.store import JobStore
+from semgraph.repos import removal
 from tests.repos import commit, make_repo
+from tests.shared_kinds import KINDS, shared_embedder, shared_search
 
 FILES = {
     "app/models.py": "class Order:\n    def total(self):\n        return helper(1)\n",
@@ -119,5 +121,8 @@ def test_every_host_sweeps_the_caches_of_a_removed_repository(
 
 def test_the_worker_maintenance_runs_the_sweep() -> None:
     register_job_kinds()
-    names = [getattr(hook, "__name__", "") for hook in registry.maintenance_hooks()]
-    assert "_sweep_caches" in names
+    register_job_kinds(KINDS)  # built again: its passes take the older ones' places
+    hooks = registry.maintenance_hooks()
+    names = [getattr(hook, "__name__", "") for hook in hooks]
+    assert names.count("sweep_host_caches") == 1 and names.count("maintain_search") == 1
+    assert any(getattr(hook, "__self__", None) is KINDS for hook in hooks)

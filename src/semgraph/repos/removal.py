@@ -1,5 +1,5 @@
-"""Removing a repository: the ``remove`` job kind, how it is requested, and what an
-operator sees of a repository (``semgraph repos``, ``/repos/{key}``).
+"""Removing a repository: the ``remove`` job kind, and how it is requested (``semgraph repos
+remove``, ``DELETE /repos/{key}``, a host's repository-deleted webhook).
 
 A removal is a job like a reindex: it goes through the queue (never inline), is claimed and
 fenced like any job, and at most one job of a repository runs at a time, so no reindex of
@@ -12,7 +12,7 @@ crash part-way leaves the job to the queue's retry, and the retry finds what is 
 3. delete the subgraph and the ``:IndexRun`` history in bounded transactions;
 4. delete every Elasticsearch index of the repository;
 5. delete this host's caches: the parse cache, the resolution, the work tree and the mirror
-   (every other host's maintenance deletes its own: :mod:`semgraph.indexer.hostcaches`);
+   (every other host's maintenance deletes its own: :mod:`semgraph.maintenance.hostcaches`);
 6. delete the ``:Repository`` node, and last its ``:RepoRecord`` (kept when a push queued
    while the removal ran waits to index the repository again from the recorded source).
 
@@ -28,7 +28,6 @@ history (``:JobQueue``, ``:JobDelivery``, ``:RepoLock``) is kept: it records the
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -40,16 +39,16 @@ import elasticsearch
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.faults import ENV, Faults
-from semgraph.graph import removal as gr
+from semgraph.faults import Faults
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
-from semgraph.indexer.repos import record_props
 from semgraph.indexer.resolvecache import cache_path
 from semgraph.logs import event
 from semgraph.queue.enqueue import enqueue_request
 from semgraph.queue.models import EnqueueRequest, EnqueueResult, JobStatus
+from semgraph.queue.records import record_props
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -123,7 +122,7 @@ def removal_request(
 
 def paths_of(settings: Settings, repo_key: str) -> list[Path]:
     """What the repository keeps on this host's disk (files and directories; the same
-    entries :mod:`semgraph.indexer.hostcaches` sweeps on every host)."""
+    entries :mod:`semgraph.maintenance.hostcaches` sweeps on every host)."""
     mirrors = settings.mirrors_path
     tree = worktree_path(settings, repo_key)
     resolution = cache_path(settings, repo_key)
@@ -265,10 +264,3 @@ class Removal:
         for step in self.graph_side.delete_slices(after_slice):
             self.report.graph_deleted[step.what] = step.deleted
             self.report.graph_transactions += step.transactions
-
-
-def faults_from_env() -> Faults:
-    """A registry armed from ``SEMGRAPH_FAULTS`` (the processes a test starts)."""
-    faults = Faults()
-    faults.arm_spec(os.environ.get(ENV, ""))
-    return faults

@@ -1,5 +1,5 @@
-"""The graph side of removing a repository (:mod:`semgraph.indexer.removal` runs it), and
-the reads that list repositories with their state.
+"""The graph side of removing a repository (:mod:`semgraph.repos.removal` runs it), and
+the reads that list repositories with their state (:mod:`semgraph.repos.listing`).
 
 A removal first marks the ``:Repository`` node ``state: 'removing'`` (readers skip or label
 it from then on) and clears its run id and the version of its published state

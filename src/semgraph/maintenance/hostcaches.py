@@ -1,9 +1,9 @@
 """This host's caches of repositories, and the sweep that deletes those of repositories the
 graph no longer knows (issue 26: a removal clears every host's caches).
 
-A removal job deletes the caches of the host that runs it (:mod:`semgraph.indexer.removal`);
+A removal job deletes the caches of the host that runs it (:mod:`semgraph.repos.removal`);
 every other host that ever ran a job of the repository still holds its own. So each worker's
-maintenance pass (:func:`sweep_caches`, registered in :mod:`semgraph.jobs`) deletes, on its
+maintenance pass (:func:`sweep_host_caches`, registered in :mod:`semgraph.jobs`) deletes, on its
 own disk, the caches of every repository that is not *live*: live is a ``:Repository`` node
 (published, or being removed), a ``:RepoRecord`` (written at a repository's first enqueue,
 deleted last by its removal) or a pending or running job. What a host keeps per repository:
@@ -37,14 +37,14 @@ from pathlib import Path
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph import removal as gr
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
-from semgraph.indexer.repos import list_records
 from semgraph.indexer.resolvecache import cache_path
 from semgraph.logs import event
 from semgraph.queue.models import JobStatus
+from semgraph.queue.records import list_records
 from semgraph.queue.store import JobStore
+from semgraph.repos import graph as gr
 
 log = logging.getLogger(__name__)
 
@@ -205,3 +205,8 @@ def sweep_caches(settings: Settings, graph: Graph, *, now: float | None = None) 
             busy=report.busy[:20],
         )
     return report
+
+
+def sweep_host_caches(settings: Settings, graph: Graph) -> None:
+    """The maintenance pass: :func:`sweep_caches` now."""
+    sweep_caches(settings, graph)

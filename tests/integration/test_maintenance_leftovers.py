@@ -1,4 +1,4 @@
-"""The indexer's maintenance hook that cleans up after killed attempts: index runs left
+"""The maintenance pass that cleans up after killed attempts: index runs left
 ``running`` by an attempt that ended are closed, and job workdirs of no running run are
 deleted once older than the minimum age. Real graph server; time passed in."""
 
@@ -12,7 +12,7 @@ import pytest
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.runs import RunStore
-from semgraph.jobs import close_orphan_runs, gc_workdirs
+from semgraph.maintenance.leftovers import close_orphan_runs, gc_workdirs
 from semgraph.queue.store import JobStore
 
 pytestmark = pytest.mark.integration
