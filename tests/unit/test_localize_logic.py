@@ -3,10 +3,12 @@ scoreboard's arithmetic (each part's weight, the role demotion, the bounds)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from semgraph.errors import SearchQueryError
-from semgraph.search.localize_rank import MAX_EVIDENCE, Board, LocalizeOptions
+from semgraph.search.localize_rank import MAX_EVIDENCE, OPTIONS_PATTERN, Board, LocalizeOptions
 from semgraph.search.mentions import (
     MAX_FRAMES,
     MAX_NAMES,
@@ -88,6 +90,10 @@ def test_options_parse_and_refuse_bad_specs() -> None:
     opts = LocalizeOptions.parse("names=0, rerank=0.5,expand_from=3")
     assert (opts.names, opts.rerank, opts.expand_from, opts.chunks) == (0.0, 0.5, 3, 1.0)
     assert LocalizeOptions.parse(None) == LocalizeOptions()
+    assert re.fullmatch(OPTIONS_PATTERN, "names=0,rerank=0.5,expand_from=3")
+    assert not re.fullmatch(OPTIONS_PATTERN, "nope=1") and not re.fullmatch(OPTIONS_PATTERN, "")
+    for name in LocalizeOptions().to_dict():  # the pattern knows every option
+        assert re.fullmatch(OPTIONS_PATTERN, f"{name}=1")
     for bad in ("names", "nope=1", "names=x", "names=-1", "names=1000", "a" * 500):
         with pytest.raises(SearchQueryError):
             LocalizeOptions.parse(bad)

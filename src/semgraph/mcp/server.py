@@ -1,4 +1,4 @@
-"""The MCP server: seven read-only tools over :class:`semgraph.mcp.tools.Tools`, and the
+"""The MCP server: eight read-only tools over :class:`semgraph.mcp.tools.Tools`, and the
 instructions that tell an agent which to use when (and when grep is the better choice).
 
 Every answer is one JSON text (the same bytes that were counted against the token bound).
@@ -33,6 +33,10 @@ semgraph answers questions about indexed git repositories from a code graph and 
   backoff", "parse webhook signature"), or pass a whole issue text with its traceback.
   Ranked chunks with paths, lines and each file's role; role="source" leaves out tests,
   docs, changelogs, examples, translations and generated files.
+- localize: you have an issue text (a bug report, a traceback, a feature request) and want
+  the files to change: ranked files of one repository, each with its best symbols and the
+  evidence (matching chunks, traceback frames, names, call-graph hops). Tests and docs are
+  demoted unless the text asks for them.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
   name is ambiguous you get candidates: ask again with a qualified name.
@@ -135,6 +139,28 @@ def build_server(tools: Tools) -> SemgraphMCP:
             limit=limit,
             cursor=cursor,
         )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def localize(
+        text: Annotated[
+            str,
+            Field(
+                description="the issue text: title, body, traceback, code (cut at 32,768 "
+                "characters with a notice, never refused)"
+            ),
+        ],
+        repo: Annotated[
+            str | None,
+            Field(description="repository key; needed when more than one is indexed"),
+        ] = None,
+        limit: Annotated[
+            int | None, Field(description="files per page, 1..50 (default 10)")
+        ] = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """From an issue text to the code to change: ranked files, each with its ranked
+        symbols and the evidence for them (chunks, traceback frames, names, graph hops)."""
+        return await run("localize", text=text, repo=repo, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_definition(

@@ -65,6 +65,7 @@ class LocalizeAnswer:
     truncated: bool
     notice: str | None
     options: LocalizeOptions
+    chunks_ranked: int = 0  # chunks the search part returned (at most SEARCH_CHUNKS)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,6 +78,7 @@ class LocalizeAnswer:
             "searched_chars": self.searched_chars,
             "truncated": self.truncated,
             "options": self.options.to_dict(),
+            "chunks_ranked": self.chunks_ranked,
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
         if self.notice is not None:
@@ -147,6 +149,7 @@ def localize(
         truncated=bounded.truncated,
         notice=bounded.notice(settings.search_max_query_chars),
         options=opts,
+        chunks_ranked=len(answer.hits),
         timings_ms=timings,
     )
 

@@ -34,6 +34,10 @@ MAX_EVIDENCE = 6  # evidence lines kept per file and per symbol
 MAX_SYMBOLS_PER_FILE = 5
 MAX_EVIDENCE_CHARS = 200
 MAX_OPTIONS_CHARS = 400
+_OPTION_NAMES = "chunks|names|frames|callees|callers|rerank|demote|expand_from|rerank_files"
+_OPTION = rf"(?:{_OPTION_NAMES})=\d{{1,2}}(?:\.\d{{1,6}})?"
+#: what :meth:`LocalizeOptions.parse` accepts (the HTTP schema states it)
+OPTIONS_PATTERN = rf"^{_OPTION}(?:,{_OPTION})*$"
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,10 @@ class LocalizeOptions:
             name, eq, raw = item.strip().partition("=")
             if not eq or name not in known:
                 raise SearchQueryError(
-                    f"options: {name[:40]!r} is not name=value with a name of {', '.join(known)}"
+                    f"options: each item is name=value with a name of {', '.join(known)}"
                 )
             try:
-                value = float(raw) if known[name] == "float" else int(raw)
+                value = float(raw) if known[name] == "float" else int(float(raw))
             except ValueError:
                 raise SearchQueryError(f"options: {name} needs a number") from None
             if not 0 <= value <= 100:

@@ -51,7 +51,7 @@ from semgraph.mcp.http import MCP_METHODS, McpHttp
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
 from semgraph.repos.listing import keys_named
-from semgraph.web import api, read_api, repos_api, search_api
+from semgraph.web import api, localize_api, read_api, repos_api, search_api
 from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.context import BodyTooLarge, WebContext, read_limited, require_read
 from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
@@ -283,6 +283,7 @@ def create_app(
     app.include_router(api.router)
     app.include_router(read_api.router)
     app.include_router(search_api.router)
+    app.include_router(localize_api.router)
     app.include_router(repos_api.router)
     mcp_route = mcp_http.endpoint(require_read)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)

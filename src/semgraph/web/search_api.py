@@ -48,7 +48,7 @@ Q_HELP = (
     "(32,768 characters by default) with a notice, never refused"
 )
 ROLE_HELP = "only files of this role (source, test, docs, changelog, example, i18n, generated)"
-_RESPONSES: dict[int | str, dict[str, Any]] = {
+SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     **AUTH_RESPONSES,
     400: {"description": "invalid query input"},
     404: {"description": "nothing indexed"},
@@ -69,7 +69,7 @@ class SearchRequest(BaseModel):
     role: Role | None = Field(default=None, description=ROLE_HELP)
 
 
-def _embedder(request: Request, ctx: WebContext) -> Embedder:
+def embedder_for(request: Request, ctx: WebContext) -> Embedder:
     """One embedding model per application, loaded on the first search that needs it."""
     with _embedder_lock:
         model: Embedder | None = getattr(request.app.state, "embedder", None)
@@ -83,7 +83,7 @@ def run_search(request: Request, ctx: WebContext, who: Principal, args: SearchRe
     """The answer for ``args``, over every repository ``who`` reads (or just ``repo``)."""
     validate(args.q, k=args.k, mode=args.mode, settings=ctx.settings, role=args.role)
     check_repo(who, args.repo)
-    embedder = None if args.mode == "bm25" else _embedder(request, ctx)
+    embedder = None if args.mode == "bm25" else embedder_for(request, ctx)
     keys = None if args.repo is not None else readable_repos(ctx, who)
     answers: list[SearchAnswer] = []
     for key in [args.repo] if keys is None else keys:
@@ -115,7 +115,7 @@ def run_search(request: Request, ctx: WebContext, who: Principal, args: SearchRe
     return merged.to_dict()
 
 
-@router.get("/search", tags=["search"], responses=_RESPONSES)
+@router.get("/search", tags=["search"], responses=SEARCH_RESPONSES)
 def search_get(
     request: Request,
     ctx: ReadCtx,
@@ -139,7 +139,7 @@ def search_get(
     "/search",
     tags=["search"],
     responses={
-        **_RESPONSES,
+        **SEARCH_RESPONSES,
         413: {"description": "the body is over the limit"},
         422: {"description": "a field does not validate: where and why, never the input"},
     },
