@@ -228,3 +228,17 @@ def test_localize_statements_on_the_real_server(graph: Graph, shop: str) -> None
         "modules", lq.LOCALIZE_MODULES, names=["cart", "nothing"], repo=shop, limit=10
     )
     assert [r["path"] for r in modules] == ["src/shop/cart.py"]
+
+
+def test_search_without_snippets_ranks_the_same(
+    settings: Settings, graph: Graph, es: Elasticsearch, shop: str
+) -> None:
+    from semgraph.search.query import search_answer
+
+    embedder = shared_embedder(settings)
+    full = search_answer(es, settings, embedder, TRACEBACK, repo=shop, k=20)
+    bare = search_answer(es, settings, embedder, TRACEBACK, repo=shop, k=20, snippets=False)
+    assert [(h.path, h.start_line, h.score) for h in full.hits] == [
+        (h.path, h.start_line, h.score) for h in bare.hits
+    ]
+    assert any(h.snippet for h in full.hits) and not any(h.snippet for h in bare.hits)

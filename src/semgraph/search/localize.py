@@ -118,7 +118,14 @@ def localize(
     mentions = extract(bounded.text)
     board = Board(opts, {})
     answer = search_answer(
-        es, settings, embedder, bounded.text, repo=repo, k=SEARCH_CHUNKS, mode=mode
+        es,
+        settings,
+        embedder,
+        bounded.text,
+        repo=repo,
+        k=SEARCH_CHUNKS,
+        mode=mode,
+        snippets=False,
     )
     run_id = answer.hits[0].run_id if answer.hits else None
     if opts.chunks > 0:
