@@ -257,8 +257,9 @@ def heartbeat(what: str) -> Iterator[None]:
 
 
 def summary(path: Path) -> list[dict[str, Any]]:
-    rows = [r for r in json_lines(path.read_text()) if r.get("record") == "localize.eval"]
-    return score.summarize(rows)
+    text = path.read_text("utf-8", "replace")
+    rows = [r for r in json_lines(text) if r.get("record") == "localize.eval"]
+    return score.summarize(score.complete(rows, TRUNCATED))
 
 
 def main(argv: list[str] | None = None) -> None:

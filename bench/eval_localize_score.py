@@ -100,6 +100,20 @@ def acc(ranks: Sequence[int | None], k: int) -> float:
     return 100.0 * sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
 
 
+def complete(records: Iterable[dict[str, Any]], methods: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of the (commit, text) pairs asked of every one of ``methods`` (a run cut
+    short in the middle of a commit leaves it partly asked), each (commit, text, method)
+    once (the first)."""
+    first: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in records:
+        first.setdefault((r["id"], r["text"], r["method"]), r)
+    asked: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for cid, text, method in first:
+        asked[(cid, text)].add(method)
+    whole = {pair for pair, got in asked.items() if set(methods) <= got}
+    return [r for (cid, text, _), r in first.items() if (cid, text) in whole]
+
+
 def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (half, text, method): n, file Acc@1/3/5/10, and over the commits with a
     function answer, function n and Acc@5/10 (percent)."""

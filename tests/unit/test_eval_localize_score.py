@@ -10,6 +10,7 @@ from bench.eval_localize_score import (
     acc,
     answer_files,
     changed_old_lines,
+    complete,
     describes,
     first_rank,
     summarize,
@@ -91,3 +92,15 @@ def test_summary_per_half_text_and_method() -> None:
     assert test["func_n"] == 1 and test["func@5"] == 0.0 and test["func@10"] == 100.0
     every = out[("all", "m")]
     assert every["n"] == 3 and every["func_n"] == 2 and every["func@5"] == 50.0
+
+
+def test_complete_keeps_wholly_asked_commits_once() -> None:
+    def rec(cid: str, method: str, rank: int) -> dict[str, Any]:
+        return {"id": cid, "text": "sent", "method": method, "file_rank": rank}
+
+    rows = [rec("a", "x", 1), rec("a", "y", 2), rec("a", "x", 9), rec("b", "x", 1)]
+    kept = complete(rows, ["x", "y"])
+    assert sorted((r["id"], r["method"], r["file_rank"]) for r in kept) == [
+        ("a", "x", 1),
+        ("a", "y", 2),
+    ]
