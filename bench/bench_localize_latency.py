@@ -9,7 +9,9 @@ work to do: for each text, three chunks of the repository found by a BM25 search
 title naming a symbol, a traceback whose frames are their ``path:line`` and some prose,
 padded to 1-30 kB with log lines. Each text is asked once to warm up, then timed
 ``--rounds`` times in-process (the product's function, as the HTTP route and the MCP tool
-call it): ``localize`` with the default parts (re-rank off), ``localize`` with the re-rank,
+call it): ``localize`` with the call-graph hops on (callees and callers 0.2, the re-rank
+off; the runs of ``bench/results/localize-latency-20k.log`` had them on by default),
+``localize`` with the re-rank as well,
 and hybrid ``search_answer`` (k=200, the chunks ``localize`` ranks). Prints p50/p95/max
 per method and the ratio of ``localize`` to search.
 """
@@ -82,10 +84,14 @@ def main() -> None:
     embedder = Embedder(settings)
     files = graph.query("bench files", FILE_COUNT, repo=args.repo)[0]["n"]
     asked = texts(es, settings, args.repo, args.texts)
+    hops = LocalizeOptions(callees=0.2, callers=0.2)  # the graph hops on: the issue's target
+    rerank = LocalizeOptions(callees=0.2, callers=0.2, rerank=0.5)
     methods = {
-        "localize": lambda t: localize(es, graph, settings, embedder, t, repo=args.repo),
+        "localize": lambda t: localize(
+            es, graph, settings, embedder, t, repo=args.repo, options=hops
+        ),
         "localize+rerank": lambda t: localize(
-            es, graph, settings, embedder, t, repo=args.repo, options=LocalizeOptions(rerank=0.5)
+            es, graph, settings, embedder, t, repo=args.repo, options=rerank
         ),
         "search": lambda t: search_answer(es, settings, embedder, t, repo=args.repo, k=200),
     }

@@ -35,7 +35,7 @@ semgraph answers questions about indexed git repositories from a code graph and 
   docs, changelogs, examples, translations and generated files.
 - localize: you have an issue text (a bug report, a traceback, a feature request) and want
   the files to change: ranked files of one repository, each with its best symbols and the
-  evidence (matching chunks, traceback frames, names, call-graph hops). Tests and docs are
+  evidence (matching chunks, traceback frames, names found in the graph). Tests and docs are
   demoted unless the text asks for them.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
@@ -159,7 +159,7 @@ def build_server(tools: Tools) -> SemgraphMCP:
         cursor: Cursor = None,
     ) -> CallToolResult:
         """From an issue text to the code to change: ranked files, each with its ranked
-        symbols and the evidence for them (chunks, traceback frames, names, graph hops)."""
+        symbols and the evidence for them (chunks, traceback frames, names in the graph)."""
         return await run("localize", text=text, repo=repo, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
