@@ -364,7 +364,7 @@ def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float
             f"{base}/search", params={"q": needle, "repo": key, "mode": "bm25", "k": 3}, timeout=60
         )
         if found.status_code == 200 and any(
-            needle in (h.get("symbol") or "") for h in found.json()
+            needle in (h.get("symbol") or "") for h in found.json()["hits"]
         ):
             return time.perf_counter() - started
         time.sleep(0.2)

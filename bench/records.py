@@ -70,6 +70,7 @@ RECORDS = {
     "retrieval.corpus": "bench_retrieval: one evaluation's (or outside repository's) corpus",
     "retrieval.model": "bench_retrieval: the embedding model evaluated",
     "retrieval.eval": "bench_retrieval: recall@5 and MRR@10 of one mode on one slice",
+    "search.latency": "bench_search_latency: p50/p95 of GET/POST /search, per query kind and mode",
     "retrieval.bootstrap": "bench_retrieval: hybrid minus the best single retriever, 95 % CI",
     "mcp.tool": "bench_mcp: one tool's latency (p50/p99) and largest answer in tokens",
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
@@ -93,6 +94,11 @@ RECORDS = {
     "backlog.mode": "bench_backlog: one run (1 or 2 workers): wall, p50/p95, RSS, CPU, limit",
     "backlog.summary": "bench_backlog: wall time with 2 workers / with 1 worker, same run",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
+    "localize.repo": "eval_localize: one repository and the commits chosen from it",
+    "localize.push": "eval_localize: the push to a chosen commit's parent (job seconds)",
+    "localize.eval": "eval_localize: one commit, text and method: first answer file/function rank",
+    "localize.summary": "eval_localize: file Acc@1/3/5/10, function Acc@5/10 per half/text/method",
+    "localize.latency": "bench_localize_latency: p50/p95 of localize and search on one index",
 }
 
 

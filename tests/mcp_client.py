@@ -18,6 +18,7 @@ from mcp.types import CallToolResult, TextContent
 
 TOOLS = {
     "search_code",
+    "localize",
     "find_definition",
     "callers",
     "callees",

@@ -46,6 +46,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "search_cmd",
         "Search indexed code: BM25 and kNN, each scaled to 0..1 and summed (score fusion).",
     ),
+    "localize": (
+        "semgraph.commands.localize",
+        "localize_cmd",
+        "Rank the files of REPO, and the symbols within them, that an issue text points to, "
+        "each with its evidence: matching chunks, traceback frames, names, call-graph hops.",
+    ),
     "mcp": (
         "semgraph.commands.mcp",
         "mcp_cmd",

@@ -165,7 +165,10 @@ class Settings(BaseSettings):
     search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
     search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
     search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
-    search_max_query_chars: int = Field(default=2000, ge=10, le=100_000)
+    # the documented bound of a query (issue 28): a longer one is cut there, with a notice,
+    # never refused; a POST /search body over search_max_body_bytes is answered 413
+    search_max_query_chars: int = Field(default=32_768, ge=10, le=1_000_000)
+    search_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
 
     # -- memory bounds of the embed + bulk phase ---------------------------------------------
     # padded tokens per model batch (texts x longest text): bounds activation memory; a batch

@@ -85,7 +85,9 @@ def search_errors(what: str) -> Iterator[None]:
     except (elastic_transport.ConnectionError, elastic_transport.ConnectionTimeout) as exc:
         raise SearchUnavailable(f"{what}: Elasticsearch unreachable ({exc})") from exc
     except elasticsearch.ApiError as exc:
-        raise SearchRequestError(f"{what}: HTTP {exc.meta.status}: {exc.message}") from exc
+        # bounded: a non-JSON error body comes back whole and may quote the request
+        message = str(exc.message)[:300]
+        raise SearchRequestError(f"{what}: HTTP {exc.meta.status}: {message}") from exc
     except elastic_transport.TransportError as exc:
         raise SearchError(f"{what}: {exc}") from exc
 

@@ -40,7 +40,7 @@ def test_unreachable_stores_are_error_objects() -> None:
                 assert body["error"]["code"] == "store_unavailable", (tool, body)
                 assert body["error"]["retryable"] is True
                 assert "Traceback" not in json.dumps(body)
-            assert len((await client.list_tools()).tools) == 7  # still serving
+            assert len((await client.list_tools()).tools) == 8  # still serving
 
     try:
         anyio.run(scenario)

@@ -44,7 +44,7 @@ def bm25(base: str, query: str, repo_key: str) -> list[dict[str, Any]]:
     if resp.status_code == 404:
         return []
     assert resp.status_code == 200, resp.text
-    hits: list[dict[str, Any]] = resp.json()
+    hits: list[dict[str, Any]] = resp.json()["hits"]
     return hits
 
 

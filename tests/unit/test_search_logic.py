@@ -128,17 +128,20 @@ def test_snippet_starts_at_the_best_line_and_is_bounded() -> None:
 
 def test_validate_rejects_bad_queries() -> None:
     settings = load_settings()
-    assert validate("  q  ", k=1, mode="hybrid", settings=settings) == "q"
+    assert validate("  q  ", k=1, mode="hybrid", settings=settings).text == "q"
     cases: list[tuple[str, dict[str, Any]]] = [
         (" ", {}),
-        ("x" * 2001, {}),
+        ("\x00\x01 \x7f", {}),  # nothing left once control characters are blanked
         ("q", {"k": 0}),
         ("q", {"k": 201}),
         ("q", {"mode": "x"}),
+        ("q", {"role": "tests"}),
     ]
     for bad, kw in cases:
         with pytest.raises(SearchQueryError):
             validate(bad, **{"k": 5, "mode": "hybrid", "settings": settings, **kw})
+    long = validate("word " * 20_000, k=5, mode="hybrid", settings=settings)  # never refused
+    assert long.truncated and len(long.text) <= settings.search_max_query_chars
 
 
 def test_bm25_body_only_uses_the_name_term_for_short_single_tokens() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from semgraph.commands.console import emit_json, out, settings_from
@@ -9,7 +11,12 @@ from semgraph.commands.console import emit_json, out, settings_from
 
 def search_cmd(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help="What to look for: an identifier or a description."),
+    query: str = typer.Argument(
+        ...,
+        help="What to look for: an identifier, a description or a whole issue text; "
+        "- reads it from standard input. Cut at SEMGRAPH_SEARCH_MAX_QUERY_CHARS (32,768 "
+        "characters by default) with a notice, never refused.",
+    ),
     repo: str | None = typer.Option(
         None,
         "--repo",
@@ -30,6 +37,13 @@ def search_cmd(
         envvar="SEMGRAPH_SEARCH_PATH_PREFIX",
         show_envvar=True,
         help="Only paths starting with this prefix.",
+    ),
+    role: str | None = typer.Option(
+        None,
+        "--role",
+        envvar="SEMGRAPH_SEARCH_ROLE",
+        show_envvar=True,
+        help="Only files of this role: source, test, docs, changelog, example, i18n, generated.",
     ),
     k: int = typer.Option(
         10,
@@ -58,14 +72,17 @@ def search_cmd(
     """
     from semgraph.db import connect_search
     from semgraph.search.embed import Embedder
-    from semgraph.search.query import search, validate
+    from semgraph.search.query import search_answer, validate
 
     settings = settings_from(ctx)
-    validate(query, k=k, mode=mode, settings=settings)  # bad input fails before a model load
+    if query == "-":
+        query = _read_stdin(settings.search_max_body_bytes)
+    # bad input fails before a model load
+    validate(query, k=k, mode=mode, settings=settings, role=role)
     embedder = Embedder(settings) if mode != "bm25" else None
     es = connect_search(settings)
     try:
-        hits = search(
+        answer = search_answer(
             es,
             settings,
             embedder,
@@ -75,20 +92,30 @@ def search_cmd(
             path_prefix=path_prefix,
             k=k,
             mode=mode,
+            role=role,
         )
     finally:
         es.close()
     if as_json:
-        emit_json([h.to_dict() for h in hits])
+        emit_json(answer.to_dict())
         return
+    hits = answer.hits
+    if answer.notice:
+        out.print(f"note: {answer.notice}", markup=False)
     if not hits:
         out.print("no results", markup=False)
         return
     for n, h in enumerate(hits, start=1):
         symbol = f"  {h.symbol} ({h.kind})" if h.symbol else ""
-        out.print(
-            f"{n:>2}. {h.repo}  {h.path}:{h.start_line}-{h.end_line}{symbol}  score={h.score:.4f}",
-            markup=False,
-        )
+        role_note = f"  [{h.role}]" if h.role and h.role != "source" else ""
+        where = f"{h.repo}  {h.path}:{h.start_line}-{h.end_line}"
+        out.print(f"{n:>2}. {where}{symbol}  score={h.score:.4f}{role_note}", markup=False)
         for line in h.snippet.splitlines():
             out.print(f"      {line}", markup=False)
+
+
+def _read_stdin(limit: int) -> str:
+    """The query from standard input: at most ``limit`` bytes read (the rest is left
+    unread; the query is cut to its bound anyway), decoded leniently."""
+    data = sys.stdin.buffer.read(limit)
+    return data.decode("utf-8", "replace")

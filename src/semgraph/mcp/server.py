@@ -1,4 +1,4 @@
-"""The MCP server: seven read-only tools over :class:`semgraph.mcp.tools.Tools`, and the
+"""The MCP server: eight read-only tools over :class:`semgraph.mcp.tools.Tools`, and the
 instructions that tell an agent which to use when (and when grep is the better choice).
 
 Every answer is one JSON text (the same bytes that were counted against the token bound).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from contextvars import ContextVar
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -30,7 +30,13 @@ semgraph answers questions about indexed git repositories from a code graph and 
 (keyword + semantic) search index, at the commit that was last indexed.
 
 - search_code: you do not know the name; describe behaviour or give words ("retry with
-  backoff", "parse webhook signature"). Ranked chunks with paths and lines.
+  backoff", "parse webhook signature"), or pass a whole issue text with its traceback.
+  Ranked chunks with paths, lines and each file's role; role="source" leaves out tests,
+  docs, changelogs, examples, translations and generated files.
+- localize: you have an issue text (a bug report, a traceback, a feature request) and want
+  the files to change: ranked files of one repository, each with its best symbols and the
+  evidence (matching chunks, traceback frames, names found in the graph). Tests and docs are
+  demoted unless the text asks for them.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
   name is ambiguous you get candidates: ask again with a qualified name.
@@ -58,6 +64,8 @@ Cursor = Annotated[str | None, Field(description="next_cursor of the previous pa
 Name = Annotated[str, Field(description="symbol name: short, qualified, or a trailing part")]
 Depth = Annotated[int | None, Field(description="hops to walk, 1..5")]
 Across = Annotated[bool, Field(description="span repositories: follow cross-repository links")]
+# semgraph.search.roles.ROLES (a test holds them equal)
+Role = Literal["source", "test", "docs", "changelog", "example", "i18n", "generated"]
 
 
 def _result(answer: dict[str, Any]) -> CallToolResult:
@@ -103,23 +111,57 @@ def build_server(tools: Tools) -> SemgraphMCP:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def search_code(
-        text: Annotated[str, Field(description="words or a description of the code")],
+        text: Annotated[
+            str,
+            Field(
+                description="words, a description of the code, or a whole issue text (cut at "
+                "32,768 characters with a notice, never refused)"
+            ),
+        ],
         repo: Repo = None,
         language: Annotated[str | None, Field(description="python, go, ...")] = None,
         path_prefix: Annotated[str | None, Field(description="e.g. src/api/")] = None,
+        role: Annotated[
+            Role | None,
+            Field(description="only files of this role; source leaves tests and docs out"),
+        ] = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
-        """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines."""
+        """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines,
+        and each file's role (source, test, docs, ...)."""
         return await run(
             "search_code",
             text=text,
             repo=repo,
             language=language,
             path_prefix=path_prefix,
+            role=role,
             limit=limit,
             cursor=cursor,
         )
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    async def localize(
+        text: Annotated[
+            str,
+            Field(
+                description="the issue text: title, body, traceback, code (cut at 32,768 "
+                "characters with a notice, never refused)"
+            ),
+        ],
+        repo: Annotated[
+            str | None,
+            Field(description="repository key; needed when more than one is indexed"),
+        ] = None,
+        limit: Annotated[
+            int | None, Field(description="files per page, 1..50 (default 10)")
+        ] = None,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """From an issue text to the code to change: ranked files, each with its ranked
+        symbols and the evidence for them (chunks, traceback frames, names in the graph)."""
+        return await run("localize", text=text, repo=repo, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_definition(

@@ -18,9 +18,11 @@ from semgraph.mcp import graph_tools, source
 from semgraph.mcp.backend import Allow, Backend, Scope
 from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
 from semgraph.search.embed import Embedder
-from semgraph.search.query import MAX_K, search
+from semgraph.search.localize import MAX_FILES, SEARCH_CHUNKS, localize
+from semgraph.search.query import MAX_K, search_answer
 
 _embedder_lock = threading.Lock()
+LOCALIZE_DEFAULT_FILES = 10
 
 
 class Tools:
@@ -74,7 +76,7 @@ class Tools:
             head["freshness"] = scope.freshness()
             return head
         try:
-            hits = search(
+            answer = search_answer(
                 self.backend.search,
                 self.backend.settings,
                 self.embedder(),
@@ -83,11 +85,16 @@ class Tools:
                 lang=args.get("language"),
                 path_prefix=args.get("path_prefix"),
                 k=MAX_K,
+                role=args.get("role"),
             )
         except SearchNotIndexed:
             head.update(status="empty", empty_reason="repository not indexed")
             head["freshness"] = scope.freshness()
             return head
+        hits = answer.hits
+        head["truncated"] = answer.truncated
+        if answer.notice:
+            head["notice"] = answer.notice
         rows = [h.to_dict() for h in hits if scope.visible(h.repo)]
         for row in rows:
             row.pop("index", None)
@@ -104,6 +111,59 @@ class Tools:
         head["completeness"] = completeness(causes)
         head["freshness"] = scope.freshness({r["repo"] for r in rows} or None)
         page = Page("search_code", key, scope.runs, rows, offset, limit, len(hits) < MAX_K)
+        return page.render(head, self.backend.tokens)
+
+    def _localize(self, allowed: Allow, **args: Any) -> dict[str, Any]:
+        cursor = args.pop("cursor", None)
+        limit = check_limit(args.pop("limit", None), LOCALIZE_DEFAULT_FILES, MAX_FILES)
+        scope = self._scope(allowed, args.get("repo"))
+        key = {**args, "limit": limit}
+        offset = decode_cursor(cursor, "localize", key, scope.runs)
+        text = str(args["text"])
+        head: dict[str, Any] = {"tool": "localize", "text": text[:200]}
+        indexed = sorted(k for k, state in scope.states.items() if state.indexed)
+        repo = args.get("repo") or (indexed[0] if len(indexed) == 1 else None)
+        if repo is None and len(indexed) > 1:
+            raise ToolFailure(
+                "invalid_argument",
+                f"{len(indexed)} repositories are indexed: name one (repo); "
+                "index_status() lists them",
+                field="repo",
+            )
+        if repo is None or repo not in indexed:
+            head.update(status="empty", empty_reason="repository not indexed")
+            head["freshness"] = scope.freshness()
+            return head
+        try:
+            answer = localize(
+                self.backend.search,
+                self.backend.graph,
+                self.backend.settings,
+                self.embedder(),
+                text,
+                repo=repo,
+                k=MAX_FILES,
+            )
+        except SearchNotIndexed:
+            head.update(status="empty", empty_reason="repository not indexed")
+            head["freshness"] = scope.freshness([repo])
+            return head
+        head.update(repo=repo, truncated=answer.truncated, mentions=answer.mentions.to_dict())
+        if answer.notice:
+            head["notice"] = answer.notice
+        causes = []
+        if answer.chunks_ranked >= SEARCH_CHUNKS:
+            causes.append(f"ranked_search: only the best {SEARCH_CHUNKS} chunks are ranked")
+        if answer.run_id is not None and answer.run_id != scope.runs.get(repo):
+            causes.append(f"{repo}: the search index serves another run than the graph")
+        causes += scope.file_causes([repo])
+        rows = answer.files
+        head["status"] = "ok" if rows else "empty"
+        if not rows:
+            head["empty_reason"] = "nothing in the text matches a file"
+        head["completeness"] = completeness(causes)
+        head["freshness"] = scope.freshness([repo])
+        page = Page("localize", key, scope.runs, rows, offset, limit, len(rows) < MAX_FILES)
         return page.render(head, self.backend.tokens)
 
     def _find_definition(self, allowed: Allow, **args: Any) -> dict[str, Any]:

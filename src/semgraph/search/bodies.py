@@ -18,12 +18,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from semgraph.search.split import query_words
+from semgraph.search.longquery import bm25_words
 
 # bump when the mapping or what a document holds changes incompatibly (2: the embedded text
 # leads with the symbol's name words, see embedding_text; an incremental run must not keep
 # vectors of the old text for unchanged files)
-INDEX_FORMAT = 3  # 3: symbols named as the graph names them (no source-root prefix)
+# 3: symbols named as the graph names them (no source-root prefix); 4: each document records
+# its file's role (semgraph.search.roles), so the next run restages once (vectors reused)
+INDEX_FORMAT = 4
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
@@ -48,6 +50,7 @@ CREATE_STAGING_MAPPING: dict[str, Any] = {
         "path": _KEYWORD,
         "path_text": _TEXT,
         "language": _KEYWORD,
+        "role": _KEYWORD,
         "kind": _KEYWORD,
         "symbol": _KEYWORD,
         "name": _KEYWORD,
@@ -168,7 +171,11 @@ MAX_NAME_TERM_CHARS = 128
 
 
 def search_filters(
-    *, repo: str | None, lang: str | None, path_prefix: str | None
+    *,
+    repo: str | None,
+    lang: str | None,
+    path_prefix: str | None,
+    role: str | None = None,
 ) -> list[dict[str, Any]]:
     filters: list[dict[str, Any]] = []
     if repo is not None:
@@ -177,16 +184,19 @@ def search_filters(
         filters.append({"term": {"language": lang}})
     if path_prefix:
         filters.append({"prefix": {"path": path_prefix}})
+    if role is not None:
+        filters.append({"term": {"role": role}})
     return filters
 
 
 def bm25_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
     """BM25 over the client-split identifiers, the symbol and the path, with the query split
-    the same way and its stop words dropped; plus the exact name for a single token."""
+    the same way and its stop words dropped (a long query: its informative words, bounded,
+    :func:`semgraph.search.longquery.bm25_words`); plus the exact name for a single token."""
     should: list[dict[str, Any]] = [
         {
             "multi_match": {
-                "query": " ".join(query_words(query)),
+                "query": " ".join(bm25_words(query)),
                 "fields": BM25_FIELDS,
                 "type": "most_fields",
             }

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semgraph.model import Chunk
+from semgraph.search.roles import role_of
 from semgraph.search.split import split_text
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -80,6 +81,7 @@ def chunk_document(
         "path": path,
         "path_text": split_text(path),
         "language": pending.language,
+        "role": role_of(path),
         "kind": chunk.kind,
         "symbol": symbol,
         "name": symbol_name(symbol),

@@ -16,7 +16,6 @@ alias resolution (bounded), so searches during a reindex neither fail nor mix ru
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import elasticsearch
@@ -28,97 +27,59 @@ from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
 from semgraph.search.bodies import bm25_body, knn_body, msearch_searches, search_filters
 from semgraph.search.embed import Embedder
+from semgraph.search.hits import (
+    SearchAnswer,
+    SearchHit,
+    minmax_fusion,
+    snippet,
+    snippet_words,
+)
 from semgraph.search.index import SearchIndex
-from semgraph.search.split import identifier_words
+from semgraph.search.longquery import BoundedQuery, bound_query, embedding_windows, pool
+from semgraph.search.roles import ROLES
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "MODES",
+    "SearchAnswer",
+    "SearchHit",
+    "minmax_fusion",
+    "search",
+    "search_answer",
+    "snippet",
+    "validate",
+]
 
 MODES = ("hybrid", "bm25", "knn")
 MAX_K = 200
 RESOLVE_ATTEMPTS = 3
-SNIPPET_LINES = 4
-SNIPPET_CHARS = 400
 # the weight of BM25 and of kNN in the hybrid (equal: 0.3-0.5 for BM25 tied on the tuning
 # half's recall@5, 0.5 had the best MRR@10)
 HYBRID_WEIGHTS = (0.5, 0.5)
 
 
-@dataclass
-class SearchHit:
-    repo: str
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None
-    kind: str | None
-    language: str
-    score: float
-    snippet: str
-    run_id: str
-    index: str
-    bm25_rank: int | None = None
-    knn_rank: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def minmax_fusion(
-    rankings: list[list[tuple[str, float]]], weights: list[float]
-) -> list[tuple[str, float]]:
-    """Score-normalised fusion: each ranking's scores scaled to 0..1 by its own minimum and
-    maximum (all 1 when they are equal), times its weight, summed; a document missing from a
-    ranking gets 0 from it. Ties are broken by the best single rank, then by id."""
-    if len(rankings) != len(weights):
-        raise ValueError(f"{len(rankings)} rankings but {len(weights)} weights")
-    scores: dict[str, float] = {}
-    best: dict[str, int] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        if not ranking:
-            continue
-        values = [score for _, score in ranking]
-        low, high = min(values), max(values)
-        span = high - low
-        for rank, (doc, score) in enumerate(ranking, start=1):
-            scaled = (score - low) / span if span > 0 else 1.0
-            scores[doc] = scores.get(doc, 0.0) + weight * scaled
-            best[doc] = min(best.get(doc, rank), rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], best[item[0]], item[0]))
-
-
-def snippet(
-    code: str, query: str, *, lines: int = SNIPPET_LINES, chars: int = SNIPPET_CHARS
-) -> str:
-    """A few lines of ``code`` starting at the line that mentions the most query words."""
-    all_lines = code.splitlines()
-    if not all_lines:
-        return ""
-    words = {w for w in identifier_words(query) if len(w) > 1}
-    start = 0
-    if words:
-        counts = [len(words & set(identifier_words(line))) for line in all_lines]
-        best = max(counts)
-        if best:
-            start = counts.index(best)
-    picked = [ln.rstrip() for ln in all_lines[start : start + lines]]
-    text = "\n".join(picked)
-    return text if len(text) <= chars else text[: chars - 1] + "…"
-
-
-def validate(query: str, *, k: int, mode: str, settings: Settings) -> str:
-    text = query.strip()
-    if not text:
+def validate(
+    query: str, *, k: int, mode: str, settings: Settings, role: str | None = None
+) -> BoundedQuery:
+    """The query as searched: cleaned and cut to ``search_max_query_chars`` (never refused
+    for its length); a bad ``k``, ``mode`` or ``role``, or an empty query, is an error that
+    does not repeat the query."""
+    bounded = bound_query(query, settings.search_max_query_chars)
+    if not bounded.text:
         raise SearchQueryError("the search query is empty")
-    if len(text) > settings.search_max_query_chars:
-        raise SearchQueryError(
-            f"the search query has {len(text)} characters; the limit is "
-            f"{settings.search_max_query_chars} (SEMGRAPH_SEARCH_MAX_QUERY_CHARS)"
-        )
     if not 1 <= k <= MAX_K:
         raise SearchQueryError(f"k must be between 1 and {MAX_K}, got {k}")
     if mode not in MODES:
-        raise SearchQueryError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return text
+        raise SearchQueryError(f"mode must be one of {', '.join(MODES)}, got {mode[:40]!r}")
+    if role is not None and role not in ROLES:
+        raise SearchQueryError(f"role must be one of {', '.join(ROLES)}, got {role[:40]!r}")
+    return bounded
+
+
+def query_vector(embedder: Embedder, text: str) -> list[float]:
+    """The query's vector: its windows' vectors pooled (one window: its own vector)."""
+    return pool(embedder.embed(embedding_windows(text)))
 
 
 def resolve_targets(manager: SearchIndex, repo: str | None) -> list[str]:
@@ -153,7 +114,9 @@ def _run_msearch(
             continue
         if error.get("type") == "index_not_found_exception":
             return None
-        raise SearchRequestError(f"search: {error.get('type')}: {error.get('reason')}")
+        # the reason may quote the query: bounded, and the query never added
+        reason = str(error.get("reason"))[:200]
+        raise SearchRequestError(f"search: {error.get('type')}: {reason}")
     return responses
 
 
@@ -172,22 +135,57 @@ def search(
     path_prefix: str | None = None,
     k: int = 10,
     mode: str = "hybrid",
+    role: str | None = None,
     faults: Faults = PROCESS,
 ) -> list[SearchHit]:
-    """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn). Fault point
+    """The ``k`` best chunks for ``query``: :func:`search_answer`'s hits."""
+    return search_answer(
+        es,
+        settings,
+        embedder,
+        query,
+        repo=repo,
+        lang=lang,
+        path_prefix=path_prefix,
+        k=k,
+        mode=mode,
+        role=role,
+        faults=faults,
+    ).hits
+
+
+def search_answer(
+    es: elasticsearch.Elasticsearch,
+    settings: Settings,
+    embedder: Embedder | None,
+    query: str,
+    *,
+    repo: str | None = None,
+    lang: str | None = None,
+    path_prefix: str | None = None,
+    k: int = 10,
+    mode: str = "hybrid",
+    role: str | None = None,
+    faults: Faults = PROCESS,
+    snippets: bool = True,
+) -> SearchAnswer:
+    """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn; ``role``: only
+    files of that role), and whether the query was cut to the bound (``snippets=False``:
+    hits without their snippet, which costs ~1 ms a hit; localisation ranks 200). Fault point
     ``search.targets_resolved``, between resolving the alias and querying its indexes."""
-    text = validate(query, k=k, mode=mode, settings=settings)
+    bounded = validate(query, k=k, mode=mode, settings=settings, role=role)
+    text = bounded.text
     if mode != "bm25" and embedder is None:
         raise SearchQueryError(f"mode {mode} needs an embedder")
     manager = SearchIndex(es, settings)
-    filters = search_filters(repo=repo, lang=lang, path_prefix=path_prefix)
+    filters = search_filters(repo=repo, lang=lang, path_prefix=path_prefix, role=role)
     window = max(k, settings.search_rank_window)
     bodies: list[dict[str, Any]] = []
     if mode in ("hybrid", "bm25"):
         bodies.append(bm25_body(text, filters, window))
     if mode in ("hybrid", "knn"):
         assert embedder is not None
-        vector = embedder.embed([text])[0]
+        vector = query_vector(embedder, text)
         bodies.append(knn_body(vector, filters, window, settings.search_knn_num_candidates))
     for _attempt in range(RESOLVE_ATTEMPTS):
         targets = resolve_targets(manager, repo)
@@ -200,7 +198,13 @@ def search(
     else:
         raise SearchRequestError("search: the indexes kept changing under the query; try again")
     assert responses is not None and runs is not None  # the loop breaks only then
-    return _fuse(responses, runs, mode, text, k)
+    return SearchAnswer(
+        hits=_fuse(responses, runs, mode, text, k, snippets),
+        query_chars=bounded.chars,
+        searched_chars=len(text),
+        truncated=bounded.truncated,
+        notice=bounded.notice(settings.search_max_query_chars),
+    )
 
 
 def _fuse(
@@ -209,6 +213,7 @@ def _fuse(
     mode: str,
     query: str,
     k: int,
+    snippets: bool = True,
 ) -> list[SearchHit]:
     """Fused hits; a hit's ``run_id`` is the run its index serves (from the index's
     ``_meta``): an incremental index keeps older runs' documents of unchanged files."""
@@ -222,6 +227,7 @@ def _fuse(
         list(HYBRID_WEIGHTS) if mode == "hybrid" else [1.0],
     )
     hits: list[SearchHit] = []
+    words = snippet_words(query)
     for doc_id, score in fused[:k]:
         hit = by_id[doc_id]
         src = hit["_source"]
@@ -235,11 +241,12 @@ def _fuse(
                 kind=src.get("kind"),
                 language=src.get("language", ""),
                 score=round(score, 6),
-                snippet=snippet(src.get("code", ""), query),
+                snippet=snippet(src.get("code", ""), words) if snippets else "",
                 run_id=runs.get(hit["_index"]) or src.get("run_id", ""),
                 index=hit["_index"],
                 bm25_rank=bm25_ranks.get(doc_id),
                 knn_rank=knn_ranks.get(doc_id),
+                role=src.get("role"),
             )
         )
     return hits

@@ -3,7 +3,8 @@
 ``create_app(settings)`` builds everything from the settings object (nothing is read at
 import time). Routes raise semgraph errors; they become HTTP answers in one place
 (:func:`_install_error_handlers`, one table from error type to status, ``{"detail": ...}``):
-invalid input is 400, something that does not exist 404, an unreachable or conflicting store
+invalid input is 400 (422 when a field does not validate: where and why, never the input),
+something that does not exist 404, an unreachable or conflicting store
 503 with ``Retry-After`` so clients retry, any other store failure 502.
 """
 
@@ -19,6 +20,8 @@ from typing import Any
 
 import elasticsearch
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,10 +51,10 @@ from semgraph.mcp.http import MCP_METHODS, McpHttp
 from semgraph.queue.models import EnqueueRequest, EnqueueResult
 from semgraph.queue.store import JobStore
 from semgraph.repos.listing import keys_named
-from semgraph.web import api, read_api, repos_api
+from semgraph.web import api, localize_api, read_api, repos_api, search_api
 from semgraph.web.batcher import EnqueueBatcher
 from semgraph.web.console import mount as mount_console
-from semgraph.web.context import WebContext, require_read
+from semgraph.web.context import BodyTooLarge, WebContext, read_limited, require_read
 from semgraph.web.edge import AuditLog, WebhookOnlyGate, announce_exposure, install_openapi
 from semgraph.web.limits import WebhookLimits
 from semgraph.web.metrics import (
@@ -69,28 +72,6 @@ log = logging.getLogger(__name__)
 
 #: bodies up to this size are checked (HMAC, JSON) on the event loop, larger ones in a thread
 INLINE_CHECK_MAX_BYTES = 256 * 1024
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _read_limited(request: Request, limit: int) -> bytes:
-    """The raw body, refusing more than ``limit`` bytes without reading them all."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.strip().isdigit():
-            raise PayloadError("malformed Content-Length")
-        if int(declared) > limit:
-            raise _TooLarge
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _webhook_route(host: str) -> Callable[[Request], Any]:
@@ -112,8 +93,8 @@ async def _deliver(host: str, request: Request) -> Reply:
     started = time.perf_counter()
     limit = ctx.settings.webhook_max_body_bytes
     try:
-        body = await _read_limited(request, limit)
-    except _TooLarge:
+        body = await read_limited(request, limit)
+    except BodyTooLarge:
         detail = f"body exceeds {limit} bytes"
         return ctx.receiver.count(host, Reply(413, {"status": "too_large", "detail": detail}))
     except PayloadError as exc:
@@ -197,13 +178,14 @@ def _answer_for(exc: SemgraphError) -> ErrorAnswer | None:
 
 def _store_error(request: Request, exc: StoreError) -> Response:
     if isinstance(exc, _RETRYABLE):
-        event(log, logging.WARNING, "http_store_unavailable", str(exc), path=request.url.path)
+        # bounded: a store's reason may quote the request (a search's query)
+        event(log, logging.WARNING, "http_store_unavailable", str(exc)[:300], path=request.url.path)
         return JSONResponse(
             {"detail": "a data store is unavailable; retry"},
             status_code=503,
             headers={"Retry-After": RETRY_AFTER_S},
         )
-    event(log, logging.ERROR, "http_store_error", str(exc), path=request.url.path)
+    event(log, logging.ERROR, "http_store_error", str(exc)[:300], path=request.url.path)
     return JSONResponse({"detail": "a data store rejected the request"}, status_code=502)
 
 
@@ -219,6 +201,22 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     for error in (*ERROR_ANSWERS, StoreError):
         app.add_exception_handler(error, semgraph_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+
+
+#: what a 422 keeps of each validation error: never ``input`` (a 32 kB query came back whole)
+VALIDATION_KEYS = ("type", "loc", "msg")
+
+
+async def _invalid_request(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422 without the offending input (or its context): just where and why."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {key: error[key] for key in VALIDATION_KEYS if key in error} for error in exc.errors()
+    ]
+    for error in errors:
+        error["msg"] = str(error.get("msg", ""))[:300]
+    return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
 
 def _commit(store: JobStore, requests: Sequence[EnqueueRequest], now: float) -> list[EnqueueResult]:
@@ -285,6 +283,8 @@ def create_app(
     app.add_middleware(WebhookOnlyGate, webhook_port=settings.webhook_port)
     app.include_router(api.router)
     app.include_router(read_api.router)
+    app.include_router(search_api.router)
+    app.include_router(localize_api.router)
     app.include_router(repos_api.router)
     mcp_route = mcp_http.endpoint(require_read)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)

@@ -1,8 +1,8 @@
 """What every route shares: the per-application :class:`WebContext`, the bearer-token
 dependencies (``ReadCtx`` and ``ReadCaller`` for reads, ``EnqueueCtx`` (``WriteCtx``) and
 ``AdminCtx`` for the ``enqueue`` and ``admin`` scopes), :func:`principal_of` (who the
-request is, with its repository allowlist) and :func:`plain`, the JSON-ready copy of a
-store's answer."""
+request is, with its repository allowlist), :func:`plain`, the JSON-ready copy of a
+store's answer, and :func:`read_limited`, a request body read up to a limit."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from semgraph.config import Settings, is_loopback_host
 from semgraph.db import Graph
+from semgraph.errors import PayloadError
 from semgraph.queue.metrics import publish_stats
 from semgraph.queue.store import JobStore
 from semgraph.web.batcher import EnqueueBatcher
@@ -191,3 +192,25 @@ def plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
+
+
+class BodyTooLarge(Exception):
+    """A request body over the route's limit (raised before it is read whole)."""
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The raw body, refusing more than ``limit`` bytes without reading them all."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise PayloadError("malformed Content-Length")
+        if int(declared) > limit:
+            raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)

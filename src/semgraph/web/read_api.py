@@ -1,4 +1,4 @@
-"""Read endpoints over the code graph, the index runs and the search index.
+"""Read endpoints over the code graph and the index runs (search: :mod:`semgraph.web.search_api`).
 
 Every answer is what the matching CLI command prints with ``--json`` (the managers'
 ``to_dict()``), so the CLI and the HTTP API never disagree. Invalid input and missing data
@@ -8,106 +8,28 @@ app's error handlers answer (:mod:`semgraph.web.app`).
 
 from __future__ import annotations
 
-import enum
-import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi import Path as PathParam
 from starlette.concurrency import run_in_threadpool
 
-from semgraph.config import Settings
-from semgraph.errors import RunNotFound, SearchNotIndexed
+from semgraph.errors import RunNotFound
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStatus, RunStore
-from semgraph.search.embed import Embedder
-from semgraph.search.query import search, validate
 from semgraph.web.context import AUTH_RESPONSES, ReadCaller, ReadCtx, WebContext, plain
-from semgraph.web.scope import check_repo, only_repo, readable_repos, union
+from semgraph.web.scope import only_repo, union
 from semgraph.web.tokens import Principal
 
 router = APIRouter()
-_embedder_lock = threading.Lock()
 
 _BAD_INPUT: dict[int | str, dict[str, Any]] = {400: {"description": "invalid query input"}}
 # a name the graph reader accepts: no line breaks or NUL, not only separators or blanks
 NAME_PATTERN = r"^[^\n\r\x00]*[^\s.:#/\n\r\x00][^\n\r\x00]*$"
-QUERY_PATTERN = r"^[\s\S]*\S[\s\S]*$"
-MAX_QUERY_CHARS = int(Settings.model_fields["search_max_query_chars"].default)
 Name = Annotated[
     str, Query(min_length=1, max_length=1000, pattern=NAME_PATTERN, description="symbol name")
 ]
 Repo = Annotated[str | None, Query(max_length=512, description="repository key")]
-
-
-class SearchMode(enum.StrEnum):
-    HYBRID = "hybrid"
-    BM25 = "bm25"
-    KNN = "knn"
-
-
-def _embedder(request: Request, ctx: WebContext) -> Embedder:
-    """One embedding model per application, loaded on the first search that needs it."""
-    with _embedder_lock:
-        model: Embedder | None = getattr(request.app.state, "embedder", None)
-        if model is None:
-            model = Embedder(ctx.settings)
-            request.app.state.embedder = model
-        return model
-
-
-@router.get(
-    "/search",
-    tags=["search"],
-    responses={**AUTH_RESPONSES, **_BAD_INPUT, 404: {"description": "nothing indexed"}},
-)
-def search_endpoint(
-    request: Request,
-    ctx: ReadCtx,
-    who: ReadCaller,
-    q: Annotated[
-        str,
-        Query(
-            min_length=1,
-            max_length=MAX_QUERY_CHARS,
-            pattern=QUERY_PATTERN,
-            description="an identifier or a description (SEMGRAPH_SEARCH_MAX_QUERY_CHARS)",
-        ),
-    ],
-    repo: Repo = None,
-    lang: Annotated[str | None, Query(max_length=64)] = None,
-    path_prefix: Annotated[str | None, Query(max_length=1024)] = None,
-    k: Annotated[int, Query(ge=1, le=200)] = 10,
-    mode: SearchMode = SearchMode.HYBRID,
-) -> list[dict[str, Any]]:
-    """Hybrid (BM25 + kNN, fused), BM25-only or kNN-only code search."""
-
-    validate(q, k=k, mode=mode.value, settings=ctx.settings)
-    check_repo(who, repo)
-    embedder = None if mode is SearchMode.BM25 else _embedder(request, ctx)
-    keys = None if repo is not None else readable_repos(ctx, who)
-    hits = []
-    for key in [repo] if keys is None else keys:
-        try:
-            hits += search(
-                ctx.search,
-                ctx.settings,
-                embedder,
-                q,
-                repo=key,
-                lang=lang,
-                path_prefix=path_prefix,
-                k=k,
-                mode=mode.value,
-            )
-        except SearchNotIndexed:
-            if keys is None:
-                raise
-    if keys is not None and not hits:
-        # a limited token: the same answer whether its repositories are unindexed or empty
-        raise SearchNotIndexed("nothing is indexed for the repositories this token reads")
-    hits.sort(key=lambda hit: hit.score, reverse=True)
-    return [hit.to_dict() for hit in hits[:k]]
 
 
 def _graph_answer(
