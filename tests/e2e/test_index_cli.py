@@ -43,7 +43,7 @@ def test_index_then_search_graph_and_check(graph: Graph, es: Elasticsearch, tmp_
 
     found = semgraph("search", "compute_checksum", "--repo", repo_key, "-k", "3", "--json")
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)[0]["symbol"] == "app.models.compute_checksum"
+    assert json.loads(found.stdout)["hits"][0]["symbol"] == "app.models.compute_checksum"
 
     callers = semgraph("graph", "callers", "compute_checksum", "--repo", repo_key, "--json")
     assert callers.returncode == 0, callers.stderr
