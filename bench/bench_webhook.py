@@ -62,6 +62,7 @@ from semgraph.queue.store import JobStore
 from semgraph.web.fixtures import push_payload, signed_delivery
 
 SECRET = "bench-webhook-secret"
+POLL_S = 0.2  # the pause between two searches for the pushed change
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -351,10 +352,15 @@ def run_burst(
     )
 
 
-def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float) -> float:
+def push_and_wait(
+    base: str, repo: Path, sha: str, needle: str, timeout_s: float
+) -> tuple[float, float]:
+    """POST the signed push, then poll ``GET /search`` until ``needle`` is found; returns the
+    seconds from the POST to that answer, and the wall-clock time of the POST."""
     payload = push_payload("github", "bench/synthetic", str(repo), after=sha)
     headers, body = signed_delivery("github", payload, SECRET)
     key = repo_key_for(str(repo))
+    pushed_at = time.time()
     started = time.perf_counter()
     resp = httpx.post(f"{base}/webhooks/github", headers=headers, content=body, timeout=60)
     if resp.status_code != 202:
@@ -366,9 +372,23 @@ def push_and_wait(base: str, repo: Path, sha: str, needle: str, timeout_s: float
         if found.status_code == 200 and any(
             needle in (h.get("symbol") or "") for h in found.json()["hits"]
         ):
-            return time.perf_counter() - started
-        time.sleep(0.2)
+            return time.perf_counter() - started, pushed_at
+        time.sleep(POLL_S)
     raise SystemExit(f"{needle} not searchable after {timeout_s:.0f}s")
+
+
+def split_round(pushed_at: float, seconds: float, run: dict[str, Any]) -> dict[str, float]:
+    """Where one round's push-to-searchable went, from the run's own timestamps: the wait
+    until a worker started the job, the job, and the time from its end to the first answer
+    that found the change (at most one search plus the POLL_S pause)."""
+    started, finished = run.get("started_at"), run.get("finished_at")
+    if not isinstance(started, (int, float)) or not isinstance(finished, (int, float)):
+        return {}
+    return {
+        "to_start_s": round(started - pushed_at, 2),
+        "job_s": round(finished - started, 2),
+        "after_job_s": round(pushed_at + seconds - finished, 2),
+    }
 
 
 def main() -> None:
@@ -460,13 +480,16 @@ def main() -> None:
                     path.write_text(f"def {name}(values):\n    return sorted(values)[:3]\n")
                     git(repo, "add", "-A")
                     git(repo, "commit", "-qm", f"change {n}")
-                    latencies.append(
-                        push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), name, 900)
+                    secs, pushed_at = push_and_wait(
+                        base, repo, git(repo, "rev-parse", "HEAD"), name, 900
                     )
-                    print(f"  round {n + 1}: {latencies[-1]:.1f} s", flush=True)
-                    job = _last_run(base, repo)
+                    latencies.append(secs)
+                    run = _newest_run(base, repo)
+                    split = split_round(pushed_at, secs, run)
+                    print(f"  round {n + 1}: {secs:.1f} s {split}", flush=True)
+                    job = _describe_run(run)
                     print(f"    {job}", flush=True)
-                    emit("webhook.round", round=n + 1, seconds=round(latencies[-1], 1), job=job)
+                    emit("webhook.round", round=n + 1, seconds=round(secs, 1), job=job, **split)
             p50, p95 = pct(latencies, 0.5), pct(latencies, 0.95)
             print(
                 f"push-to-searchable, one-file change in a {opts.files}-file repository "
@@ -506,14 +529,21 @@ def _json(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _last_run(base: str, repo: Path) -> str:
-    """The newest run of the repository: status, phases, and what was reused."""
+def _newest_run(base: str, repo: Path) -> dict[str, Any]:
     runs = httpx.get(
         f"{base}/runs", params={"repo": repo_key_for(str(repo)), "limit": 1}, timeout=60
     ).json()
-    if not runs:
+    return runs[0] if runs else {}
+
+
+def _last_run(base: str, repo: Path) -> str:
+    return _describe_run(_newest_run(base, repo))
+
+
+def _describe_run(run: dict[str, Any]) -> str:
+    """A run of the repository: status, phases, and what was reused."""
+    if not run:
         return "no run recorded"
-    run = runs[0]
     phases, stats = (_json(run.get(k)) for k in ("phases_s", "stats"))
     inc = stats.get("incremental")
     parse = stats.get("parse", {})
@@ -534,7 +564,7 @@ def _first_index(base: str, repo: Path) -> float:
     (repo / "bench_first.py").write_text(f"def {marker}():\n    return 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "first marker")
-    return push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), marker, 3600)
+    return push_and_wait(base, repo, git(repo, "rev-parse", "HEAD"), marker, 3600)[0]
 
 
 if __name__ == "__main__":

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
@@ -229,3 +232,38 @@ def test_maintenance_prunes_old_jobs_and_publishes_gauges(
     assert REGISTRY.get_sample_value("semgraph_queue_jobs", {"status": "pending"}) == 1
     age = REGISTRY.get_sample_value("semgraph_queue_oldest_pending_age_seconds")
     assert age == pytest.approx(clock.t - 5.0)
+
+
+def test_an_idle_worker_claims_a_local_enqueue_at_once_not_at_its_next_poll(
+    graph: Graph, wsettings: Settings, kinds: dict[str, object]
+) -> None:
+    """A 60 s poll, and the job still starts within a second of its enqueue: the enqueue
+    nudged the worker's socket (semgraph.queue.wake)."""
+    started: list[float] = []
+
+    def record(ctx: JobContext) -> None:
+        started.append(time.monotonic())
+
+    registry.register("wt_woken", record)
+    kinds["wt_woken"] = record
+    state = Path(tempfile.mkdtemp(prefix="wk", dir="/tmp"))  # a short socket path
+    slow_poll = wsettings.model_copy(update={"poll_interval_s": 60.0, "state_dir": state})
+    worker = Worker(slow_poll, graph, hard_exit=lambda code: None, tick_s=0.01)
+    runner = threading.Thread(target=worker.run, kwargs={"max_jobs": 1}, daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not list((state / "run" / "wake").glob("*.sock")):  # idle and listening
+            assert time.monotonic() < deadline, "the worker never listened"
+            time.sleep(0.05)
+        time.sleep(0.3)  # inside its 60 s wait now
+        queued = time.monotonic()
+        JobStore(graph, slow_poll).enqueue("r/woken", now=time.time(), kind="wt_woken")
+        runner.join(timeout=30)
+        assert not runner.is_alive()
+        assert started and started[0] - queued < 5.0
+        assert not list((state / "run" / "wake").glob("*.sock"))  # removed at its stop
+    finally:
+        worker.request_stop()
+        runner.join(timeout=10)
+        shutil.rmtree(state, ignore_errors=True)

@@ -42,6 +42,7 @@ from semgraph.queue.enqueue import check_text, enqueue_request, write_batch
 from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import (
     TERMINAL,
+    EnqueueOutcome,
     EnqueueRequest,
     EnqueueResult,
     FailureKind,
@@ -54,10 +55,13 @@ from semgraph.queue.models import (
 )
 from semgraph.queue.transaction import RetryingWriter
 from semgraph.queue.transitions import Transitions
+from semgraph.queue.wake import nudge_workers
 
 T = TypeVar("T")
 MAX_ERROR_CHARS = 4000
 MAX_REASON_CHARS = 1000
+# enqueue outcomes that leave a job a worker may claim now (a follow-up waits for its run)
+_CLAIMABLE = {EnqueueOutcome.CREATED.value, EnqueueOutcome.COALESCED.value}
 
 
 class JobStore:
@@ -157,6 +161,8 @@ class JobStore:
         results = self._write("enqueue", write_batch, *args, retry_unique=True)
         for result in results:
             metrics.TRANSITIONS.labels(action=f"enqueue_{result.outcome}").inc()
+        if any(r.outcome in _CLAIMABLE for r in results):
+            nudge_workers(self.settings.state_dir)  # idle workers here claim now, not next poll
         return results
 
     # -- claim ------------------------------------------------------------------------------

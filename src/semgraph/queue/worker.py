@@ -43,6 +43,7 @@ from semgraph.queue.registry import JobContext, JobInfo
 from semgraph.queue.store import JobStore
 from semgraph.queue.supervise import Supervisor, maintain
 from semgraph.queue.sweep import Identity
+from semgraph.queue.wake import WakeListener
 
 log = logging.getLogger(__name__)
 WAITING_CHECK_EVERY_S = 10.0
@@ -160,6 +161,7 @@ class Worker:
         ``job_id`` only that job is ever claimed (other pending jobs wait for a worker)."""
         kinds = registry.kinds()
         self.register()
+        wake = WakeListener(self.settings.state_dir, self.worker_id[:16])
         last_maintain = float("-inf")
         idle_since = self.clock()
         outages = 0
@@ -188,13 +190,15 @@ class Worker:
                     self._report_waiting(now)
                     if once or (idle_exit_s is not None and now - idle_since >= idle_exit_s):
                         break
-                    self._stop.wait(self.settings.poll_interval_s)
+                    # a local enqueue nudges the socket (semgraph.queue.wake); else poll
+                    wake.wait(self.settings.poll_interval_s, self._stop)
                     continue
                 self.run_job(job)
                 idle_since = self.clock()
                 if once or (max_jobs is not None and self.jobs_done >= max_jobs):
                     break
         finally:
+            wake.close()
             try:
                 self.store.stop_worker(self.worker_id, now=self.clock())
             except SemgraphError as exc:  # the next start's sweep sees the pid is gone
