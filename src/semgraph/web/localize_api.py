@@ -10,21 +10,24 @@ bounded like a search query (cut with a notice, never refused); no error repeats
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from semgraph.search.documents import clean_text
 from semgraph.search.localize import MAX_FILES, LocalizeOptions, localize
 from semgraph.search.localize_rank import OPTIONS_PATTERN
 from semgraph.search.query import validate
-from semgraph.web.context import BodyTooLarge, ReadCaller, ReadCtx, WebContext, read_limited
+from semgraph.web.context import ReadCaller, ReadCtx, WebContext
 from semgraph.web.scope import check_repo
-from semgraph.web.search_api import QUERY_PATTERN, SEARCH_RESPONSES, Mode, embedder_for
+from semgraph.web.search_api import (
+    QUERY_PATTERN,
+    SEARCH_RESPONSES,
+    Mode,
+    embedder_for,
+    json_body,
+)
 from semgraph.web.tokens import Principal
 
 router = APIRouter()
@@ -108,21 +111,5 @@ def localize_get(
 )
 async def localize_post(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
     """``GET /localize`` with its fields in a JSON body (long issue texts)."""
-    limit = ctx.settings.search_max_body_bytes
-    try:
-        body = await read_limited(request, limit)
-    except BodyTooLarge:
-        detail = f"the body is over {limit} bytes (SEMGRAPH_SEARCH_MAX_BODY_BYTES)"
-        raise HTTPException(413, detail) from None
-    try:
-        data = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
-        invalid = {"type": "json_invalid", "loc": ("body",), "msg": "the body is not JSON"}
-        raise RequestValidationError([invalid]) from None
-    if isinstance(data, dict) and isinstance(data.get("q"), str):
-        data["q"] = clean_text(data["q"])
-    try:
-        args = LocalizeRequest.model_validate(data)
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors(include_input=False, include_url=False)) from None
+    args = await json_body(request, ctx, LocalizeRequest)
     return await run_in_threadpool(run_localize, request, ctx, who, args)

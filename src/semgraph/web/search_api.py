@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -40,6 +40,7 @@ router = APIRouter()
 _embedder_lock = threading.Lock()
 
 QUERY_PATTERN = r"^[\s\S]*\S[\s\S]*$"
+BodyT = TypeVar("BodyT", bound=BaseModel)
 Mode = Literal["hybrid", "bm25", "knn"]
 # semgraph.search.roles.ROLES (a test holds them equal)
 Role = Literal["source", "test", "docs", "changelog", "example", "i18n", "generated"]
@@ -152,6 +153,13 @@ def search_get(
 )
 async def search_post(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
     """``GET /search`` with its fields in a JSON body (long issue texts)."""
+    args = await json_body(request, ctx, SearchRequest)
+    return await run_in_threadpool(run_search, request, ctx, who, args)
+
+
+async def json_body(request: Request, ctx: WebContext, model: type[BodyT]) -> BodyT:
+    """A ``POST`` form's JSON body, read up to SEMGRAPH_SEARCH_MAX_BODY_BYTES (413 past it)
+    and validated as ``model``; a 422 says where and why, never echoing the input."""
     limit = ctx.settings.search_max_body_bytes
     try:
         body = await read_limited(request, limit)
@@ -168,7 +176,6 @@ async def search_post(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
     if isinstance(data, dict) and isinstance(data.get("q"), str):
         data["q"] = clean_text(data["q"])  # lone surrogates become U+FFFD
     try:
-        args = SearchRequest.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise RequestValidationError(exc.errors(include_input=False, include_url=False)) from None
-    return await run_in_threadpool(run_search, request, ctx, who, args)
