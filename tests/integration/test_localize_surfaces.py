@@ -140,3 +140,30 @@ def test_the_mcp_tool(
     assert bad["error"]["code"] == "invalid_argument"
     unknown = tools.call("localize", None, {"text": "x", "repo": "nope"})
     assert unknown["error"]["code"] == "unknown_repository"
+
+
+def test_the_mcp_tool_takes_the_parts_weights_and_the_mode(
+    served: tuple[str, str], settings: Settings, graph: Graph, es: Elasticsearch
+) -> None:
+    """The graph hops, off by default, on through ``options``; ``mode``; bad ones refused
+    with a field-free message that does not repeat the text."""
+    _, key = served
+    tools = Tools(Backend(settings, graph, es, JobStore(graph, settings), TokenCounter(settings)))
+    text = "`read_config_file` should accept a pathlib.Path"
+    plain = tools.call("localize", None, {"text": text, "repo": key})
+    assert "options" not in plain
+    callers = "chunks=0,frames=0,callees=0,callers=1"
+    got = tools.call("localize", None, {"text": text, "repo": key, "options": callers})
+    assert got["status"] == "ok" and got["options"]["callers"] == 1.0
+    app = next(r for r in got["rows"] if r["path"] == "src/shop/app.py")
+    assert app["evidence"][0]["part"] == "callers"
+    bm25 = tools.call("localize", None, {"text": text, "repo": key, "mode": "bm25"})
+    assert bm25["status"] == "ok" and bm25["mode"] == "bm25"
+    for bad in ({"options": "zz=1"}, {"options": "callers=1e9"}, {"mode": "fuzzy"}):
+        refused = tools.call("localize", None, {"text": MARKER, "repo": key, **bad})
+        assert refused["error"]["code"] == "invalid_argument", bad
+        assert MARKER not in json.dumps(refused)
+    long_options = tools.call(
+        "localize", None, {"text": text, "repo": key, "options": "callers=1," * 500}
+    )
+    assert long_options["error"]["code"] == "invalid_argument"

@@ -157,11 +157,31 @@ def build_server(tools: Tools) -> SemgraphMCP:
         limit: Annotated[
             int | None, Field(description="files per page, 1..50 (default 10)")
         ] = None,
+        mode: Annotated[
+            str | None,
+            Field(description="the chunk search: hybrid (default), bm25 or knn"),
+        ] = None,
+        options: Annotated[
+            str | None,
+            Field(
+                description="the parts' weights, e.g. callees=0.2,callers=0.2 to add the "
+                "call-graph hops (chunks, names, frames, callees, callers, rerank, demote, "
+                "expand_from, rerank_files)"
+            ),
+        ] = None,
         cursor: Cursor = None,
     ) -> CallToolResult:
         """From an issue text to the code to change: ranked files, each with its ranked
         symbols and the evidence for them (chunks, traceback frames, names in the graph)."""
-        return await run("localize", text=text, repo=repo, limit=limit, cursor=cursor)
+        return await run(
+            "localize",
+            text=text,
+            repo=repo,
+            limit=limit,
+            mode=mode,
+            options=options,
+            cursor=cursor,
+        )
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     async def find_definition(

@@ -19,6 +19,7 @@ from semgraph.mcp.backend import Allow, Backend, Scope
 from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
 from semgraph.search.embed import Embedder
 from semgraph.search.localize import MAX_FILES, SEARCH_CHUNKS, localize
+from semgraph.search.localize_rank import LocalizeOptions
 from semgraph.search.query import MAX_K, search_answer
 
 _embedder_lock = threading.Lock()
@@ -120,6 +121,8 @@ class Tools:
         key = {**args, "limit": limit}
         offset = decode_cursor(cursor, "localize", key, scope.runs)
         text = str(args["text"])
+        mode = args.get("mode") or "hybrid"
+        options = LocalizeOptions.parse(args.get("options"))  # bad: invalid_argument
         head: dict[str, Any] = {"tool": "localize", "text": text[:200]}
         indexed = sorted(k for k, state in scope.states.items() if state.indexed)
         repo = args.get("repo") or (indexed[0] if len(indexed) == 1 else None)
@@ -143,12 +146,16 @@ class Tools:
                 text,
                 repo=repo,
                 k=MAX_FILES,
+                mode=mode,
+                options=options,
             )
         except SearchNotIndexed:
             head.update(status="empty", empty_reason="repository not indexed")
             head["freshness"] = scope.freshness([repo])
             return head
         head.update(repo=repo, truncated=answer.truncated, mentions=answer.mentions.to_dict())
+        if args.get("options") or args.get("mode"):
+            head.update(mode=mode, options=options.to_dict())
         if answer.notice:
             head["notice"] = answer.notice
         causes = []
