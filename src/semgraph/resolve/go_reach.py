@@ -237,10 +237,7 @@ class Reach:
 
     def write(self, db: Any) -> None:
         """Keep the table in the resolution (``go_reach``), in a fixed order."""
-        db.execute(_TABLE)
-        db.execute("DELETE FROM go_reach")
-        rows = [(i, d, t) for i, refs in self.keyed().items() for d, t in sorted(refs)]
-        db.executemany("INSERT INTO go_reach VALUES (?,?,?)", rows)
+        write_keyed(db, self.keyed())
 
 
 class GoTypesRef:
@@ -256,6 +253,14 @@ class GoTypesRef:
         if row is None or row[1] == "interface":
             return None
         return str(row[2]), str(row[0])
+
+
+def write_keyed(db: Any, keyed: dict[str, frozenset[TypeRef]]) -> None:
+    """Keep a table (:meth:`Reach.keyed`) in the resolution, in a fixed order."""
+    db.execute(_TABLE)
+    db.execute("DELETE FROM go_reach")
+    rows = [(i, d, t) for i, refs in keyed.items() for d, t in sorted(refs)]
+    db.executemany("INSERT INTO go_reach VALUES (?,?,?)", rows)
 
 
 def stored(db: Any) -> dict[str, set[TypeRef]]:

@@ -94,6 +94,14 @@ def resolve_incremental(
     return res
 
 
+def _any_go(db: sqlite3.Connection, paths: list[str]) -> bool:
+    """Whether one of ``paths`` is a Go file in ``db``'s table of files."""
+    return any(
+        db.execute("SELECT 1 FROM files WHERE path = ? AND family = 'go'", (p,)).fetchone()
+        for p in paths
+    )
+
+
 class _Incremental:
     def __init__(
         self,
@@ -111,6 +119,8 @@ class _Incremental:
         self.done = False
         self.old_inherits: list[tuple[str, str]] = []
         self.limit, self.n_files = 0.0, 0
+        # the Go reach table reads only Go files' facts: a change without one keeps it
+        self.go_touched = True
 
     def close(self) -> None:
         if self.small is not None:
@@ -148,6 +158,7 @@ class _Incremental:
         renamed_new = pyroots.apply_roots(small.db, self.repo_key, roots)
 
         touched = sorted({f.path for f in changed} | set(removed))
+        self.go_touched = _any_go(db, touched) or _any_go(small.db, touched)
         names, keys, qns = self._changed(db, small.db, touched)
         names |= class_names(db, keys | classes_named(db, base_names(keys, db)), qns)
         self.old_inherits = delete_results(db, touched)
@@ -253,10 +264,14 @@ class _Incremental:
             raise Fallback(f"{len(out)} of {self.n_files} files to resolve again")
         return out
 
-    def _reach_names(self, db: sqlite3.Connection, old: dict[str, set[TypeRef]]) -> set[str]:
+    def _reach_names(
+        self, db: sqlite3.Connection, old: dict[str, set[TypeRef]], resolver: _Resolver
+    ) -> set[str]:
         """The names a change of which types reach an external interface touches (the table
-        is global: the imports and bases it reads are final here)."""
+        is global: the imports and bases it reads are final here, so the resolution keeps
+        this one rather than build it again)."""
         new = go_reach.Reach(TypedNames(db, NameLookups(db, self.cap))).keyed()
+        resolver.reach_keyed = new
         return go_reach.changed_names(db, old, new)
 
     def _ledger(
@@ -293,10 +308,11 @@ class _Incremental:
         res.symbols = db.execute("SELECT count(*) FROM symbols").fetchone()[0]
         renamed = dict(db.execute("SELECT path, prefix FROM inc_renamed").fetchall())
         resolver = _Resolver(res, renamed)
+        resolver.keep_reach = not self.go_touched
         code = {r[0]: ImportFile(*r) for r in table.iter_files()}
         done: set[str] = set()
         todo = set(closure)
-        old_reach, reach_checked = go_reach.stored(db), False
+        old_reach, reach_checked = go_reach.stored(db), resolver.keep_reach
         while todo - done or not reach_checked:
             batch = sorted(todo - done)
             self.old_inherits += delete_results(db, [p for p in batch if p not in touched])
@@ -307,7 +323,7 @@ class _Incremental:
                 todo |= set(self._closure(db, class_names(db, moved, ()), touched))
             if not todo - done and not reach_checked:  # Go types that reach other interfaces
                 reach_checked = True
-                todo |= set(self._closure(db, self._reach_names(db, old_reach), touched))
+                todo |= set(self._closure(db, self._reach_names(db, old_reach, resolver), touched))
         resolver.resolve_calls([code[p] for p in sorted(done)])
         db.execute("DELETE FROM sym_stats WHERE possible > 0")
         resolver.finish()

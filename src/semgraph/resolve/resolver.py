@@ -170,6 +170,11 @@ class _Resolver:
         self.typed = TypedNames(self.db, self.names)
         self.tiers = CallTiers(self.names, self.typed)
         self.counts: Counter[ledger.CountKey] = Counter()  # per file, for the ledger
+        # an incremental run that touched no Go file keeps the stored go_reach table: it
+        # reads only Go files' facts (semgraph.resolve.incremental)
+        self.keep_reach = False
+        # the table an incremental run already built once its fronts were final
+        self.reach_keyed: dict[str, frozenset[go_reach.TypeRef]] | None = None
 
     def resolve_files(self, files: list[ImportFile]) -> None:
         """Resolve the imports, then the bases, then the calls of ``files`` (by path)."""
@@ -201,7 +206,10 @@ class _Resolver:
         """The global parts: possible callers of every symbol, every file's bundle."""
         self._possible_callers()
         self._bundles()
-        go_reach.Reach.of(self.typed).write(self.db)  # what a later incremental compares
+        if self.reach_keyed is not None:
+            go_reach.write_keyed(self.db, self.reach_keyed)
+        elif not self.keep_reach:
+            go_reach.Reach.of(self.typed).write(self.db)  # what a later incremental compares
         self.db.commit()
 
     def _tally(self, table: dict[str, int], path: str, what: str, lang: str, key: str) -> None:
