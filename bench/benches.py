@@ -11,6 +11,7 @@ from bench.figures_console import figures_console
 from bench.figures_crossrepo import figures_crossrepo
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
+from bench.figures_localize import figures_localize, figures_localize_latency
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
 from bench.figures_replay import figures_replay
 from bench.figures_resolve import figures_incremental, figures_push_resolve, figures_resolve
@@ -122,6 +123,35 @@ BENCHES = [
         "`GET /search` finds it; baseline the first full index through the same path.",
     ),
     Bench("retrieval", "bench.bench_retrieval", [], [], figures_retrieval),
+    Bench(
+        "localize-eval",
+        "bench.eval_localize",
+        [],
+        ["--repos", "pallets/click:python", "--per-repo", "4"],
+        figures_localize,
+        timeout_s=6 * 3600,
+        in_quick=False,
+        note="From an issue text to the files and functions to change (issue 28, item 3): the "
+        "last commits of 9 public repositories (2 of them Go) whose message describes a bug "
+        "or a feature, each repository pushed at the commit's parent through the product's "
+        "job, then the message asked of BM25, kNN, hybrid search, `localize` and its "
+        "ablations, as sent and cut to the old 2,000-character bound; the answer is the "
+        "non-test source files the commit modified and the innermost symbols its diff "
+        "changed. Halves by commit hash.",
+    ),
+    Bench(
+        "localize-latency",
+        "bench.bench_localize_latency",
+        ["--repo", "repo-20k-82656c974f"],
+        ["--repo", "repo-20k-82656c974f", "--texts", "6", "--rounds", "1"],
+        figures_localize_latency,
+        in_quick=False,
+        logs=("localize-latency-20k.log",),
+        note="`localize` (graph hops on), with the re-rank, and plain search, in-process on "
+        "the 20,000-file dense repository of `bench_pushphases` (its key is the argument): "
+        "issue-like texts built from its own chunks (a traceback naming real frames, a log), "
+        "1, 5 and 30 kB.",
+    ),
     Bench(
         "accuracy",
         "bench.bench_accuracy",

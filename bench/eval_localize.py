@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import subprocess
 import sys
 import threading
@@ -271,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.summary:
         for row in summary(args.summary):
-            print(json.dumps(row))
+            emit("localize.summary", **row)
         return
     done: set[str] = set()
     if args.resume and args.resume.exists():
