@@ -10,7 +10,7 @@ title naming a symbol, a traceback whose frames are their ``path:line`` and some
 padded to 1-30 kB with log lines. Each text is asked once to warm up, then timed
 ``--rounds`` times in-process (the product's function, as the HTTP route and the MCP tool
 call it): ``localize`` with the call-graph hops on (callees and callers 0.2, the re-rank
-off; the runs of ``bench/results/localize-latency-20k.log`` had them on by default),
+off; the runs of ``bench/results/localize-latency.log`` had them on by default),
 ``localize`` with the re-rank as well,
 and hybrid ``search_answer`` (k=200, the chunks ``localize`` ranks). Prints p50/p95/max
 per method and the ratio of ``localize`` to search.

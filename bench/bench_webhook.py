@@ -378,9 +378,11 @@ def push_and_wait(
 
 
 def split_round(pushed_at: float, seconds: float, run: dict[str, Any]) -> dict[str, float]:
-    """Where one round's push-to-searchable went, from the run's own timestamps: the wait
-    until a worker started the job, the job, and the time from its end to the first answer
-    that found the change (at most one search plus the POLL_S pause)."""
+    """Where one round's push-to-searchable went, from the run's own timestamps:
+    ``to_start_s`` until the run's record (the job writes it once the commit is checked out,
+    so this is the claim plus the checkout phase), ``job_s`` the rest of the job to its end
+    (after the alias flip and the old index's deletion), and ``after_job_s`` from there to the
+    first answer that found the change (at most one search plus the POLL_S pause)."""
     started, finished = run.get("started_at"), run.get("finished_at")
     if not isinstance(started, (int, float)) or not isinstance(finished, (int, float)):
         return {}

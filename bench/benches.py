@@ -11,7 +11,11 @@ from bench.figures_console import figures_console
 from bench.figures_crossrepo import figures_crossrepo
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
-from bench.figures_localize import figures_localize, figures_localize_latency
+from bench.figures_localize import (
+    figures_localize,
+    figures_localize_latency,
+    figures_search_latency,
+)
 from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
 from bench.figures_replay import figures_replay
 from bench.figures_resolve import figures_incremental, figures_push_resolve, figures_resolve
@@ -140,13 +144,25 @@ BENCHES = [
         "changed. Halves by commit hash.",
     ),
     Bench(
+        "search-latency",
+        "bench.bench_search_latency",
+        ["--rounds", "3", "--repo", "repo-20k-82656c974f"],
+        ["--rounds", "1"],
+        figures_search_latency,
+        in_quick=False,
+        note="Search through HTTP (the real app under uvicorn in a thread, one request at a "
+        "time after a warm-up): the 36 hand-written queries of `bench_retrieval` (short) and "
+        "20 click commit messages with their test code plus a 30 kB issue text (long), by "
+        "`POST /search`; with `--repo` on the 20,000-file dense repository of "
+        "`bench_pushphases`, else on this repository's `src/semgraph`.",
+    ),
+    Bench(
         "localize-latency",
         "bench.bench_localize_latency",
         ["--repo", "repo-20k-82656c974f"],
         ["--repo", "repo-20k-82656c974f", "--texts", "6", "--rounds", "1"],
         figures_localize_latency,
         in_quick=False,
-        logs=("localize-latency-20k.log",),
         note="`localize` (graph hops on), with the re-rank, and plain search, in-process on "
         "the 20,000-file dense repository of `bench_pushphases` (its key is the argument): "
         "issue-like texts built from its own chunks (a traceback naming real frames, a log), "

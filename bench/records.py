@@ -71,6 +71,7 @@ RECORDS = {
     "retrieval.model": "bench_retrieval: the embedding model evaluated",
     "retrieval.eval": "bench_retrieval: recall@5 and MRR@10 of one mode on one slice",
     "search.latency": "bench_search_latency: p50/p95 of GET/POST /search, per query kind and mode",
+    "search.latency_index": "bench_search_latency --repo: the existing index it queries (chunks)",
     "retrieval.bootstrap": "bench_retrieval: hybrid minus the best single retriever, 95 % CI",
     "mcp.tool": "bench_mcp: one tool's latency (p50/p99) and largest answer in tokens",
     "mcp.largest": "bench_mcp: one answer asked for to be as large as possible (tokens)",
