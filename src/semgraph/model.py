@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-MODEL_VERSION = 3  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking
+MODEL_VERSION = 4  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking;
+# 4: a one-line Go defined type is no chunk of its own (semgraph.indexer.chunking)
 
 
 class ParseStatus(enum.StrEnum):

@@ -79,3 +79,31 @@ def test_chunks_cover_nonblank_lines_once_within_bounds(
     nonblank = [i + 1 for i, ln in enumerate(lines) if ln.strip()]
     assert sorted(set(covered) & set(nonblank)) == nonblank
     assert len(covered) == len(set(covered))
+
+
+def test_a_one_line_defined_type_stays_with_the_lines_around_it() -> None:
+    """`type byName []*Command` is a symbol (the graph has it) but no chunk of its own; a
+    defined type over several lines, and a one-line function, still are."""
+    lines = [
+        "package cobra",
+        "",
+        "// byName sorts commands by name.",
+        "type byName []*Command",
+        "",
+        "type Handler func(",
+        "    name string,",
+        ") error",
+        "",
+        "func one() int { return 1 }",
+    ]
+    symbols = [
+        _sym("byName", 4, 4, kind="type"),
+        _sym("Handler", 6, 8, kind="type"),
+        _sym("one", 10, 10),
+    ]
+    chunks = chunk_lines(lines, symbols, max_lines=40, max_chars=2000)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [
+        (1, 5, None),
+        (6, 8, "m.Handler"),
+        (10, 10, "m.one"),
+    ]
