@@ -20,11 +20,12 @@ FUNC_AT10_TARGET = 60.0
 LATENCY_P95_TARGET_S = 1.0
 LATENCY_FILES = 20_000
 TRUNCATED = ("bm25", "knn", "hybrid", "localize")  # as bench.eval_localize asks them
-# the evaluation's `localize` runs the call-graph hops (0.2 each); `loc-hops` is without
-# them, which is what the product serves by default (semgraph.search.localize_rank)
+# the evaluation's `localize` is the defaults of the run that asked it (the call-graph hops
+# were on, 0.2 each, until session 11 turned them off); `loc-hops` is without them in every
+# run, which is what the product serves by default (semgraph.search.localize_rank)
 LABELS = {
-    "localize": "localize with the graph hops (0.2 each)",
-    "loc-hops": "localize as served (no hops: the default)",
+    "localize": "localize, the asking run's defaults",
+    "loc-hops": "localize without graph hops (the product default)",
 }
 
 
