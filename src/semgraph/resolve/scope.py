@@ -239,6 +239,7 @@ class NameLookups:
         return row is not None and row[0] in CLASS_KINDS
 
 
+MAX_SITE_ANCESTORS = 16  # classes of one file walked for an inherited external site
 _SITE_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 _SITE_SEP = re.compile(r"\.|::|->")
 
@@ -266,16 +267,33 @@ def inherited_site(
 ) -> tuple[str, str, str] | None:
     """``self.f()`` / ``super().f()`` in a class of this file whose base is an external
     import (``class AppGroup(click.Group)``): the base's member, ("click", "click",
-    "Group.f"). The bases are the class's own (this file's), so the site depends on this
-    file alone."""
+    "Group.f"); also through bases of this file that are classes of this file, in order,
+    depth first (``class FlaskGroup(AppGroup)`` beside ``AppGroup``). Only this file's
+    classes and imports are read, so the site depends on this file alone."""
     if receiver not in ("self", "cls", "super()", "super"):
         return None
     cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
     if cls is None:
         return None
-    rows = db.execute("SELECT text FROM bases WHERE child_key = ? ORDER BY rowid", (cls.key,))
-    for (text,) in rows.fetchall():
-        site = external_site(scope, src, callee, text.strip())
-        if site is not None:
-            return site
+    path = db.execute("SELECT path FROM symbols WHERE key = ?", (cls.key,)).fetchone()
+    todo: list[str] = [cls.key]
+    seen: set[str] = set()
+    while todo and len(seen) < MAX_SITE_ANCESTORS:
+        key = todo.pop(0)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows = db.execute("SELECT text FROM bases WHERE child_key = ? ORDER BY rowid", (key,))
+        for (text,) in rows.fetchall():
+            site = external_site(scope, src, callee, text.strip())
+            if site is not None:
+                return site
+        todo += [
+            r[0]
+            for r in db.execute(
+                "SELECT i.parent_key FROM inherits i JOIN symbols s ON s.key = i.parent_key "
+                "WHERE i.child_key = ? AND s.path = ? ORDER BY i.rowid",
+                (key, path[0] if path else None),
+            )
+        ]
     return None
