@@ -140,7 +140,7 @@ def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
         "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
         "oracle_s": round(oracle_s, 1),
         "false": sorted(map(list, ours - oracle))[:10],
-        "missed": sorted(map(list, oracle - ours))[:10],
+        "missed": sorted(map(list, oracle - ours))[:60],
     }
     print(f"accuracy: precision {result['precision']}, recall {result['recall']} "
           f"({len(hit)} agreed, {len(ours)} ours, {len(oracle)} oracle)", flush=True)  # fmt: skip

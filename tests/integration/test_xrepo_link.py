@@ -50,6 +50,41 @@ def test_python_sites_link_to_definitions_and_reexports(
     assert rate is not None and rate["n"] == 6  # still external in its own resolution
 
 
+LIB_CLASSES = {
+    "pyproject.toml": '[project]\nname = "Lib"\n',
+    "src/lib/__init__.py": "from .core import Group\n",
+    "src/lib/core.py": (
+        "class Base:\n    def main(self):\n        pass\n\n\n"
+        "class Command(Base):\n    pass\n\n\n"
+        "class Group(Command):\n    def add(self):\n        pass\n"
+    ),
+}
+SVC_CLASSES = {
+    "pyproject.toml": '[project]\nname = "svc"\ndependencies = ["lib>=1"]\n',
+    "svc/cli.py": (
+        "import lib\n\n\nclass AppGroup(lib.Group):\n    pass\n\n\n"
+        "class FlaskGroup(AppGroup):\n    def go(self):\n        self.add()\n"
+        "        self.main()\n        super().main()\n        self.nothing()\n"
+    ),
+}
+
+
+def test_members_inherited_on_both_sides_link_to_their_definition(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """``self.m()`` in a subclass of a subclass of ``lib.Group`` (both in the dependent's
+    file) links to ``m`` where the library defines it: on Group itself, or two bases up."""
+    publish(graph, settings, tmp_path, LIB_CLASSES, "lib")
+    publish(graph, settings, tmp_path, SVC_CLASSES, "svc")
+    src = "svc.cli.FlaskGroup.go"
+    assert xcalls(graph, "svc") == {
+        (src, 10, "lib", "lib.core.Group.add", "cross_repo", "c1", "re-export"),
+        (src, 11, "lib", "lib.core.Base.main", "cross_repo", "c1", "inherited"),
+        (src, 12, "lib", "lib.core.Base.main", "cross_repo", "c1", "inherited"),
+    }
+    assert counts(graph, "svc")["unmatched"] == 1  # self.nothing(): defined nowhere
+
+
 def test_go_site_links_to_the_package_definition(
     graph: Graph, settings: Settings, tmp_path: Path
 ) -> None:

@@ -17,7 +17,10 @@ Which definition, in the chosen provider:
   ``from .models import Thing`` binds the name (``File.reexports``), followed through up to
   :data:`REEXPORT_HOPS` files to the definition (``pkg.Thing`` defined in
   ``pkg/models.py``), ``via: 're-export'``; an attribute after it (``pkg.Thing.method``) by
-  qualified name again. An alias (``from click import echo as say``) is not followed;
+  qualified name again; a member the class only inherits (``click.Group.make_context``,
+  defined on ``BaseCommand``) on its bases in the provider's graph, the nearest level first,
+  up to :data:`INHERIT_HOPS` levels, ``via: 'inherited'``. An alias (``from click import
+  echo as say``) is not followed;
 * Go: the top-level definition of that name in the package's directory (the import path
   less the provider's module path).
 
@@ -46,6 +49,7 @@ from semgraph.resolve.symtab import external_key, file_key
 
 UNLINK_SLICE = 10_000
 REEXPORT_HOPS = 3
+INHERIT_HOPS = 4  # base levels walked for a member a library class inherits
 TIER = "cross_repo"
 
 
@@ -207,6 +211,49 @@ def _python(tx: Any, sites: dict[int, tuple[_Site, _Provider]]) -> dict[int, tup
     }
     for i, keys in _by_qn(tx, deeper).items():
         out[i] = (keys, "re-export")
+    # ``Group.make_context`` that click defines on a base of Group (``BaseCommand``)
+    wanted = {i: deeper.get(i) or (sites[i][1].repo, names[i]) for i in sites if i not in out}
+    for i, keys in _inherited(tx, wanted).items():
+        out[i] = (keys, "inherited")
+    return out
+
+
+def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
+    """site -> the definitions of ``Class.member`` found on the class's bases in its own
+    repository, the nearest level first (up to :data:`INHERIT_HOPS` levels); several found
+    at one level are all candidates."""
+    out: dict[int, list[str]] = {}
+    todo: dict[int, tuple[str, list[str], str]] = {}  # site -> (repo, classes, member)
+    for i, (repo, qn) in wanted.items():
+        cls, _, member = qn.rpartition(".")
+        if cls and member:
+            todo[i] = (repo, [cls], member)
+    seen: dict[int, set[str]] = {i: set(c) for i, (_, c, _) in todo.items()}
+    for _ in range(INHERIT_HOPS):
+        rows = [
+            {"i": i, "repo": repo, "classes": classes} for i, (repo, classes, _) in todo.items()
+        ]
+        if not rows:
+            break
+        parents = {r["i"]: [p for p in r["parents"] if p not in seen[r["i"]]]
+                   for r in tx.run(q.LINK_BASES, rows=rows)}  # fmt: skip
+        nxt: dict[int, tuple[str, list[str], str]] = {}
+        asked: dict[int, tuple[str, str]] = {}
+        order: list[tuple[int, int, str]] = []
+        for i, found in parents.items():
+            repo, _, member = todo[i]
+            seen[i].update(found)
+            for n, cls in enumerate(found):
+                order.append((i, n, cls))
+                asked[len(order) - 1] = (repo, f"{cls}.{member}")
+            if found:
+                nxt[i] = (repo, found, member)
+        hits = _by_qn(tx, asked)
+        for k in sorted(hits):
+            i = order[k][0]
+            out.setdefault(i, [])
+            out[i] = sorted({*out[i], *hits[k]})
+        todo = {i: v for i, v in nxt.items() if i not in out}
     return out
 
 

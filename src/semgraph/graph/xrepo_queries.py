@@ -123,6 +123,14 @@ MATCH (s:Symbol {qualified_name: row.qn})
 WHERE s.repo = row.repo
 RETURN row.i AS i, collect(s.key) AS keys
 """
+# the bases (in the library's own graph) of classes named by qualified name, per site
+LINK_BASES = """
+UNWIND $rows AS row
+UNWIND row.classes AS cls
+MATCH (c:Symbol {qualified_name: cls})-[:INHERITS]->(b:Symbol)
+WHERE c.repo = row.repo AND b.repo = row.repo
+RETURN row.i AS i, collect(b.qualified_name) AS parents
+"""
 # a Python module by its qualified name: its file and the names it re-exports
 # (``File.reexports``: ``local<TAB>path<TAB>member``, semgraph.graph.rows)
 LINK_MODULE_FILE = """
