@@ -12,15 +12,21 @@ from semgraph.model import FileFacts
 from semgraph.resolve.resolver import resolve
 
 
-def edges_from(tmp_path: Path, files: Mapping[str, str], qn: str) -> set[tuple[int, str]]:
-    """{(line, callee's qualified name)} of the resolved calls in function ``qn``, lines counted
-    from that function's ``def`` line (its first body line is 1)."""
+def python_facts(files: Mapping[str, str]) -> list[FileFacts]:
+    """Each Python source of ``files`` (path -> text) through the real extraction."""
     facts = []
     for path, text in files.items():
         symbols, imports, calls, binds, _ = extract_all(path, "python", text.encode())
         one = FileFacts(path, "python", path.ljust(40, "0"), len(text), text.count("\n"), "ok")
         one.symbols, one.imports, one.calls, one.bindings = symbols, imports, calls, binds
         facts.append(one)
+    return facts
+
+
+def edges_from(tmp_path: Path, files: Mapping[str, str], qn: str) -> set[tuple[int, str]]:
+    """{(line, callee's qualified name)} of the resolved calls in function ``qn``, lines counted
+    from that function's ``def`` line (its first body line is 1)."""
+    facts = python_facts(files)
     with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
         db = sqlite3.connect(res.path)
         (start,) = db.execute("SELECT start_line FROM symbols WHERE qn = ?", (qn,)).fetchone()

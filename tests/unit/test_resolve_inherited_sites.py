@@ -8,9 +8,8 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from semgraph.indexer.extract import extract_all
-from semgraph.model import FileFacts
 from semgraph.resolve.resolver import resolve
+from tests.parsed_python import python_facts
 
 CLI = (
     "import click\n"
@@ -32,12 +31,7 @@ CLI = (
 
 
 def sites(tmp_path: Path, files: Mapping[str, str]) -> list[tuple[str, int, str, str, str]]:
-    facts = []
-    for path, text in files.items():
-        symbols, imports, calls, binds, _ = extract_all(path, "python", text.encode())
-        one = FileFacts(path, "python", path.ljust(40, "0"), len(text), text.count("\n"), "ok")
-        one.symbols, one.imports, one.calls, one.bindings = symbols, imports, calls, binds
-        facts.append(one)
+    facts = python_facts(files)
     with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
         db = sqlite3.connect(res.path)
         rows = db.execute(
