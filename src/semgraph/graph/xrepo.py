@@ -230,29 +230,24 @@ def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[st
             todo[i] = (repo, [cls], member)
     seen: dict[int, set[str]] = {i: set(c) for i, (_, c, _) in todo.items()}
     for _ in range(INHERIT_HOPS):
-        rows = [
-            {"i": i, "repo": repo, "classes": classes} for i, (repo, classes, _) in todo.items()
-        ]
+        rows = [{"i": i, "repo": r, "classes": c} for i, (r, c, _) in todo.items()]
         if not rows:
             break
         parents = {r["i"]: [p for p in r["parents"] if p not in seen[r["i"]]]
                    for r in tx.run(q.LINK_BASES, rows=rows)}  # fmt: skip
         nxt: dict[int, tuple[str, list[str], str]] = {}
         asked: dict[int, tuple[str, str]] = {}
-        order: list[tuple[int, int, str]] = []
+        site_of: list[int] = []  # asked row -> its site
         for i, found in parents.items():
             repo, _, member = todo[i]
             seen[i].update(found)
-            for n, cls in enumerate(found):
-                order.append((i, n, cls))
-                asked[len(order) - 1] = (repo, f"{cls}.{member}")
+            for cls in found:
+                site_of.append(i)
+                asked[len(site_of) - 1] = (repo, f"{cls}.{member}")
             if found:
                 nxt[i] = (repo, found, member)
-        hits = _by_qn(tx, asked)
-        for k in sorted(hits):
-            i = order[k][0]
-            out.setdefault(i, [])
-            out[i] = sorted({*out[i], *hits[k]})
+        for k, keys in sorted(_by_qn(tx, asked).items()):
+            out[site_of[k]] = sorted({*out.get(site_of[k], []), *keys})
         todo = {i: v for i, v in nxt.items() if i not in out}
     return out
 
