@@ -25,18 +25,22 @@ from semgraph.resolve.resolver import resolve
 FUNCS = ("f", "g", "make", "get")
 CLASSES = ("A", "B", "C")
 METHODS = ("go", "run", "stop")
-RETURNS = (None, "A", "B", "C")
+RETURNS = (None, "A", "B", "C", "click.Group")
 PARAMS = ("", "x", "x: A", "x, y=1")
 STMTS = (
     "f()", "g()", "A()", "B().stop()", "make().go()", "x = make()\n    x.run()",
     "y: A = get()\n    y.stop()", "m0.f()", "m1.make()", "pkg.m2.g()", "C.run(None)",
+    # external sites (issue 30): through an import, a value, a class with an imported base
+    "click.Group().add_command()", "A().add_command()", "make().add_command()",
 )  # fmt: skip
-SELF_STMTS = ("self.go()", "self.run()", "super().stop()", "self.a.go()")
+SELF_STMTS = ("self.go()", "self.run()", "super().stop()", "self.a.go()", "self.add_command()",
+              "self.a.add_command()")  # fmt: skip
 IMPORTS = (
     "from .m0 import A", "from .m1 import f", "from .m2 import make", "from . import m0",
     "import pkg.m1 as m1", "from pkg.m2 import *", "from pkg import A", "from pkg import get",
-    "from .m3 import B as C",
+    "from .m3 import B as C", "import click", "from click import Group",
 )  # fmt: skip
+BASES = ("A", "B", "C", "click.Group", "Group")
 REEXPORTS = ("from .m0 import A", "from .m1 import f", "from .m2 import *", "from .m3 import B")
 MODULES = ("m0", "m1", "m2", "m3", "m4")
 GO_TYPES = ("T", "U")
@@ -179,7 +183,7 @@ class IncrementalMachine(RuleBasedStateMachine):
             params, ret, _ = mod.funcs[name]
             mod.funcs[name] = (params, ret, body)
 
-    @rule(m=names(MODULES), name=names(CLASSES), bases=st.lists(names(CLASSES), max_size=2),
+    @rule(m=names(MODULES), name=names(CLASSES), bases=st.lists(names(BASES), max_size=2),
           attr=names(RETURNS))  # fmt: skip
     def set_class(self, m: str, name: str, bases: list[str], attr: str | None) -> None:
         cls = self.py.setdefault(m, PyModule()).classes.setdefault(name, PyClass())
@@ -407,3 +411,20 @@ def test_a_go_method_in_another_file_changes_the_interfaces_its_type_implements(
         machine.incremental_equals_full()
     finally:
         machine.teardown()
+
+
+def test_a_star_re_export_added_re_resolves_the_files_using_its_names(tmp_path: Path) -> None:
+    """``from .m2 import *`` added to ``pkg/__init__.py`` brings ``A``: main.py's
+    ``pkg.A()`` resolves again though it spells neither ``m2`` nor ``*`` (found by the state
+    machine above; before, main.py kept its stale answer)."""
+    base = {
+        "pkg/m2.py": "def f():\n    g()\n\n\nclass A:\n    pass\n",
+        "pkg/__init__.py": "from .m0 import A\n",
+        "main.py": "import pkg\n\npkg.A().run()\n",
+    }
+    cache = tmp_path / "first"
+    files = _parse(base)
+    resolve(lambda: iter(files), "r", cache).close()
+    star = dict(base, **{"pkg/__init__.py": "from .m0 import A\nfrom .m2 import *\n"})
+    got = _again(tmp_path, star, cache / "symtab.sqlite", max_fraction=1.0)
+    assert got["mode"] == "incremental" and got["files_resolved"] >= 2

@@ -31,6 +31,7 @@ TABLES: dict[str, str] = {
     "symbols": "key, path, qn, name, kind, parent_key, start_line, end_line",
     "go_reach": "iface, dir, type",
     "external_sites": "path, src_key, line, module, local, rest",
+    "site_tokens": "path, token",
 }
 COUNTS = (
     "repo_key",

@@ -44,7 +44,14 @@ from semgraph.resolve.resolver import (
     resolve,
 )
 from semgraph.resolve.scope import NameLookups
-from semgraph.resolve.surface import changed_items, class_names, classes_named, item_names, surface
+from semgraph.resolve.surface import (
+    changed_items,
+    class_names,
+    classes_named,
+    item_names,
+    star_names,
+    surface,
+)
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.typed import TypedNames
 
@@ -240,21 +247,22 @@ class _Incremental:
         for path in touched:
             for item in changed_items(surface(db, path), surface(new, path)):
                 n, k, q = item_names(item)
-                names |= n
+                names |= n | star_names(db, item) | star_names(new, item)
                 keys |= k
                 qns |= q
         return names, keys, qns
 
     def _closure(self, db: sqlite3.Connection, names: set[str], touched: list[str]) -> list[str]:
-        """Every code file to resolve again: the changed ones and each file whose tokens meet
-        a changed name."""
+        """Every code file to resolve again: the changed ones and each file whose tokens, or
+        whose external sites' tokens (:mod:`semgraph.resolve.xsites`), meet a changed name."""
         db.execute("CREATE TEMP TABLE IF NOT EXISTS changed_names (token TEXT PRIMARY KEY)")
         db.execute("DELETE FROM changed_names")
         db.executemany("INSERT OR IGNORE INTO changed_names VALUES (?)", [(n,) for n in names])
         paths = {
             r[0]
             for r in db.execute(
-                "SELECT DISTINCT t.path FROM inc_tokens t JOIN changed_names c ON c.token = t.token"
+                "SELECT t.path FROM inc_tokens t JOIN changed_names c ON c.token = t.token UNION "
+                "SELECT s.path FROM site_tokens s JOIN changed_names c ON c.token = s.token"
             )
         }
         paths |= set(touched)

@@ -25,6 +25,7 @@ _PATH_RESULTS = (
     ("ambiguous_unlinked", "path"),
     ("file_counts", "path"),
     ("external_sites", "path"),
+    ("site_tokens", "path"),
 )
 _KEY_RESULTS = (("call_edges", "src_key"), ("sym_stats", "key"), ("inherits", "child_key"))
 

@@ -326,6 +326,7 @@ CREATE TABLE ambiguous_unlinked (name TEXT, family TEXT, mode TEXT, path TEXT);
 CREATE TABLE file_parts (path TEXT, part BLOB);
 CREATE TABLE external_sites (path TEXT, src_key TEXT, line INTEGER, module TEXT, local TEXT,
                              rest TEXT);
+CREATE TABLE site_tokens (path TEXT, token TEXT);
 """
 # for the writer's per-file reads, built once the edges are all in
 EDGE_INDEXES = """
@@ -335,6 +336,8 @@ CREATE INDEX inherits_pair ON inherits (child_key, parent_key);
 CREATE INDEX import_unresolved_src ON import_unresolved (src_path);
 CREATE INDEX sym_stats_key ON sym_stats (key);
 CREATE INDEX external_sites_path ON external_sites (path, src_key, line, module, local, rest);
+CREATE INDEX site_tokens_path ON site_tokens (path);
+CREATE INDEX site_tokens_token ON site_tokens (token);
 """
 
 _LOOKUP_DDL = """

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from semgraph.model import FileFacts, FileSummary, SkippedFile
-from semgraph.resolve import go_reach, ledger, pyroots
+from semgraph.resolve import go_reach, ledger, pyroots, xsites
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.resolve.memo import memoised
 from semgraph.resolve.resolution import (
@@ -48,18 +48,11 @@ from semgraph.resolve.resolution import (
     Reason,
     Resolution,
 )
-from semgraph.resolve.scope import (
-    Ctx,
-    FileScope,
-    NameLookups,
-    Sym,
-    external_site,
-    inherited_site,
-)
+from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
 from semgraph.resolve.typed import TypedNames
-from semgraph.resolve.typeexpr import Segment, clean_type
+from semgraph.resolve.typeexpr import Segment
 
 FilesFactory = Callable[[], Iterable[FileFacts | SkippedFile]]
 # the files as the diff reads them: a parse-cache hit may come as a summary, decoded only if
@@ -197,6 +190,8 @@ class _Resolver:
     def resolve_calls(self, files: list[ImportFile]) -> None:
         """The calls of ``files``, once every front (imports, bases) they read is final."""
         self.names, self.typed, self.tiers = memoised(self.db, self.res.ambiguous_cap)
+        sql = "SELECT dst FROM import_edges WHERE dst_kind = 'external'"
+        self.externals = {r[0] for r in self.db.execute(sql)}  # a site's ExternalModule exists
         for f in files:
             self._resolve_calls(f)
         ledger.write_counts(self.db, self.counts)
@@ -328,13 +323,7 @@ class _Resolver:
         stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         unlinked: list[tuple[str, str, str, str]] = []
         sites: list[tuple[str, str, int, str, str, str]] = []
-        imported = {
-            m
-            for (m,) in self.db.execute(
-                "SELECT dst FROM import_edges WHERE src_path = ? AND dst_kind = 'external'",
-                (f.path,),
-            )
-        }
+        site_tokens: set[str] = set()
         for enclosing, callee, receiver, line in self.db.execute(
             "SELECT enclosing, callee, receiver, line FROM calls_raw WHERE path = ? ORDER BY id",
             (f.path,),
@@ -344,6 +333,9 @@ class _Resolver:
                 continue
             cls, tier, keys, candidates = self.tiers.classify(scope, f, src, callee, receiver, line)
             self._tally(counts, f.path, "calls", f.language, cls.value)
+            value = self.tiers.receiver_value
+            if cls is CallClass.EXTERNAL or tier == Reason.NO_MEMBER.value:  # a member from
+                site_tokens |= xsites.class_names(self.typed, value)  # outside, or none yet
             if cls is CallClass.RESOLVED and tier is not None:
                 self._tally(self.res.tier_counts, f.path, "tiers", "", tier)
                 # one edge; Go interface dispatch: one per implementation (candidates: how many)
@@ -357,14 +349,10 @@ class _Resolver:
                     unlinked.append((callee, f.family, mode, f.path))
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
-                site = external_site(scope, src, callee, receiver)
-                if site is None and receiver is not None:  # ctx.f() with ctx: click.Context
-                    typed = self.typed.local(Ctx(scope, f, src), receiver, line)
-                    text = clean_type(typed[1]) if typed and typed[0] == "type" else None
-                    site = external_site(scope, src, callee, text) if text else None
-                site = site or inherited_site(self.db, scope, src, callee, receiver)
-                if site is not None and site[0] in imported:  # its ExternalModule node exists
-                    sites.append((f.path, src.key, line, *site))
+                found = xsites.find(self.typed, Ctx(scope, f, src), callee, receiver, line, value)
+                site_tokens |= found[1] if found is not None else set()
+                if found is not None and found[0][0] in self.externals:  # its node exists
+                    sites.append((f.path, src.key, line, *found[0]))
             else:
                 stats[src.key][0] += 1
                 why = tier or Reason.NO_DEFINITION.value
@@ -375,6 +363,9 @@ class _Resolver:
         )
         self.db.executemany("INSERT INTO ambiguous_unlinked VALUES (?,?,?,?)", unlinked)
         self.db.executemany("INSERT INTO external_sites VALUES (?,?,?,?,?,?)", sites)
+        self.db.executemany(
+            "INSERT INTO site_tokens VALUES (?,?)", [(f.path, t) for t in sorted(site_tokens)]
+        )
         self._part(f.path, ("calls", sorted(edges), sorted(stats.items()), sorted(sites)))
 
     def _possible_callers(self) -> None:

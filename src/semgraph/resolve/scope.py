@@ -7,7 +7,6 @@ repository.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -237,63 +236,3 @@ class NameLookups:
     def is_class(self, key: str) -> bool:
         row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()
         return row is not None and row[0] in CLASS_KINDS
-
-
-MAX_SITE_ANCESTORS = 16  # classes of one file walked for an inherited external site
-_SITE_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
-_SITE_SEP = re.compile(r"\.|::|->")
-
-
-def external_site(
-    scope: FileScope, src: Sym, callee: str, receiver: str | None
-) -> tuple[str, str, str] | None:
-    """(module, local, rest) of a call classified external through an import binding
-    (issue 30): ``click.echo()`` under ``import click`` is ("click", "click", "echo");
-    ``echo()`` under ``from click import echo`` is ("click", "echo", ""); ``pkg.F()`` under
-    Go's ``import ".../pkg"`` is (".../pkg", "pkg", "F"). A call external for another reason
-    (a builtin, a value of an external type) has no site: the link step cannot name it."""
-    path = f"{receiver}.{callee}" if receiver else callee
-    if not _SITE_PATH.match(path):
-        return None
-    parts = _SITE_SEP.split(path)
-    bound = scope.binding(parts[0], src)
-    if bound is None or bound[0] != "external":
-        return None
-    return bound[1], parts[0], ".".join(parts[1:])
-
-
-def inherited_site(
-    db: Any, scope: FileScope, src: Sym, callee: str, receiver: str | None
-) -> tuple[str, str, str] | None:
-    """``self.f()`` / ``super().f()`` in a class of this file whose base is an external
-    import (``class AppGroup(click.Group)``): the base's member, ("click", "click",
-    "Group.f"); also through bases of this file that are classes of this file, in order,
-    depth first (``class FlaskGroup(AppGroup)`` beside ``AppGroup``). Only this file's
-    classes and imports are read, so the site depends on this file alone."""
-    if receiver not in ("self", "cls", "super()", "super"):
-        return None
-    cls = next((s for s in scope.ancestors(src) if s.kind in CLASS_KINDS), None)
-    if cls is None:
-        return None
-    path = db.execute("SELECT path FROM symbols WHERE key = ?", (cls.key,)).fetchone()
-    todo: list[str] = [cls.key]
-    seen: set[str] = set()
-    while todo and len(seen) < MAX_SITE_ANCESTORS:
-        key = todo.pop(0)
-        if key in seen:
-            continue
-        seen.add(key)
-        rows = db.execute("SELECT text FROM bases WHERE child_key = ? ORDER BY rowid", (key,))
-        for (text,) in rows.fetchall():
-            site = external_site(scope, src, callee, text.strip())
-            if site is not None:
-                return site
-        todo += [
-            r[0]
-            for r in db.execute(
-                "SELECT i.parent_key FROM inherits i JOIN symbols s ON s.key = i.parent_key "
-                "WHERE i.child_key = ? AND s.path = ? ORDER BY i.rowid",
-                (key, path[0] if path else None),
-            )
-        ]
-    return None

@@ -11,12 +11,14 @@ The *changed names* of a surface change are the identifiers of every item that d
 (old or new), and for a class among them every member name of the classes related to it
 through bases, both ways (a new method can make a Go type implement an interface; a new
 base changes the MRO). For a file added or removed: its module's, file's and directory's last
-names. A file whose tokens (:mod:`semgraph.resolve.ledger`) meet no changed name reads
-nothing that changed.
+names; for a star import added or removed, every name it brings (:func:`star_names`). A
+file whose tokens (:mod:`semgraph.resolve.ledger`) meet no changed name reads nothing that
+changed.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import sqlite3
 from collections.abc import Iterable
@@ -98,6 +100,36 @@ def item_names(item: Item) -> tuple[set[str], set[str], set[str]]:
             names.add(name)
         qns.add(scope)
     return names, keys, qns
+
+
+def star_names(db: sqlite3.Connection, item: Item) -> set[str]:
+    """The names a star import item brings (``from .m2 import *``, Go's ``import .``): the
+    top-level names of every file whose module ends with its last segment, and the names
+    those files import (their re-exports); a superset, never fewer."""
+    if item[0] != "import":
+        return set()
+    module, names, alias = (str(x) if x is not None else "" for x in item[1:4])
+    if "*" not in json.loads(names or "[]") and alias != ".":
+        return set()
+    last = module.replace("/", ".").rstrip(".").rsplit(".", 1)[-1]
+    if not last:
+        return set()
+    paths = [
+        r[0]
+        for r in db.execute(
+            "SELECT path FROM files WHERE module = ? OR module LIKE ? ESCAPE '\\'",
+            (last, "%." + last.replace("_", "\\_").replace("%", "\\%")),
+        )
+    ]
+    out: set[str] = set()
+    for path in paths:
+        out |= {r[0] for r in db.execute(
+            "SELECT name FROM symbols WHERE path = ? AND toplevel = 1", (path,))}  # fmt: skip
+        for mod, imported, local in db.execute(
+            "SELECT module, names, alias FROM imports_raw WHERE path = ?", (path,)
+        ):
+            out |= idents(mod, local, *json.loads(imported or "[]"))
+    return out
 
 
 def changed_items(old: list[Item], new: list[Item]) -> list[Item]:

@@ -9,6 +9,8 @@ which only names the only definition of a name when the receiver is no local at 
 
 A Go call that names a defined type (``Attr(x)``, ``tui.Attr(x)``) is a conversion: no edge,
 ``unresolved`` with the reason ``conversion``.
+
+The module is a little over 300 lines: the tiers are one ordered decision, kept together.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from semgraph.resolve.imports import MEMBER_SEP, ImportFile
 from semgraph.resolve.resolution import CallClass, Reason, Tier
 from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
-from semgraph.resolve.typed import RUST_UNWRAP, TypedNames
+from semgraph.resolve.typed import RUST_UNWRAP, TypedNames, Value
 
 # receivers naming the enclosing class: Python/Ruby/Swift/Lua `self`, `this` (Java, C#,
 # Kotlin, Scala, JS), PHP `$this->` and `self::` / `static::`; `super` / C# `base` / PHP
@@ -48,6 +50,7 @@ class CallTiers:
     def __init__(self, names: NameLookups, typed: TypedNames) -> None:
         self.names = names
         self.typed = typed
+        self.receiver_value: Value | None = None  # the last classify's typed receiver
 
     def classify(
         self,
@@ -58,6 +61,7 @@ class CallTiers:
         receiver: str | None,
         line: int = 0,
     ) -> Outcome:
+        self.receiver_value = None
         found = self._classify(scope, f, src, callee, receiver, line)
         conversion = f.family == GO and bool(found[2]) and found[0] is not CallClass.EXTERNAL
         conversion = conversion and found[1] not in (Tier.RECEIVER.value, INTERFACE_TIER)
@@ -139,6 +143,7 @@ class CallTiers:
     ) -> Outcome | None:
         """The receiver tier through the receiver's type (:mod:`semgraph.resolve.typed`)."""
         found = self.typed.receiver(scope, f, src, receiver, line)
+        self.receiver_value = found[0] if found is not None else None
         if found is None and f.family == GO:  # items[i].m(): a slice's or map's element
             element = indexed(self.typed, Ctx(scope, f, src), receiver, line)
             found = (element, True) if element is not None else None

@@ -10,6 +10,7 @@ A value is one of:
 * ``("function", keys)``: a function of the repository (calling it gives its return type);
 * ``("module", (kind\\0target,))``: an imported module of the repository;
 * ``("external", ())``: something outside the repository (an external import, a builtin);
+  where known, the import and path it names (:mod:`semgraph.resolve.external_values`);
 * ``("unknown", ())``: a local, a parameter or an attribute whose type nothing states.
 
 Everything is looked up lazily and cached per file. The module is over 300 lines because
@@ -27,6 +28,7 @@ from collections import OrderedDict
 from typing import Any
 
 from semgraph.model import RETURN
+from semgraph.resolve import external_values as ext
 from semgraph.resolve import go_scope, go_types
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.decorators import decorated
@@ -37,8 +39,7 @@ from semgraph.resolve.symtab import CLASS_KINDS
 from semgraph.resolve.typeexpr import Segment, clean_type, split_receiver
 
 Value = tuple[str, tuple[str, ...]]
-UNKNOWN: Value = ("unknown", ())
-EXTERNAL: Value = ("external", ())
+UNKNOWN, EXTERNAL = ext.UNKNOWN, ext.EXTERNAL
 SELF_ROOTS = frozenset({"self", "this", "cls", "$this"})
 SUPER_ROOTS = frozenset({"super", "base", "parent"})
 # families whose files see their package's (directory's) definitions without an import
@@ -142,7 +143,11 @@ class TypedNames:
         if segs[0].called and value[0] != "super":
             value = self.call(value, depth)
         for seg in segs[1:]:
-            if value[0] in ("external", "unknown"):
+            if value[0] == "external":  # click.Group(...).name: kept for the link
+                value = ext.member(value, seg.name)
+                value = ext.call(value) if seg.called else value
+                continue
+            if value[0] == "unknown":
                 return value
             owner = value[0]
             if ctx.f.family == "rust" and seg.name in RUST_UNWRAP:
@@ -191,7 +196,7 @@ class TypedNames:
         bound = self.names.bound(ctx.scope, name, ctx.f.family, ctx.src)
         if bound is not None:
             if bound[0] == "external":
-                return EXTERNAL
+                return ext.imported(ctx.scope, name, ctx.src)
             if bound[0] == "module":
                 return ("module", tuple(bound[1]))
             return self.of_symbols(bound[1])
@@ -267,17 +272,16 @@ class TypedNames:
         value = self.evaluate(ctx, segs, ctx.src.end, depth + 1)
         if value[0] == "class":
             return ("instance", value[1])
-        return value if value[0] == "external" else UNKNOWN
+        return ext.instance(value) if value[0] == "external" else UNKNOWN
 
     def call(self, value: Value, depth: int) -> Value:
         kind, keys = value
         if kind == "class":
             return ("instance", keys)
         if kind == "function":
-            results = {self.returns(k, depth) for k in keys}
-            return results.pop() if len(results) == 1 else UNKNOWN
+            return ext.one(self.returns(k, depth) for k in keys)
         if kind == "external":
-            return EXTERNAL
+            return ext.call(value)
         return UNKNOWN
 
     def returns(self, key: str, depth: int) -> Value:
@@ -296,8 +300,7 @@ class TypedNames:
             return UNKNOWN
         ctx = Ctx(scope, f, sym)
         typed = [b for b in binds if b[1] == "type"] or binds
-        values = {self.value_of_binding(ctx, (k, t), depth + 1) for _, k, t in typed}
-        return values.pop() if len(values) == 1 else UNKNOWN
+        return ext.one(self.value_of_binding(ctx, (k, t), depth + 1) for _, k, t in typed)
 
     def member(self, value: Value, name: str, depth: int) -> Value:
         """``value.name``: an attribute or method of a class, a module's top-level name."""
@@ -323,8 +326,7 @@ class TypedNames:
         methods = [m for c in keys for m in self.names.members(c, name)]
         if methods:
             return self.of_symbols(methods)
-        results = {self.attribute(c, name, depth, 0) for c in keys}
-        return results.pop() if len(results) == 1 else UNKNOWN
+        return ext.one(self.attribute(c, name, depth, 0) for c in keys)
 
     def attribute(self, cls: str, name: str, depth: int, up: int) -> Value:
         """The type of attribute ``name`` of class ``cls`` (or of its bases)."""
@@ -371,12 +373,8 @@ class TypedNames:
         return cls.key if cls is not None else None
 
     def parents(self, cls: str) -> list[str]:
-        return [
-            r[0]
-            for r in self.db.execute(
-                "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (cls,)
-            )
-        ]
+        sql = "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid"
+        return [r[0] for r in self.db.execute(sql, (cls,))]
 
     def kind(self, key: str) -> str:
         row = self.db.execute("SELECT kind FROM symbols WHERE key = ?", (key,)).fetchone()

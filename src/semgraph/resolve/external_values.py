@@ -1,0 +1,73 @@
+"""Which outside definition an external value names, kept for the cross-repository link
+(issue 30): an ``("external", ...)`` value of :mod:`semgraph.resolve.typed` may carry the
+import it started from and the dotted path after it, so that ``runner.invoke()`` with a
+fixture ``runner`` returning ``CliRunner()`` (``from click.testing import CliRunner``) is
+the site ``("click.testing", "CliRunner", "invoke")``.
+
+The payload is ``(module, path)`` for what a path names (``click.Group``) and ``(module,
+path, "()")`` for an instance of it (``click.Group()``, a value annotated ``click.Group``).
+Calling is followed only where the call makes an instance of a class by Python's naming
+habit (``CliRunner()``, not ``get_current_context()``), and never twice: a function's
+result is not read from its name. Anything else is the bare :data:`EXTERNAL`, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from semgraph.resolve.scope import FileScope, Sym
+
+Value = tuple[str, tuple[str, ...]]  # as resolve/typed.py (which imports this module)
+UNKNOWN: Value = ("unknown", ())
+EXTERNAL: Value = ("external", ())
+INSTANCE = "()"
+MAX_PATH = 8  # segments kept; a longer chain is plain external
+
+
+def imported(scope: FileScope, name: str, src: Sym | None) -> Value:
+    """What an external import binding ``name`` is: the module it binds, the name itself."""
+    bound = scope.binding(name, src)
+    if bound is None or bound[0] != "external" or not bound[1]:
+        return EXTERNAL
+    return ("external", (bound[1], name))
+
+
+def member(value: Value, name: str) -> Value:
+    """``value.name`` of an external value."""
+    payload = value[1]
+    if len(payload) < 2 or payload[1].count(".") + 1 >= MAX_PATH:
+        return EXTERNAL
+    return ("external", (payload[0], f"{payload[1]}.{name}"))
+
+
+def call(value: Value) -> Value:
+    """``value()`` of an external value: an instance of a class named in CapWords."""
+    payload = value[1]
+    if len(payload) != 2 or not payload[1].rpartition(".")[2][:1].isupper():
+        return EXTERNAL
+    return ("external", (*payload, INSTANCE))
+
+
+def instance(value: Value) -> Value:
+    """An instance of the external type ``value`` names (an annotation)."""
+    return ("external", (*value[1], INSTANCE)) if len(value[1]) == 2 else value
+
+
+def one(values: Iterable[Value]) -> Value:
+    """The one value all of ``values`` are; several external ones, the bare external (what
+    they share is that they are outside); else unknown."""
+    distinct = set(values)
+    if len(distinct) == 1:
+        return distinct.pop()
+    if distinct and all(v[0] == "external" for v in distinct):
+        return EXTERNAL
+    return UNKNOWN
+
+
+def site(value: Value, callee: str) -> tuple[str, str, str] | None:
+    """The site ``(module, local, rest)`` of calling ``callee`` on the external ``value``."""
+    if value[0] != "external" or len(value[1]) < 2:
+        return None
+    module, path = value[1][0], value[1][1]
+    local, _, rest = f"{path}.{callee}".partition(".")
+    return module, local, rest
