@@ -13,9 +13,10 @@ link adds to a one-file push.
   Where the two name different definitions for one site, Python's own attribute lookup
   decides (``bench/crossrepo_runtime.py``): ``precision_decided`` / ``recall_decided``.
 * re-link cost: a synthetic library (``--lib-functions``, re-exported by its package) and
-  ``--dependents`` dependents calling it; the library renames some functions and publishes,
-  and ``relink_dependents`` runs: time and rows per dependent; the baseline is a fresh full
-  link of every dependent, in the same run.
+  ``--dependents`` dependents calling it; the library renames some functions and publishes
+  (a delta), and ``relink_dependents`` runs: time, sites re-linked, link rows (deleted and
+  created) and commit stamps per dependent; the baseline is a fresh full link of every
+  dependent, in the same run.
 * query: ``callers --across-repos`` at depth 1 on the library's functions over that graph
   (``--dependents`` + 1 repositories), p50/p95; the baseline is ``callers`` inside the one
   repository, same names, same run.
@@ -92,7 +93,7 @@ def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
 
     from bench.accuracy_oracles import JEDI_SCRIPT, ensure_jedi
     from bench.crossrepo_runtime import adjudicate
-    from semgraph.graph.xrepo import relink_dependents
+    from semgraph.graph.xrepo_relink import relink_dependents
 
     cache = corpus()
     ws = tmp / "ws"
@@ -189,7 +190,8 @@ def relink_and_query(
     graph: Any, settings: Any, tmp: Path, dependents: int, queries: int, seed: int
 ) -> dict[str, Any]:
     from semgraph.graph.reader import GraphReader
-    from semgraph.graph.xrepo import link, relink_dependents
+    from semgraph.graph.xrepo import link
+    from semgraph.graph.xrepo_relink import relink_dependents
 
     n_lib, calls, renamed = 200, 20, 10
     graph.query("reset", "MATCH (n) DETACH DELETE n")
@@ -231,11 +233,14 @@ def relink_and_query(
         "per_dependent_ms_p95": round(_pct(per, 95) * 1000, 2),
         "rows_per_dependent_mean": round(statistics.mean(rows), 1),
         "rows_per_dependent_max": max(rows),
+        "sites_per_dependent_mean": round(statistics.mean(s.sites for s in stats.values()), 1),
+        "stamped_per_dependent_mean": round(statistics.mean(s.stamped for s in stats.values()), 1),
         "full_link_ms_mean": round(statistics.mean(full) * 1000, 2),
     }
     print(f"relink: {len(stats)} dependents in {relink_s:.2f} s, "
-          f"{relink['per_dependent_ms_mean']} ms and {relink['rows_per_dependent_mean']} rows "
-          "each", flush=True)  # fmt: skip
+          f"{relink['per_dependent_ms_mean']} ms, {relink['sites_per_dependent_mean']} sites, "
+          f"{relink['rows_per_dependent_mean']} link rows and "
+          f"{relink['stamped_per_dependent_mean']} commit stamps each", flush=True)  # fmt: skip
     reader = GraphReader(graph)
     rnd = random.Random(seed)
     names = [f"corelib.funcs.f{rnd.randrange(renamed, n_lib)}" for _ in range(queries)]

@@ -21,7 +21,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.faults import Faults, arm_from_env
-from semgraph.graph.xrepo import relink_dependents
+from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
 from semgraph.logs import event

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from semgraph.cli import app
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph.xrepo import dependents, link
+from semgraph.graph.xrepo import link
+from semgraph.graph.xrepo_relink import dependents
 from semgraph.mcp.backend import Backend
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools

@@ -1,7 +1,8 @@
 """Freshness of the cross-repository links (issue 30), model-based against the real graph
 server: after any sequence of publishes of a library, a fork of it and a dependent, in any
-order (each library publish re-linking its dependents, as the reindex job does), the links
-and counts equal those of a fresh index of the same commits."""
+order (each library publish re-linking its dependents, as the reindex job does: only the
+sites that meet a name the publish touched), the links and counts equal those of a fresh
+index of the same commits."""
 
 from __future__ import annotations
 
@@ -16,17 +17,31 @@ from hypothesis import strategies as st
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph.xrepo import relink_dependents
+from semgraph.graph.xrepo_relink import relink_dependents
 from tests.integration.xrepo_repos import LIB, SVC, counts, publish, xcalls
 
 pytestmark = pytest.mark.integration
 
+_BASE = "class Root:\n    def route(self):\n        pass\n"
+_INHERITS = (
+    "from .base import Base\n\n\nclass Flask(Base):\n    pass\n\n\ndef helper():\n    pass\n"
+)
 _APP2 = "class Flask:\n    pass\n\n\ndef missing():\n    pass\n\n\ndef helper():\n    pass\n"
 LIBS = [
     LIB,
     {**LIB, "src/lib/app.py": _APP2},  # helper moved, missing() added (not re-exported)
     {**LIB, "src/lib/__init__.py": "from .app import Flask, missing\n", "src/lib/app.py": _APP2},
     {**LIB, "src/lib/__init__.py": ""},  # no re-export at all
+    # route inherited through bases in another file (Flask(Base), Base(Root)), then Base
+    # without its base, or without Base: the re-link follows a change in a file the site
+    # never names (the member's definition, the subclass of a class whose bases changed)
+    {**LIB, "src/lib/base.py": _BASE.replace("Root", "Base"), "src/lib/app.py": _INHERITS},
+    {
+        **LIB,
+        "src/lib/base.py": _BASE + "\n\nclass Base(Root):\n    pass\n",
+        "src/lib/app.py": _INHERITS,
+    },
+    {**LIB, "src/lib/base.py": _BASE + "\n\nclass Base:\n    pass\n", "src/lib/app.py": _INHERITS},
 ]
 SVCS = [
     SVC,
@@ -52,13 +67,13 @@ def _snapshot(graph: Graph) -> tuple[Any, ...]:
 
 
 @hsettings(
-    max_examples=10,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     steps=st.lists(
-        st.tuples(st.sampled_from(["lib", "fork", "svc"]), st.integers(0, 3)),
+        st.tuples(st.sampled_from(["lib", "fork", "svc"]), st.integers(0, 6)),
         min_size=1,
         max_size=6,
     )
@@ -84,3 +99,23 @@ def test_links_after_any_publish_order_equal_a_fresh_index(
             publish(graph, settings, tmp_path / f"fresh-{which}", REPOS[which][version],
                     KEYS[which], commit)  # fmt: skip
     assert live == _snapshot(graph), steps
+
+
+def test_a_base_dropped_in_another_file_relinks_the_site_through_its_subclass(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """``lib.Flask.route`` links to ``Root.route`` through ``Flask(Base)``, ``Base(Root)``;
+    base.py drops ``Base``'s base: the publish's names are Base's and its subclass Flask's
+    (not ``route``, which stays), and the site meets ``Flask``."""
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path, SVC, "svc")
+    publish(graph, settings, tmp_path, LIBS[5], "lib", "c1")
+    relink_dependents(graph, "lib")
+    route = ("svc.main.go", 11, "lib", "lib.base.Root.route", "cross_repo", "c1", "inherited")
+    assert route in xcalls(graph, "svc")
+    publish(graph, settings, tmp_path, LIBS[6], "lib", "c2")
+    pending = graph.query("p", "MATCH (r:Repository {key: 'lib'}) RETURN r.xrepo_pending AS p")
+    assert {"Base", "Flask"} <= set(pending[0]["p"]) and "route" not in pending[0]["p"]
+    relink_dependents(graph, "lib")
+    assert not any(e[1] == 11 for e in xcalls(graph, "svc"))
+    assert all(e[5] == "c2" for e in xcalls(graph, "svc"))

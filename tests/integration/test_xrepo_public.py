@@ -17,7 +17,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.xrepo import relink_dependents
+from semgraph.graph.xrepo_relink import relink_dependents, relink_sources
 from semgraph.repos import removal
 from semgraph.repos.graph import dependencies
 from tests.integration.xrepo_corpus import checkout, corpus
@@ -41,8 +41,9 @@ def _index(graph: Graph, settings: Settings, tmp_path: Path, names: list[str]) -
 
 
 # flask 3.0.3's links into click 8.1.7 and itsdangerous 2.2.0 (78 before the sites inherited
-# through flask's own classes and the members click's classes inherit: session 12)
-LINKS = 88
+# through flask's own classes and the members click's classes inherit, 88 before the sites
+# through typed values and other files' classes: session 13)
+LINKS = 112
 
 
 def test_flask_links_into_click_and_itsdangerous(
@@ -96,6 +97,39 @@ def test_flask_links_into_click_and_itsdangerous(
             click_sha,
             "definition",
         ),
+        # tests/test_cli.py:315 runner.invoke(...): ``runner`` is the pytest fixture above
+        (
+            "tests.test_cli.test_with_appcontext",
+            315,
+            "click",
+            "click.testing.CliRunner.invoke",
+            "cross_repo",
+            click_sha,
+            "definition",
+        ),
+        # flask/sansio/blueprints.py:344 app.cli.add_command(...) with app: App, whose base
+        # Scaffold (another file) declares ``cli: Group`` (from click import Group)
+        (
+            "flask.sansio.blueprints.Blueprint.register",
+            344,
+            "click",
+            "click.core.Group.add_command",
+            "cross_repo",
+            click_sha,
+            "re-export",
+        ),
+        # flask/sessions.py:329 s.loads(...), s what get_signing_serializer() returns
+        # (-> URLSafeTimedSerializer | None): Python's MRO finds TimedSerializer.loads
+        # (URLSafeSerializerMixin's base Serializer comes after TimedSerializer)
+        (
+            "flask.sessions.SecureCookieSessionInterface.open_session",
+            329,
+            "itsdangerous",
+            "itsdangerous.timed.TimedSerializer.loads",
+            "cross_repo",
+            its_sha,
+            "inherited",
+        ),
     } <= links
     assert len(links) == LINKS
     before = counts(graph, "flask")
@@ -103,7 +137,7 @@ def test_flask_links_into_click_and_itsdangerous(
     deps = dependencies(graph, "click")
     assert [d["repo"] for d in deps["dependents"]] == ["flask"]
     assert deps["dependents"][0]["chosen"] is True
-    assert deps["dependents"][0]["links"] == LINKS - 1  # and one into itsdangerous
+    assert deps["dependents"][0]["links"] == LINKS - 3  # and three into itsdangerous
 
     # a library change re-links its dependent without re-indexing it
     root, _ = repos["click"]
@@ -112,8 +146,21 @@ def test_flask_links_into_click_and_itsdangerous(
     git(root, "commit", "-qam", "rename echo")
     sha2 = git(root, "rev-parse", "HEAD")
     publish_tree(graph, settings, tmp_path / "work", root, "click", sha2)
+    pending = "MATCH (r:Repository {key: 'click'}) RETURN r.xrepo_pending AS names"
+    assert graph.query("pending", pending) == [{"names": ["echo", "echo_renamed"]}]
+    echoing = graph.query(
+        "echo sites",
+        "MATCH (s:Symbol {repo: 'flask'})-[e:CALLS_EXTERNAL]->(:ExternalModule {name: 'click'}) "
+        "WHERE e.rest = 'echo' OR e.local = 'echo' RETURN DISTINCT s.key AS key",
+    )
+    with graph.transaction("sources") as tx:
+        sources = relink_sources(tx, "flask", "click", {"echo", "echo_renamed"})
+    assert sources == sorted(r["key"] for r in echoing) and len(sources) < 40
     stats = relink_dependents(graph, "click")
-    assert list(stats) == ["flask"] and stats["flask"].sites < 558  # only sites into click
+    # only flask's symbols whose sites meet a name the change touched are re-linked; the
+    # others keep their links, stamped with click's new commit (a property)
+    assert list(stats) == ["flask"] and stats["flask"].stamped > 0
+    assert graph.query("pending", pending) == [{"names": []}]
     after = xcalls(graph, "flask")
     echo_sites = {e for e in links if e[3] == ECHO}
     assert echo_sites and not any(e[3] == ECHO for e in after)
@@ -136,6 +183,17 @@ def test_flask_links_into_click_and_itsdangerous(
     only_click = reader.callers(target, "click", across_repos=True, visible=lambda r: r == "click")
     assert all(e["repo"] == "click" for e in only_click.edges)
     assert only_click.hidden_repositories == 1 and only_click.repositories == ["click"]
+
+    # removing the dependent: the packages only it named go with it (no :Package orphan);
+    # itsdangerous's package went with flask, its last dependent
+    removal.Removal(
+        settings, graph, es, "flask", job_id="j2", requested_at=time.time(), faults=Faults()
+    ).run()
+    packages = {r["key"]: r["n"] for r in graph.query(
+        "packages", "MATCH (p:Package) OPTIONAL MATCH (p)<-[e]-() RETURN p.key AS key, "
+        "count(e) AS n")}  # fmt: skip
+    assert "pypi:click" in packages and 0 not in packages.values(), packages
+    assert not {"pypi:flask", "pypi:werkzeug", "pypi:itsdangerous"} & set(packages)
     inside = reader.callers(target, "click")  # not across: one repository, as before
     assert all(e["repo"] == "click" for e in inside.edges) and inside.hidden_repositories == 0
 

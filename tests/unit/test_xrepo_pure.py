@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 
 from semgraph.graph.xrepo import (
+    Provider,
     _is_ambiguous,
-    _Provider,
-    _provider_of,
     _python_name,
     _reexport,
     _Site,
+    provider_of,
 )
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.manifests.base import MAX_MANIFEST_BYTES
@@ -31,14 +31,14 @@ def test_python_name_of_a_site() -> None:
 
 
 def test_provider_of_a_module() -> None:
-    py = _Provider("click-repo", "c1", "pypi", ("click",))
-    go = _Provider("errwrap", "c2", "go", ("github.com/hashicorp/errwrap",))
+    py = Provider("click-repo", "c1", "pypi", ("click",))
+    go = Provider("errwrap", "c2", "go", ("github.com/hashicorp/errwrap",))
     both = [py, go]
-    assert _provider_of("click", both) is py and _provider_of("click.testing", both) is py
-    assert _provider_of("clickhouse", both) is None  # a prefix is no package
-    assert _provider_of("github.com/hashicorp/errwrap", both) is go
-    assert _provider_of("github.com/hashicorp/errwrap/sub", both) is go
-    assert _provider_of("github.com/hashicorp/errwrapper", both) is None
+    assert provider_of("click", both) is py and provider_of("click.testing", both) is py
+    assert provider_of("clickhouse", both) is None  # a prefix is no package
+    assert provider_of("github.com/hashicorp/errwrap", both) is go
+    assert provider_of("github.com/hashicorp/errwrap/sub", both) is go
+    assert provider_of("github.com/hashicorp/errwrapper", both) is None
     assert _is_ambiguous("click.core", {"click"}) and not _is_ambiguous("clicks", {"click"})
 
 

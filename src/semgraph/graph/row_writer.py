@@ -32,6 +32,7 @@ from semgraph.graph.rows import (
     file_groups,
     file_nodes,
 )
+from semgraph.graph.xrepo_relink import Held
 from semgraph.resolve.resolution import Resolution
 from semgraph.resolve.symtab import external_key, file_key
 
@@ -61,6 +62,14 @@ class RowWriter:
         self.stats = batch.stats
         #: symbols whose external call sites were written or unlinked: their links are redone
         self.external_sources: set[str] = set()
+        #: a delta: the symbols and files it wrote or dropped, and the names its files held
+        #: before (what its dependents' re-link reads, :mod:`semgraph.graph.xrepo_relink`)
+        self.symbols_added: set[str] = set()
+        self.symbols_updated: set[str] = set()
+        self.symbols_dropped: set[str] = set()
+        self.bases_changed: set[str] = set()  # classes whose INHERITS group changed
+        self.files_changed: set[str] = set()
+        self.held = Held()
 
     def nodes(self, path: str) -> Entries:
         """Pass 1: the file's nodes and its structure edges; returns the file's entries."""
@@ -136,6 +145,10 @@ class RowWriter:
         if had == digest:
             self.stats.unchanged_nodes += 1
             return None
+        if node.label == SYMBOL:
+            (self.symbols_added if had is None else self.symbols_updated).add(node.key)
+        elif node.label == FILE:
+            self.files_changed.add(node.key)
         return "new" if had is None else "update"
 
     def _send_node(self, node: NodeRow, form: str) -> None:
@@ -168,6 +181,8 @@ class RowWriter:
                 self._unlink(g.type, g.src_label, g.dst_label, g.src)
         if g.type == "CALLS_EXTERNAL":
             self.external_sources.add(g.src)
+        elif g.type == "INHERITS" and self.delta:  # its inherited members may differ
+            self.bases_changed.add(g.src)
         cypher = _CREATE_EDGES[(g.type, g.dst_label)]
         for i in range(0, len(g.dst), self.batch.size):
             chunk = g.dst[i : i + self.batch.size]
@@ -179,10 +194,14 @@ class RowWriter:
             if kind.startswith(NODE):
                 label = kind[len(NODE) :]
                 self.batch.add("drop", label, q.PUBLISH_DROP[label], key)
+                if label in (SYMBOL, FILE):
+                    (self.symbols_dropped if label == SYMBOL else self.files_changed).add(key)
             else:
                 edge, dst_label = kind.split(":", 1)
                 if edge == "CALLS_EXTERNAL":
                     self.external_sources.add(key)
+                elif edge == "INHERITS":
+                    self.bases_changed.add(key)
                 self._unlink(edge, _SOURCE_LABEL.get(edge, SYMBOL), dst_label, key)
 
     def _unlink(self, edge: str, src_label: str, dst_label: str, src: str) -> None:

@@ -52,6 +52,7 @@ from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphInputError, GraphTooLarge, JobError
 from semgraph.faults import PROCESS, Faults
 from semgraph.graph import publish_queries as q
+from semgraph.graph import xrepo_relink
 from semgraph.graph.batches import Batcher
 from semgraph.graph.packages import publish_packages
 from semgraph.graph.publish_stats import PublishMode, PublishStats
@@ -61,6 +62,7 @@ from semgraph.graph.xrepo import link
 from semgraph.logs import event
 from semgraph.manifests import Identity
 from semgraph.resolve.resolution import Resolution
+from semgraph.resolve.symtab import file_key
 
 log = logging.getLogger(__name__)
 DELETE_SLICE = 10_000  # nodes per sweep statement
@@ -262,6 +264,7 @@ class GraphWriter:
             began = time.monotonic()
             changed, removed = rows.state.plan(tx, res)
             stats.state_read_s = time.monotonic() - began
+            rows.held = xrepo_relink.before(tx, [file_key(repo_key, p) for p in changed + removed])
             bundles = dict(_bundles_of(res, changed))
         else:
             bundles, removed = dict(res.file_bundles()), []
@@ -294,6 +297,9 @@ def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
     sources = sorted(rows.external_sources) if delta else None
     if sources != []:  # [] : a push that changed no external site and no manifest
         rows.stats.xrepo = link(tx, repo.key, sources, recount=not delta).to_dict()
+    # what its dependents' re-link reads (a library's change: the names it touched)
+    names = xrepo_relink.changed_names(tx, rows) if delta else set()
+    xrepo_relink.record(tx, repo.key, not delta, names)
     rows.stats.xrepo_s = time.monotonic() - began
 
 

@@ -29,7 +29,8 @@ A site with a provider and no definition found is *unmatched*. The counts (``xre
 ``:Repository``; its resolution rate still counts these sites as external.
 
 :func:`link` runs in the caller's transaction: in a publish (the changed sites, or all of
-them) and in a ``relink`` job (the sites into one library), one transaction per dependent.
+them) and in a library's re-link (:mod:`semgraph.graph.xrepo_relink`: the sites whose names
+its change touched), one transaction per dependent.
 
 The module is a little over 300 lines: the choice of provider, the two languages' lookups
 and the re-link are one algorithm, kept together.
@@ -38,12 +39,10 @@ and the re-link are one algorithm, kept together.
 from __future__ import annotations
 
 import posixpath
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from semgraph.db import Graph
 from semgraph.graph import xrepo_queries as q
 from semgraph.resolve.symtab import external_key, file_key
 
@@ -64,6 +63,7 @@ class LinkStats:
     unmatched: int = 0
     choices: dict[str, Any] = field(default_factory=dict)  # package -> chosen / candidates
     duration_s: float = 0.0  # a relink's transaction
+    stamped: int = 0  # a relink: untouched links into the library given its new commit
 
     @property
     def rows(self) -> int:
@@ -75,7 +75,7 @@ class LinkStats:
 
 
 @dataclass(frozen=True)
-class _Provider:
+class Provider:
     repo: str
     commit: str
     ecosystem: str
@@ -91,9 +91,9 @@ class _Site:
     rest: str
 
 
-def _choose(tx: Any, repo: str) -> tuple[list[_Provider], set[str], dict[str, Any]]:
+def _choose(tx: Any, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]]:
     """The chosen providers and the package modules that are ambiguous; writes the choice."""
-    chosen: list[_Provider] = []
+    chosen: list[Provider] = []
     ambiguous: set[str] = set()
     choices: dict[str, Any] = {}
     rows = []
@@ -102,7 +102,7 @@ def _choose(tx: Any, repo: str) -> tuple[list[_Provider], set[str], dict[str, An
         cands = sorted({p[0] for p in found})
         if len(cands) == 1:
             key, commit, modules = found[0]
-            chosen.append(_Provider(key, commit or "", r["ecosystem"], tuple(modules or ())))
+            chosen.append(Provider(key, commit or "", r["ecosystem"], tuple(modules or ())))
             row = {
                 "package": r["package"],
                 "chosen": key,
@@ -123,7 +123,7 @@ def _choose(tx: Any, repo: str) -> tuple[list[_Provider], set[str], dict[str, An
     return chosen, ambiguous, choices
 
 
-def _provider_of(module: str, providers: list[_Provider]) -> _Provider | None:
+def provider_of(module: str, providers: list[Provider]) -> Provider | None:
     for p in providers:
         for m in p.modules:
             if p.ecosystem == "go":
@@ -184,7 +184,7 @@ def _follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, str]:
     return out
 
 
-def _python(tx: Any, sites: dict[int, tuple[_Site, _Provider]]) -> dict[int, tuple[list[str], str]]:
+def _python(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
     names = {i: _python_name(s) for i, (s, _) in sites.items()}
     exact = _by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
     out = {i: (keys, "definition") for i, keys in exact.items()}
@@ -252,7 +252,7 @@ def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[st
     return out
 
 
-def _go(tx: Any, sites: dict[int, tuple[_Site, _Provider]]) -> dict[int, tuple[list[str], str]]:
+def _go(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
     rows: list[dict[str, Any]] = []
     want: dict[int, tuple[str, str, list[str]]] = {}
     for i, (s, p) in sites.items():
@@ -290,11 +290,10 @@ def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
     return [_Site(r["src"], r["line"], r["module"], r["local"], r["rest"]) for r in result]
 
 
-def sources_into(tx: Any, repo: str, modules: list[str]) -> list[str]:
-    """The dependent's symbols with a site into one of ``modules`` (exact module names)."""
-    prefix = external_key(repo, "")
-    rows = tx.run(q.LINK_SITES_INTO, modules=modules, prefix=prefix)
-    return sorted({r["src"] for r in rows})
+def sites_into(tx: Any, repo: str, modules: list[str]) -> list[Any]:
+    """The dependent's sites into one of ``modules`` (exact module names): ``src``,
+    ``line``, ``module``, ``local``, ``rest``."""
+    return list(tx.run(q.LINK_SITES_INTO, modules=modules, prefix=external_key(repo, "")))
 
 
 def link(
@@ -316,9 +315,9 @@ def link(
         stats.unlinked = tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]
     sites = _sites(tx, repo, sources) if sources is None or sources else []
     stats.sites = len(sites)
-    by_eco: dict[str, dict[int, tuple[_Site, _Provider]]] = {"go": {}, "py": {}}
+    by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {"go": {}, "py": {}}
     for i, s in enumerate(sites):
-        p = _provider_of(s.module, providers)
+        p = provider_of(s.module, providers)
         if p is not None and not _is_ambiguous(s.module, ambiguous):
             by_eco["go" if p.ecosystem == "go" else "py"][i] = (s, p)
     found = {**_python(tx, by_eco["py"]), **_go(tx, by_eco["go"])}
@@ -336,14 +335,14 @@ def link(
 
 
 def _count(
-    tx: Any, repo: str, providers: list[_Provider], ambiguous: set[str], stats: LinkStats
+    tx: Any, repo: str, providers: list[Provider], ambiguous: set[str], stats: LinkStats
 ) -> None:
     per_module = Counter({r["module"]: r["n"] for r in tx.run(q.LINK_COUNT_SITES, repo=repo)})
     provided, modules = 0, []
     for module, n in per_module.items():
         if _is_ambiguous(module, ambiguous):
             stats.ambiguous += n
-        elif _provider_of(module, providers) is not None:
+        elif provider_of(module, providers) is not None:
             provided += n
             modules.append(module)
         else:
@@ -361,36 +360,3 @@ def _count(
         unprovided=stats.unprovided,
         unmatched=stats.unmatched,
     ).single()
-
-
-def dependents(tx: Any, repo: str) -> list[str]:
-    """The repositories whose links a change of ``repo`` can change."""
-    return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
-
-
-def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
-    """The dependent's symbols whose links a change of ``library`` can change: those with a
-    site into a module it provides, and those linked into it now."""
-    provided = [
-        _Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
-        for r in tx.run(q.LINK_PROVIDED, repo=library)
-    ]
-    names = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
-    modules = [m for m in names if _provider_of(m, provided) is not None]
-    linked = tx.run(q.LINK_SOURCES_LINKED_TO, dependent=dependent, repo=library).single()
-    return sorted(set(sources_into(tx, dependent, modules)) | set(linked["keys"]))
-
-
-def relink_dependents(graph: Graph, library: str) -> dict[str, LinkStats]:
-    """Re-link every dependent of ``library`` after it published or was removed: one
-    transaction per dependent, over the sites into the library only."""
-    with graph.transaction(f"dependents of {library}") as tx:
-        keys = dependents(tx, library)
-    out: dict[str, LinkStats] = {}
-    for key in keys:
-        began = time.monotonic()
-        with graph.transaction(f"relink {key} after {library}") as tx:
-            stats = link(tx, key, relink_sources(tx, key, library))
-        stats.duration_s = time.monotonic() - began
-        out[key] = stats
-    return out

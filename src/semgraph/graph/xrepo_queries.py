@@ -100,12 +100,6 @@ LINK_PROVIDED = """
 MATCH (:Repository {key: $repo})-[v:PROVIDES]->(p:Package)
 RETURN p.ecosystem AS ecosystem, v.modules AS modules
 """
-# the dependent's symbols holding a link into the library
-LINK_SOURCES_LINKED_TO = """
-MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->()
-WHERE e.repo = $repo
-RETURN collect(DISTINCT s.key) AS keys
-"""
 LINK_UNLINK_ALL = """
 MATCH (:Symbol {repo: $repo})-[e:XCALLS]->()
 WITH e LIMIT $limit DELETE e RETURN count(*) AS deleted
@@ -192,4 +186,68 @@ RETURN DISTINCT d.key AS key
 UNION
 MATCH (t:Symbol {repo: $repo})<-[:XCALLS]-(s:Symbol)
 RETURN DISTINCT s.repo AS key
+"""
+
+# -- what a library's publish changed, kept until its dependents are re-linked ---------------
+
+# before a delta publish writes: the changed and removed files' symbols (key, name, kind), what
+# their modules re-export (``File.reexports``), as they were
+RELINK_BEFORE = """
+UNWIND $keys AS k
+MATCH (f:File {key: k})
+OPTIONAL MATCH (f)-[:DEFINES]->(s:Symbol)
+RETURN f.key AS key, f.reexports AS reexports, collect([s.key, s.name, s.kind]) AS symbols
+"""
+# after it: the names of the symbols it wrote, of their subclasses in the repository (a
+# member inherited through a changed class), and what the written files re-export now
+RELINK_AFTER_SYMBOLS = """
+UNWIND $keys AS k
+MATCH (s:Symbol {key: k})
+OPTIONAL MATCH (s)<-[:INHERITS*1..4]-(d:Symbol)
+RETURN s.key AS key, s.name AS name, s.kind AS kind, collect(DISTINCT d.name) AS subclasses
+"""
+RELINK_AFTER_FILES = """
+UNWIND $keys AS k
+MATCH (f:File {key: k})
+RETURN f.key AS key, f.reexports AS reexports
+"""
+# the pending change set on the library's :Repository: names (a list), or everything
+RELINK_RECORD = """
+MATCH (r:Repository {key: $repo})
+SET r.xrepo_pending_all = coalesce(r.xrepo_pending_all, false) OR $everything,
+    r.xrepo_pending = coalesce(r.xrepo_pending, [])
+                      + [n IN $names WHERE NOT n IN coalesce(r.xrepo_pending, [])]
+RETURN size(r.xrepo_pending) AS pending
+"""
+RELINK_PENDING = """
+MATCH (r:Repository {key: $repo})
+RETURN coalesce(r.xrepo_pending_all, false) AS everything,
+       coalesce(r.xrepo_pending, []) AS names, r.commit AS commit
+"""
+# done: only what was read is cleared (a publish in between keeps its own names)
+RELINK_DONE = """
+MATCH (r:Repository {key: $repo})
+SET r.xrepo_pending = [n IN coalesce(r.xrepo_pending, []) WHERE NOT n IN $names],
+    r.xrepo_pending_all = CASE WHEN $everything THEN false ELSE r.xrepo_pending_all END
+RETURN count(*) AS updated
+"""
+# the dependent's sites into the library's modules and the names of its current targets there
+RELINK_LINKED_NAMES = """
+MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->(t:Symbol)
+WHERE e.repo = $repo
+RETURN s.key AS src, t.name AS name
+"""
+# the links left in place take the library's new commit (a property, no edge rewritten)
+RELINK_STAMP = """
+MATCH (:Symbol {repo: $dependent})-[e:XCALLS]->()
+WHERE e.repo = $repo AND e.commit <> $commit
+SET e.commit = $commit
+RETURN count(e) AS stamped
+"""
+RELINK_STAMP_ALL = """
+UNWIND $dependents AS d
+MATCH (:Symbol {repo: d})-[e:XCALLS]->()
+WHERE e.repo = $repo AND e.commit <> $commit
+SET e.commit = $commit
+RETURN count(e) AS stamped
 """

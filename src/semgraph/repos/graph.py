@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semgraph.db import Graph
+from semgraph.graph.xrepo_queries import PACKAGES_SWEEP
 
 #: the ``state`` of a ``:Repository`` node whose removal has started
 REMOVING = "removing"
@@ -90,6 +91,12 @@ DELETE_REPOSITORY = """
 MATCH (r:Repository {key: $repo})
 DETACH DELETE r
 RETURN count(*) AS deleted
+"""
+# the packages the repository provides or depends on (swept after it goes, when no other
+# repository names them: :data:`semgraph.graph.xrepo_queries.PACKAGES_SWEEP`)
+PACKAGES_OF = """
+MATCH (:Repository {key: $repo})-[:PROVIDES|DEPENDS_ON]->(p:Package)
+RETURN collect(DISTINCT p.key) AS keys
 """
 
 DELETE_RECORD = """
@@ -194,8 +201,14 @@ class GraphRemoval:
         return reports
 
     def delete_repository(self) -> int:
-        rows = self.graph.query("remove repository node", DELETE_REPOSITORY, repo=self.repo)
-        return int(rows[0]["deleted"]) if rows else 0
+        """The ``:Repository`` node, and the ``:Package`` nodes no other repository names."""
+        with self.graph.transaction("remove repository node") as tx:
+            found = tx.run(PACKAGES_OF, repo=self.repo).single()
+            keys = list(found["keys"]) if found else []
+            done = tx.run(DELETE_REPOSITORY, repo=self.repo).single()
+            if keys:
+                tx.run(PACKAGES_SWEEP, keys=keys).single()
+        return int(done["deleted"]) if done else 0
 
     def delete_record(self) -> int:
         rows = self.graph.query("remove repository record", DELETE_RECORD, repo=self.repo)

@@ -40,7 +40,7 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph.xrepo import relink_dependents
+from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.resolvecache import cache_path
@@ -209,7 +209,7 @@ class Removal:
         self._graph()
         # its dependents lose their links into it (its symbols are gone, it is 'removing');
         # before the :Repository node goes, so a retry still finds them by its packages
-        self.report.relinked = sorted(relink_dependents(self.graph, self.repo))
+        self.report.relinked = sorted(relink_dependents(self.graph, self.repo, everything=True))
         self._step("remove.after_graph")
         for name in self.index.repository_indexes(self.repo):
             if self.index.delete_index(name):

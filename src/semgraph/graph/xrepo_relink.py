@@ -1,0 +1,152 @@
+"""A library's dependents re-linked after it changed (issue 30), in proportion to the names
+the change touched.
+
+A library's publish records what it changed on its ``:Repository``, in the same transaction
+as the change (:func:`record`): the *names* a delta publish touched, or *everything* (a first
+or full publish, changed manifests). A delta's names are those of the symbols it wrote or
+dropped, or whose kind or bases changed, of their subclasses in the library (a member
+inherited through a changed class), and the re-exports the changed files gained or lost; a
+symbol whose row changed otherwise (lines, counts) is linked to as before.
+
+:func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
+dependent's symbols with a site into the library's modules whose identifiers (``local``,
+``rest``) meet a changed name, or holding a link to a symbol of such a name; the links left in
+place take the library's new commit (a property). Once every dependent is done, the names it
+read are cleared; a crash before that leaves them, and the job's retry re-links again (a
+re-link is idempotent). A removal re-links everything into the repository.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from semgraph.db import Graph
+from semgraph.graph import xrepo_queries as q
+from semgraph.graph.xrepo import LinkStats, Provider, link, provider_of, sites_into
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+@dataclass(frozen=True)
+class Pending:
+    everything: bool
+    names: tuple[str, ...]
+    commit: str
+
+
+@dataclass
+class Held:
+    """What a delta publish's changed and removed files held before it wrote."""
+
+    symbols: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (name, kind)
+    reexports: dict[str, set[str]] = field(default_factory=dict)  # file key -> entries
+
+
+def _local(entry: str) -> str:
+    """The local name of a ``File.reexports`` entry (``local<TAB>path<TAB>member``)."""
+    return entry.split("\t", 1)[0]
+
+
+def before(tx: Any, file_keys: list[str]) -> Held:
+    """Before a delta publish writes: what its changed and removed files held."""
+    held = Held()
+    for r in tx.run(q.RELINK_BEFORE, keys=file_keys) if file_keys else []:
+        held.symbols.update({k: (n, kind) for k, n, kind in r["symbols"] if k is not None})
+        held.reexports[r["key"]] = set(r["reexports"] or ())
+    return held
+
+
+def changed_names(tx: Any, rows: Any) -> set[str]:
+    """The names a delta publish (its :class:`~semgraph.graph.row_writer.RowWriter`
+    ``rows``) touched: of the symbols it added or dropped, of those whose kind or bases
+    changed, and of their subclasses in the repository; the re-exports its files gained or
+    lost. A symbol only rewritten (its lines, its counts) keeps its links."""
+    held: Held = rows.held
+    keys = rows.symbols_added | rows.symbols_dropped | rows.bases_changed
+    out = {held.symbols[k][0] for k in keys if k in held.symbols}
+    asked = sorted(keys | rows.symbols_updated)
+    for r in tx.run(q.RELINK_AFTER_SYMBOLS, keys=asked) if asked else []:
+        was = held.symbols.get(r["key"])
+        if r["key"] in keys or (was is not None and was[1] != r["kind"]):
+            out |= {r["name"], *r["subclasses"]}
+    files = rows.files_changed
+    after = {r["key"]: set(r["reexports"] or ()) for r in
+             (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])}  # fmt: skip
+    for key in files:  # a file not rewritten re-exports what it did (its row is unchanged)
+        out |= {_local(e) for e in held.reexports.get(key, set()) ^ after.get(key, set())}
+    return {n for n in out if n}
+
+
+def record(tx: Any, repo: str, everything: bool, names: set[str]) -> None:
+    """Add what a publish of ``repo`` changed to its pending re-link."""
+    if everything or names:
+        tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names)).single()
+
+
+def dependents(tx: Any, repo: str) -> list[str]:
+    """The repositories whose links a change of ``repo`` can change."""
+    return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
+
+
+def relink_sources(
+    tx: Any, dependent: str, library: str, names: set[str] | None = None
+) -> list[str]:
+    """The dependent's symbols whose links a change of ``library`` can change: those with a
+    site into a module it provides, and those linked into it now; with ``names``, only
+    those whose site or link target meets one of them."""
+    provided = [
+        Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
+        for r in tx.run(q.LINK_PROVIDED, repo=library)
+    ]
+    found = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
+    modules = [m for m in found if provider_of(m, provided) is not None]
+    linked = [(r["src"], r["name"]) for r in tx.run(q.RELINK_LINKED_NAMES, dependent=dependent,
+                                                    repo=library)]  # fmt: skip
+    if names is None:
+        sites = {r["src"] for r in sites_into(tx, dependent, modules)}
+        return sorted(sites | {src for src, _ in linked})
+    out = {src for src, name in linked if name in names}
+    for r in sites_into(tx, dependent, modules):
+        if not names.isdisjoint(_IDENT.findall(f"{r['local']}.{r['rest']}")):
+            out.add(r["src"])
+    return sorted(out)
+
+
+def relink_dependents(
+    graph: Graph, library: str, *, everything: bool = False
+) -> dict[str, LinkStats]:
+    """Re-link every dependent of ``library`` after it published (what it changed, pending
+    on its node) or was removed (``everything``): one transaction per dependent."""
+    with graph.transaction(f"dependents of {library}") as tx:
+        keys = dependents(tx, library)
+        row = tx.run(q.RELINK_PENDING, repo=library).single()
+    pending = Pending(
+        everything or bool(row and row["everything"]),
+        tuple(row["names"]) if row else (),
+        (row["commit"] or "") if row else "",
+    )
+    if not pending.everything and not pending.names:  # only the commit may have changed
+        if keys and pending.commit:
+            with graph.transaction(f"links into {library} at its commit") as tx:
+                tx.run(q.RELINK_STAMP_ALL, dependents=keys, repo=library,
+                       commit=pending.commit).single()  # fmt: skip
+        return {}
+    names = None if pending.everything else set(pending.names)
+    out: dict[str, LinkStats] = {}
+    for key in keys:
+        began = time.monotonic()
+        with graph.transaction(f"relink {key} after {library}") as tx:
+            stats = link(tx, key, relink_sources(tx, key, library, names))
+            if pending.commit:
+                found = tx.run(q.RELINK_STAMP, dependent=key, repo=library, commit=pending.commit)
+                rec = found.single()
+                stats.stamped = int(rec["stamped"]) if rec else 0
+        stats.duration_s = time.monotonic() - began
+        out[key] = stats
+    with graph.transaction(f"relinked after {library}") as tx:
+        tx.run(q.RELINK_DONE, repo=library, names=list(pending.names),
+               everything=pending.everything).single()  # fmt: skip
+    return out
