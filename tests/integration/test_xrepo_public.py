@@ -17,7 +17,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.xrepo_relink import relink_dependents, relink_sources
+from semgraph.graph.xrepo_relink import relink_dependents, relink_lines
 from semgraph.repos import removal
 from semgraph.repos.graph import dependencies
 from tests.integration.xrepo_corpus import checkout, corpus
@@ -146,23 +146,24 @@ def test_flask_links_into_click_and_itsdangerous(
     git(root, "commit", "-qam", "rename echo")
     sha2 = git(root, "rev-parse", "HEAD")
     publish_tree(graph, settings, tmp_path / "work", root, "click", sha2)
+    echo_sites = echo_links = {e for e in links if e[3] == ECHO}
     pending = "MATCH (r:Repository {key: 'click'}) RETURN r.xrepo_pending AS names"
     assert graph.query("pending", pending) == [{"names": ["echo", "echo_renamed"]}]
     echoing = graph.query(
         "echo sites",
         "MATCH (s:Symbol {repo: 'flask'})-[e:CALLS_EXTERNAL]->(:ExternalModule {name: 'click'}) "
-        "WHERE e.rest = 'echo' OR e.local = 'echo' RETURN DISTINCT s.key AS key",
+        "WHERE e.rest = 'echo' OR e.local = 'echo' RETURN s.key AS key, e.line AS line",
     )
-    with graph.transaction("sources") as tx:
-        sources = relink_sources(tx, "flask", "click", {"echo", "echo_renamed"})
-    assert sources == sorted(r["key"] for r in echoing) and len(sources) < 40
+    with graph.transaction("sites") as tx:
+        lines = relink_lines(tx, "flask", "click", {"echo", "echo_renamed"})
+    assert lines == {(r["key"], r["line"]) for r in echoing} and len(lines) < 40
     stats = relink_dependents(graph, "click")
-    # only flask's symbols whose sites meet a name the change touched are re-linked; the
-    # others keep their links, stamped with click's new commit (a property)
-    assert list(stats) == ["flask"] and stats["flask"].stamped > 0
+    # only flask's sites that meet a name the change touched are re-linked; the others keep
+    # their links, stamped with click's new commit (a property)
+    assert list(stats) == ["flask"] and stats["flask"].sites == len(lines)
+    assert stats["flask"].stamped == LINKS - 3 - len(echo_links)
     assert graph.query("pending", pending) == [{"names": []}]
     after = xcalls(graph, "flask")
-    echo_sites = {e for e in links if e[3] == ECHO}
     assert echo_sites and not any(e[3] == ECHO for e in after)
     assert len(after) == LINKS - len(echo_sites)
     assert {e[5] for e in after if e[2] == "click"} == {sha2}  # the library's new commit

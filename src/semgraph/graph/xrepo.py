@@ -297,15 +297,25 @@ def sites_into(tx: Any, repo: str, modules: list[str]) -> list[Any]:
 
 
 def link(
-    tx: Any, repo: str, sources: list[str] | None = None, *, recount: bool = True
+    tx: Any,
+    repo: str,
+    sources: list[str] | None = None,
+    *,
+    recount: bool = True,
+    lines: set[tuple[str, int]] | None = None,
 ) -> LinkStats:
-    """Link the external sites of ``sources`` (symbol keys of ``repo``; None: every one)
-    against the live graphs of the providers, replacing their ``XCALLS``. The counts are
-    read again unless no source is given and ``recount`` is False (a publish that changed
-    no external site and no package edge)."""
+    """Link the external sites of ``sources`` (symbol keys of ``repo``; None: every one) or
+    of ``lines`` only (``(symbol key, line)``: a re-link) against the live graphs of the
+    providers, replacing their ``XCALLS``. The counts are read again unless no source is
+    given and ``recount`` is False (a publish that changed no external site and no package
+    edge)."""
     stats = LinkStats()
     providers, ambiguous, stats.choices = _choose(tx, repo)
-    if sources is None:
+    if lines is not None:
+        sources = sorted({src for src, _ in lines})
+        rows = [{"src": src, "line": line} for src, line in sorted(lines)]
+        stats.unlinked = tx.run(q.LINK_UNLINK_LINES, rows=rows).single()["deleted"] if rows else 0
+    elif sources is None:
         while True:
             n = tx.run(q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE).single()["deleted"]
             stats.unlinked += n
@@ -314,6 +324,8 @@ def link(
     elif sources:
         stats.unlinked = tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]
     sites = _sites(tx, repo, sources) if sources is None or sources else []
+    if lines is not None:
+        sites = [s for s in sites if (s.src, s.line) in lines]
     stats.sites = len(sites)
     by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {"go": {}, "py": {}}
     for i, s in enumerate(sites):

@@ -110,6 +110,13 @@ MATCH (:Symbol {key: k})-[e:XCALLS]->()
 DELETE e
 RETURN count(*) AS deleted
 """
+LINK_UNLINK_LINES = """
+UNWIND $rows AS row
+MATCH (:Symbol {key: row.src})-[e:XCALLS]->()
+WHERE e.line = row.line
+DELETE e
+RETURN count(*) AS deleted
+"""
 # definitions by qualified name in one repository
 LINK_BY_QN = """
 UNWIND $rows AS row
@@ -235,7 +242,7 @@ RETURN count(*) AS updated
 RELINK_LINKED_NAMES = """
 MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->(t:Symbol)
 WHERE e.repo = $repo
-RETURN s.key AS src, t.name AS name
+RETURN s.key AS src, e.line AS line, t.name AS name
 """
 # the links left in place take the library's new commit (a property, no edge rewritten)
 RELINK_STAMP = """

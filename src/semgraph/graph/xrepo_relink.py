@@ -9,11 +9,12 @@ inherited through a changed class), and the re-exports the changed files gained 
 symbol whose row changed otherwise (lines, counts) is linked to as before.
 
 :func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
-dependent's symbols with a site into the library's modules whose identifiers (``local``,
-``rest``) meet a changed name, or holding a link to a symbol of such a name; the links left in
-place take the library's new commit (a property). Once every dependent is done, the names it
-read are cleared; a crash before that leaves them, and the job's retry re-links again (a
-re-link is idempotent). A removal re-links everything into the repository.
+dependent's sites into the library's modules whose identifiers (``local``, ``rest``) meet a
+changed name, or linked now to a definition of such a name (a site is its symbol and line);
+the links left in place take the library's new commit (a property). Once every dependent is
+done, the names it read are cleared; a crash before that leaves them, and the job's retry
+re-links again (a re-link is idempotent). A removal re-links everything into the
+repository.
 """
 
 from __future__ import annotations
@@ -91,28 +92,35 @@ def dependents(tx: Any, repo: str) -> list[str]:
     return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
 
 
-def relink_sources(
-    tx: Any, dependent: str, library: str, names: set[str] | None = None
-) -> list[str]:
+def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
     """The dependent's symbols whose links a change of ``library`` can change: those with a
-    site into a module it provides, and those linked into it now; with ``names``, only
-    those whose site or link target meets one of them."""
+    site into a module it provides, and those linked into it now."""
+    sites, linked = _into(tx, dependent, library)
+    return sorted({r["src"] for r in sites} | {r["src"] for r in linked})
+
+
+def relink_lines(tx: Any, dependent: str, library: str, names: set[str]) -> set[tuple[str, int]]:
+    """The dependent's sites (symbol key, line) whose link a change of ``library`` touching
+    ``names`` can change: into a module it provides, with an identifier (``local``,
+    ``rest``) among them, or linked now to a definition of such a name."""
+    sites, linked = _into(tx, dependent, library)
+    out = {(r["src"], r["line"]) for r in linked if r["name"] in names}
+    for r in sites:
+        if not names.isdisjoint(_IDENT.findall(f"{r['local']}.{r['rest']}")):
+            out.add((r["src"], r["line"]))
+    return out
+
+
+def _into(tx: Any, dependent: str, library: str) -> tuple[list[Any], list[Any]]:
+    """The dependent's sites into the modules ``library`` provides, and its links into it."""
     provided = [
         Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
         for r in tx.run(q.LINK_PROVIDED, repo=library)
     ]
     found = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
     modules = [m for m in found if provider_of(m, provided) is not None]
-    linked = [(r["src"], r["name"]) for r in tx.run(q.RELINK_LINKED_NAMES, dependent=dependent,
-                                                    repo=library)]  # fmt: skip
-    if names is None:
-        sites = {r["src"] for r in sites_into(tx, dependent, modules)}
-        return sorted(sites | {src for src, _ in linked})
-    out = {src for src, name in linked if name in names}
-    for r in sites_into(tx, dependent, modules):
-        if not names.isdisjoint(_IDENT.findall(f"{r['local']}.{r['rest']}")):
-            out.add(r["src"])
-    return sorted(out)
+    linked = list(tx.run(q.RELINK_LINKED_NAMES, dependent=dependent, repo=library))
+    return sites_into(tx, dependent, modules), linked
 
 
 def relink_dependents(
@@ -139,7 +147,10 @@ def relink_dependents(
     for key in keys:
         began = time.monotonic()
         with graph.transaction(f"relink {key} after {library}") as tx:
-            stats = link(tx, key, relink_sources(tx, key, library, names))
+            if names is None:
+                stats = link(tx, key, relink_sources(tx, key, library))
+            else:
+                stats = link(tx, key, lines=relink_lines(tx, key, library, names))
             if pending.commit:
                 found = tx.run(q.RELINK_STAMP, dependent=key, repo=library, commit=pending.commit)
                 rec = found.single()
