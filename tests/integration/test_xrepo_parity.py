@@ -114,7 +114,7 @@ def test_a_base_dropped_in_another_file_relinks_the_site_through_its_subclass(
     route = ("svc.main.go", 11, "lib", "lib.base.Root.route", "cross_repo", "c1", "inherited")
     assert route in xcalls(graph, "svc")
     publish(graph, settings, tmp_path, LIBS[6], "lib", "c2")
-    pending = graph.query("p", "MATCH (r:Repository {key: 'lib'}) RETURN r.xrepo_pending AS p")
+    pending = graph.query("p", "MATCH (p:RelinkPending {library: 'lib'}) RETURN p.names AS p")
     assert {"Base", "Flask"} <= set(pending[0]["p"]) and "route" not in pending[0]["p"]
     relink_dependents(graph, "lib")
     assert not any(e[1] == 11 for e in xcalls(graph, "svc"))

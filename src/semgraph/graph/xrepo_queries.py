@@ -218,24 +218,29 @@ UNWIND $keys AS k
 MATCH (f:File {key: k})
 RETURN f.key AS key, f.reexports AS reexports
 """
-# the pending change set on the library's :Repository: names (a list), or everything
+# the pending change set of a library: one (:RelinkPending {library}) while its dependents
+# are not yet re-linked, holding the names (a list) or everything; not a model property of
+# the :Repository (a delta and a full publish leave different ones)
 RELINK_RECORD = """
-MATCH (r:Repository {key: $repo})
-SET r.xrepo_pending_all = coalesce(r.xrepo_pending_all, false) OR $everything,
-    r.xrepo_pending = coalesce(r.xrepo_pending, [])
-                      + [n IN $names WHERE NOT n IN coalesce(r.xrepo_pending, [])]
-RETURN size(r.xrepo_pending) AS pending
+MERGE (p:RelinkPending {library: $repo})
+SET p.everything = coalesce(p.everything, false) OR $everything,
+    p.names = coalesce(p.names, []) + [n IN $names WHERE NOT n IN coalesce(p.names, [])]
+RETURN size(p.names) AS pending
 """
 RELINK_PENDING = """
 MATCH (r:Repository {key: $repo})
-RETURN coalesce(r.xrepo_pending_all, false) AS everything,
-       coalesce(r.xrepo_pending, []) AS names, r.commit AS commit
+OPTIONAL MATCH (p:RelinkPending {library: $repo})
+RETURN coalesce(p.everything, false) AS everything, coalesce(p.names, []) AS names,
+       r.commit AS commit
 """
-# done: only what was read is cleared (a publish in between keeps its own names)
+# done: only what was read is cleared (a publish in between keeps its own names); the node
+# goes once nothing is left
 RELINK_DONE = """
-MATCH (r:Repository {key: $repo})
-SET r.xrepo_pending = [n IN coalesce(r.xrepo_pending, []) WHERE NOT n IN $names],
-    r.xrepo_pending_all = CASE WHEN $everything THEN false ELSE r.xrepo_pending_all END
+MATCH (p:RelinkPending {library: $repo})
+SET p.names = [n IN coalesce(p.names, []) WHERE NOT n IN $names],
+    p.everything = CASE WHEN $everything THEN false ELSE p.everything END
+WITH p, size(p.names) = 0 AND NOT p.everything AS empty
+FOREACH (_ IN CASE WHEN empty THEN [1] ELSE [] END | DELETE p)
 RETURN count(*) AS updated
 """
 # the dependent's sites into the library's modules and the names of its current targets there

@@ -1,20 +1,20 @@
 """A library's dependents re-linked after it changed (issue 30), in proportion to the names
 the change touched.
 
-A library's publish records what it changed on its ``:Repository``, in the same transaction
-as the change (:func:`record`): the *names* a delta publish touched, or *everything* (a first
-or full publish, changed manifests). A delta's names are those of the symbols it wrote or
-dropped, or whose kind or bases changed, of their subclasses in the library (a member
-inherited through a changed class), and the re-exports the changed files gained or lost; a
-symbol whose row changed otherwise (lines, counts) is linked to as before.
+A library's publish records what it changed in a ``(:RelinkPending {library})`` node, in
+the same transaction as the change (:func:`record`): the *names* a delta publish touched,
+or *everything* (a first or full publish, changed manifests). A delta's names are those of
+the symbols it wrote or dropped, or whose kind or bases changed, of their subclasses in the
+library (a member inherited through a changed class), and the re-exports the changed files
+gained or lost; a symbol whose row changed otherwise (lines, counts) is linked to as before.
 
 :func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
 dependent's sites into the library's modules whose identifiers (``local``, ``rest``) meet a
 changed name, or linked now to a definition of such a name (a site is its symbol and line);
 the links left in place take the library's new commit (a property). Once every dependent is
-done, the names it read are cleared; a crash before that leaves them, and the job's retry
-re-links again (a re-link is idempotent). A removal re-links everything into the
-repository.
+done, the names it read are cleared (the node goes when empty); a crash before that leaves
+them, and the job's retry re-links again (a re-link is idempotent). A removal re-links
+everything into the repository.
 """
 
 from __future__ import annotations
