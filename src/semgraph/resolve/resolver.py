@@ -190,8 +190,7 @@ class _Resolver:
     def resolve_calls(self, files: list[ImportFile]) -> None:
         """The calls of ``files``, once every front (imports, bases) they read is final."""
         self.names, self.typed, self.tiers = memoised(self.db, self.res.ambiguous_cap)
-        sql = "SELECT dst FROM import_edges WHERE dst_kind = 'external'"
-        self.externals = {r[0] for r in self.db.execute(sql)}  # a site's ExternalModule exists
+        self._externals: set[str] | None = None  # read at the first site (a push may have none)
         for f in files:
             self._resolve_calls(f)
         ledger.write_counts(self.db, self.counts)
@@ -351,7 +350,7 @@ class _Resolver:
                 stats[src.key][1] += 1
                 found = xsites.find(self.typed, Ctx(scope, f, src), callee, receiver, line, value)
                 site_tokens |= found[1] if found is not None else set()
-                if found is not None and found[0][0] in self.externals:  # its node exists
+                if found is not None and found[0][0] in self._external_modules():  # its node
                     sites.append((f.path, src.key, line, *found[0]))
             else:
                 stats[src.key][0] += 1
@@ -367,6 +366,13 @@ class _Resolver:
             "INSERT INTO site_tokens VALUES (?,?)", [(f.path, t) for t in sorted(site_tokens)]
         )
         self._part(f.path, ("calls", sorted(edges), sorted(stats.items()), sorted(sites)))
+
+    def _external_modules(self) -> set[str]:
+        """The modules the repository imports from outside: a site's ExternalModule exists."""
+        if self._externals is None:
+            sql = "SELECT dst FROM import_edges WHERE dst_kind = 'external'"
+            self._externals = {r[0] for r in self.db.execute(sql)}
+        return self._externals
 
     def _possible_callers(self) -> None:
         for mode, kinds in (("bare", BARE_KINDS), ("receiver", RECEIVER_KINDS)):
