@@ -2,12 +2,13 @@
 # Idempotent: the public packages the cross-repository tests index (issue 30), fetched from
 # the package registries CI reaches into a cache (fast on re-run: nothing is fetched twice).
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
-# one that imports it. Prints the cache directory on its last line.
+# one that imports it; npm: a chain of packages that import one another (ESM, default and
+# named imports). Prints the cache directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
 pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
 go="${GO:-/usr/local/go/bin/go}"
-mkdir -p "$dest/pypi" "$dest/gomod"
+mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm"
 for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
   name="${spec%%==*}" version="${spec##*==}"
   if [ ! -f "$dest/pypi/$name-$version.tar.gz" ]; then
@@ -20,6 +21,13 @@ for mod in github.com/hashicorp/errwrap@v1.0.0 github.com/hashicorp/go-multierro
   if [ ! -f "$dest/gomod/$mod/go.mod" ]; then
     echo "xrepo-corpus: downloading $mod from the Go module proxy" >&2
     GOMODCACHE="$dest/gomod" GOFLAGS=-modcacherw "$go" mod download "$mod" >&2
+  fi
+done
+for spec in find-up@6.3.0 locate-path@7.2.0 p-locate@6.0.0 p-limit@4.0.0 yocto-queue@1.0.0; do
+  name="${spec%@*}" version="${spec##*@}"
+  if [ ! -f "$dest/npm/$name-$version.tgz" ]; then
+    echo "xrepo-corpus: downloading $spec from the npm registry" >&2
+    (cd "$dest/npm" && npm pack -q --silent "$spec" >/dev/null)
   fi
 done
 echo "$dest"

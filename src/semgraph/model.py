@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-MODEL_VERSION = 4  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking;
-# 4: a one-line Go defined type is no chunk of its own (semgraph.indexer.chunking)
+MODEL_VERSION = 5  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking;
+# 4: a one-line Go defined type is no chunk of its own (semgraph.indexer.chunking); 5:
+# FileFacts.exports (JS/TS)
 
 
 class ParseStatus(enum.StrEnum):
@@ -137,6 +138,9 @@ class FileFacts:
     calls: list[CallSite] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
+    # JS/TS: what the module exports beyond its named definitions, as ``Import(module,
+    # [member], exported)`` (semgraph.indexer.imports.js_exports)
+    exports: list[Import] = field(default_factory=list)
 
     @property
     def module(self) -> str:
@@ -160,6 +164,7 @@ class FileFacts:
             calls=[CallSite(**c) for c in rec.get("calls", ())],
             chunks=[Chunk(**c) for c in rec.get("chunks", ())],
             bindings=[Binding(**b) for b in rec.get("bindings", ())],
+            exports=[Import(**e) for e in rec.get("exports", ())],
         )
 
 

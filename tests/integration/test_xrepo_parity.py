@@ -55,6 +55,45 @@ SVCS = [
 REPOS = {"lib": LIBS, "fork": LIBS, "svc": SVCS}
 KEYS = {"lib": "lib", "fork": "lib-fork", "svc": "svc"}
 
+# npm: a TypeScript library whose package.json names its build output (dist/index.js, read
+# as src/index.ts), with a default export, a named re-export, ``export *`` and a class
+_JSPKG = (
+    '{"name": "jslib", "exports": {".": {"types": "./dist/index.d.ts", "import": '
+    '"./dist/index.js"}}}'
+)
+_JSINDEX = (
+    "export default function make() {}\nexport {helper} from './util';\nexport * from './more';\n"
+)
+_MORE = "export class Thing {\n  run() {}\n}\n"
+JSLIB = {
+    "package.json": _JSPKG,
+    "src/index.ts": _JSINDEX,
+    "src/util.ts": "export function helper() {}\n",
+    "src/more.ts": _MORE,
+}
+JSLIBS = [
+    JSLIB,
+    {**JSLIB, "src/index.ts": _JSINDEX.replace("make", "build")},  # the default renamed
+    {**JSLIB, "src/index.ts": _JSINDEX.replace("export * from './more';\n", "")},
+    {  # helper moved into the module re-exported whole; util.ts gone
+        "package.json": _JSPKG,
+        "src/index.ts": "export default function make() {}\nexport * from './more';\n",
+        "src/more.ts": _MORE + "export function helper() {}\n",
+    },
+    {**JSLIB, "src/index.ts": _JSINDEX.replace("function make() {}", "class make {}")},
+    {**JSLIB, "src/more.ts": "export class Thing {}\n"},  # run() gone
+]
+_JSUSE = (
+    "import make, {helper, Thing} from 'jslib';\nimport * as lib from 'jslib';\n\n"
+    "export function go() {\n  make();\n  helper();\n  const t = new Thing();\n  t.run();\n"
+    "  lib.helper();\n  lib.default();\n}\n"
+)
+JSSVCS = [
+    {"package.json": '{"name": "svc", "dependencies": {"jslib": "^1"}}', "src/use.ts": _JSUSE},
+    {"package.json": '{"name": "svc"}', "src/use.ts": _JSUSE},  # depends on nothing
+]
+SETS = {"python": (REPOS, KEYS), "js": ({"lib": JSLIBS, "fork": JSLIBS, "svc": JSSVCS}, KEYS)}
+
 
 def _snapshot(graph: Graph) -> tuple[Any, ...]:
     return (
@@ -66,6 +105,7 @@ def _snapshot(graph: Graph) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("lang", sorted(SETS))
 @hsettings(
     max_examples=15,
     deadline=None,
@@ -79,25 +119,26 @@ def _snapshot(graph: Graph) -> tuple[Any, ...]:
     )
 )
 def test_links_after_any_publish_order_equal_a_fresh_index(
-    graph: Graph, settings: Settings, tmp_path: Path, steps: list[tuple[str, int]]
+    graph: Graph, settings: Settings, tmp_path: Path, lang: str, steps: list[tuple[str, int]]
 ) -> None:
+    repos, keys = SETS[lang]
     graph.query("reset", "MATCH (n) DETACH DELETE n")
     tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))  # one per example: hypothesis reuses it
     final: dict[str, tuple[int, str]] = {}
     steps = [("svc", 0), *steps]  # the dependent exists from the start
     for n, (which, version) in enumerate(steps):
-        files = REPOS[which][version % len(REPOS[which])]
-        key, commit = KEYS[which], f"c{n}"
+        files = repos[which][version % len(repos[which])]
+        key, commit = keys[which], f"c{n}"
         publish(graph, settings, tmp_path / f"s{n}", files, key, commit)
         relink_dependents(graph, key)  # what the reindex job does after a publish
-        final[which] = (version % len(REPOS[which]), commit)
+        final[which] = (version % len(repos[which]), commit)
     live = _snapshot(graph)
     graph.query("reset", "MATCH (n) DETACH DELETE n")
     for which in ("lib", "fork", "svc"):  # the same commits, libraries first, no relink
         if which in final:
             version, commit = final[which]
-            publish(graph, settings, tmp_path / f"fresh-{which}", REPOS[which][version],
-                    KEYS[which], commit)  # fmt: skip
+            publish(graph, settings, tmp_path / f"fresh-{which}", repos[which][version],
+                    keys[which], commit)  # fmt: skip
     assert live == _snapshot(graph), steps
 
 
@@ -119,3 +160,24 @@ def test_a_base_dropped_in_another_file_relinks_the_site_through_its_subclass(
     relink_dependents(graph, "lib")
     assert not any(e[1] == 11 for e in xcalls(graph, "svc"))
     assert all(e[5] == "c2" for e in xcalls(graph, "svc"))
+
+
+def test_js_links_through_the_entry_and_its_exports(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """The exact links of the npm set's first versions: the entry read from package.json's
+    build path, a default export, ``export {helper} from``, ``export *``, a class's method
+    through ``new``, and a namespace import."""
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path, JSSVCS[0], "svc")
+    publish(graph, settings, tmp_path, JSLIB, "lib", "c1")
+    relink_dependents(graph, "lib")
+    go = "src.use.go"
+    assert xcalls(graph, "svc") == {
+        (go, 5, "lib", "src.index.make", "cross_repo", "c1", "definition"),
+        (go, 6, "lib", "src.util.helper", "cross_repo", "c1", "re-export"),
+        (go, 7, "lib", "src.more.Thing", "cross_repo", "c1", "re-export"),
+        (go, 8, "lib", "src.more.Thing.run", "cross_repo", "c1", "re-export"),
+        (go, 9, "lib", "src.util.helper", "cross_repo", "c1", "re-export"),
+        (go, 10, "lib", "src.index.make", "cross_repo", "c1", "definition"),
+    }

@@ -1,6 +1,7 @@
 """Cross-repository links between real public packages (issue 30), fetched from PyPI and
-the Go module proxy (tests/integration/xrepo_corpus.py): flask -> click / itsdangerous,
-go-multierror -> errwrap. Exact edges from a caller in one repository to a definition in
+the Go module proxy and npm (tests/integration/xrepo_corpus.py): flask -> click /
+itsdangerous, go-multierror -> errwrap, find-up -> locate-path -> p-locate -> p-limit ->
+yocto-queue. Exact edges from a caller in one repository to a definition in
 another (through click's and itsdangerous' re-exports), a library change that re-links its
 dependent, a removal, and a token that sees only one side."""
 
@@ -210,3 +211,73 @@ def test_go_multierror_links_into_errwrap(graph: Graph, settings: Settings, tmp_
     assert [(d["name"], d["chosen"], d["why"]) for d in found] == [
         ("github.com/hashicorp/errwrap", "errwrap", "only provider")
     ]
+
+
+NPM_CHAIN = ["find-up", "locate-path", "p-locate", "p-limit", "yocto-queue"]
+
+
+def test_npm_chain_links_default_and_named_imports(
+    graph: Graph, settings: Settings, tmp_path: Path, es: Elasticsearch
+) -> None:
+    """find-up -> locate-path -> p-locate -> p-limit -> yocto-queue, each published after
+    the packages that import it: a named import, default exports (``export default
+    function``, ``export default class``) and the methods of a class made with ``new``."""
+    repos = _index(graph, settings, tmp_path, NPM_CHAIN)
+    sha = {name: repos[name][1] for name in NPM_CHAIN}
+
+    def edge(src: str, line: int, lib: str, dst: str, via: str) -> tuple[Any, ...]:
+        return (src, line, lib, dst, "cross_repo", sha[lib], via)
+
+    up, lp, limit = "index.findUpMultiple", "locate-path", "p-limit"
+    assert xcalls(graph, "find-up") == {  # import {locatePath, locatePathSync} from ...
+        edge(f"{up}.runMatcher", 18, lp, "index.locatePath", "definition"),
+        edge(f"{up}.runMatcher", 23, lp, "index.locatePath", "definition"),
+        edge(f"{up}Sync.runMatcher", 62, lp, "index.locatePathSync", "definition"),
+        edge(f"{up}Sync.runMatcher", 67, lp, "index.locatePathSync", "definition"),
+    }
+    assert xcalls(graph, "locate-path") == {  # import pLocate from "p-locate"; pLocate(...)
+        edge("index.locatePath", 39, "p-locate", "index.pLocate", "definition"),
+    }
+    assert xcalls(graph, "p-locate") == {
+        edge("index.pLocate", 31, limit, "index.pLimit", "definition"),
+        edge("index.pLocate", 37, limit, "index.pLimit", "definition"),
+    }
+    queue = "yocto-queue"  # const queue = new Queue(); queue.enqueue(...)
+    assert xcalls(graph, limit) == {
+        edge("index.pLimit", 8, queue, "index.Queue", "definition"),
+        edge("index.pLimit", 62, queue, "index.Queue.clear", "definition"),
+        edge("index.pLimit.enqueue", 34, queue, "index.Queue.enqueue", "definition"),
+        edge("index.pLimit.enqueue", 44, queue, "index.Queue.dequeue", "definition"),
+        edge("index.pLimit.next", 15, queue, "index.Queue.dequeue", "definition"),
+    }
+    assert xcalls(graph, queue) == set()
+    assert counts(graph, "p-locate")["linked"] == 2
+
+    # the library renames its default export: p-locate is re-linked, without re-indexing
+    root, _ = repos[limit]
+    index = root / "index.js"
+    index.write_text(index.read_text().replace("function pLimit(", "function makeLimit("))
+    git(root, "commit", "-qam", "rename the default export")
+    sha[limit] = git(root, "rev-parse", "HEAD")
+    publish_tree(graph, settings, tmp_path / "work", root, limit, sha[limit])
+    stats = relink_dependents(graph, limit)
+    assert list(stats) == ["p-locate"] and stats["p-locate"].sites == 2
+    assert xcalls(graph, "p-locate") == {
+        edge("index.pLocate", 31, limit, "index.makeLimit", "definition"),
+        edge("index.pLocate", 37, limit, "index.makeLimit", "definition"),
+    }
+    assert {e[5] for e in xcalls(graph, limit)} == {sha[queue]}  # its own links stand
+
+    # a token that sees the library only: p-limit's callers are hidden, as a count
+    reader = GraphReader(graph)
+    both = reader.callers("index.Queue", queue, across_repos=True)
+    assert {e["repo"] for e in both.edges} == {limit}
+    mine = reader.callers("index.Queue", queue, across_repos=True, visible=lambda r: r == queue)
+    assert mine.edges == [] and mine.hidden_repositories == 1
+
+    # removing the library removes the links into it
+    removal.Removal(
+        settings, graph, es, queue, job_id="jq", requested_at=time.time(), faults=Faults()
+    ).run()
+    assert xcalls(graph, limit) == set()
+    assert counts(graph, limit)["unprovided"] >= 5

@@ -1,7 +1,8 @@
 """Public packages that depend on one another (issue 30), fetched from the registries by
 ``ops/xrepo-corpus.sh`` (idempotent; ``ops/install.sh`` runs it too) and turned into git
-repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists), and
-go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy)."""
+repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
+go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
+7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ PYPI = {"flask": "flask-3.0.3", "click": "click-8.1.7", "itsdangerous": "itsdang
 GOMOD = {
     "errwrap": "github.com/hashicorp/errwrap@v1.0.0",
     "go-multierror": "github.com/hashicorp/go-multierror@v1.1.1",
+}
+
+NPM = {
+    "find-up": "find-up-6.3.0",
+    "locate-path": "locate-path-7.2.0",
+    "p-locate": "p-locate-6.0.0",
+    "p-limit": "p-limit-4.0.0",
+    "yocto-queue": "yocto-queue-1.0.0",
 }
 
 
@@ -40,10 +49,14 @@ def _git_init(root: Path) -> str:
 
 
 def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
-    """``name`` (a key of :data:`PYPI` or :data:`GOMOD`) as a fresh git repository under
-    ``dest``; returns (work tree, commit)."""
+    """``name`` (a key of :data:`PYPI`, :data:`GOMOD` or :data:`NPM`) as a fresh git
+    repository under ``dest``; returns (work tree, commit)."""
     root = dest / name
-    if name in PYPI:
+    if name in NPM:
+        with tarfile.open(cache / "npm" / f"{NPM[name]}.tgz") as tar:
+            tar.extractall(dest / "unpack" / name, filter="data")
+        shutil.move(str(dest / "unpack" / name / "package"), root)
+    elif name in PYPI:
         with tarfile.open(cache / "pypi" / f"{PYPI[name]}.tar.gz") as tar:
             tar.extractall(dest / "unpack", filter="data")
         shutil.move(str(dest / "unpack" / PYPI[name]), root)

@@ -491,3 +491,36 @@ def test_failed_file_is_plain_text_chunks() -> None:
     assert facts.parse_error == "child crashed (SIGSEGV)"
     assert facts.symbols == []
     assert [c.text for c in facts.chunks] == ["def f():\n    pass"]
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_js_exports_a_name_lookup_does_not_find(language: str) -> None:
+    src = (
+        "export default async function pLocate(a) {}\n"
+        "export {a as b, c};\n"
+        "export {x as y, default as z} from './z.js';\n"
+        "export * from './w.js';\n"
+        "export * as ns from './n.js';\n"
+        "export const k = 1;\n"  # found by its name: no row
+        "module.exports = parse;\n"
+        "export default function () {}\n"  # anonymous: nothing to name
+        "export {q} from '';\n"  # hostile: an empty source
+    )
+    ext = {"javascript": "js", "typescript": "ts", "tsx": "tsx"}[language]
+    facts = extract_file(f"m.{ext}", src.encode(), ExtractOptions())
+    assert [(e.module, e.names, e.alias, e.start_line) for e in facts.exports] == [
+        ("", ["pLocate"], "default", 1),
+        ("", ["a"], "b", 2),
+        ("", ["c"], "c", 2),
+        ("./z.js", ["x"], "y", 3),
+        ("./z.js", ["default"], "z", 3),
+        ("./w.js", ["*"], "*", 4),
+        ("./n.js", ["*"], "ns", 5),
+        ("", ["parse"], "default", 7),
+    ]
+    # ``export ... from`` is also the file's dependency on that module (it binds no name)
+    assert [(i.module, i.names) for i in facts.imports] == [
+        ("./z.js", ["*"]),
+        ("./w.js", ["*"]),
+        ("./n.js", ["*"]),
+    ]

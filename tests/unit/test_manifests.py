@@ -107,9 +107,52 @@ def test_package_json_with_exports() -> None:
     }
     ident = identity({"package.json": json.dumps(doc).encode()})
     assert ident.provides == [
-        Provided("npm", "@acme/ui", "package.json", ("@acme/ui",), (".", "./button"))
+        Provided(
+            "npm",
+            "@acme/ui",
+            "package.json",
+            ("@acme/ui",),
+            (".\t./index.js", "./button\t./button.js"),
+        )
     ]
     assert [d.name for d in ident.depends] == ["react", "typescript"]
+
+
+@pytest.mark.parametrize(
+    ("doc", "entries"),
+    [
+        ({}, (".\t./index.js",)),  # Node's default
+        ({"main": "lib/main.js"}, (".\t./lib/main.js",)),
+        ({"main": "./lib", "module": "./esm/index.mjs"}, (".\t./esm/index.mjs",)),
+        ({"exports": "./index.js"}, (".\t./index.js",)),
+        ({"exports": {"types": "./d.d.ts", "default": "./index.js"}}, (".\t./index.js",)),
+        (  # conditions nested, the source-nearest first; a subpath with no file
+            {
+                "exports": {
+                    ".": {
+                        "require": "./c.cjs",
+                        "import": {"types": "./t.d.ts", "default": "./m.mjs"},
+                    },
+                    "./pkg": None,
+                    "./x": ["./x.js", "./y.js"],
+                }
+            },
+            (".\t./m.mjs", "./pkg\t", "./x\t./x.js"),
+        ),
+        ({"exports": {".": "../../etc/passwd"}, "main": 7}, (".\t",)),  # hostile: not ./
+        (
+            {
+                "exports": {
+                    ".": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": "./z"}}}}}}}}}
+                }
+            },
+            (".\t",),
+        ),  # too deep
+    ],
+)
+def test_package_json_entry_points(doc: dict[str, object], entries: tuple[str, ...]) -> None:
+    ident = identity({"package.json": json.dumps({"name": "p", **doc}).encode()})
+    assert ident.provides[0].exports == entries
 
 
 def test_cargo_composer() -> None:

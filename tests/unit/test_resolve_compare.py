@@ -68,7 +68,15 @@ def test_every_result_table_is_compared(tmp_path: Path) -> None:
             name
             for (name,) in a.table.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }
-    inputs = {"skipped", "bases", "modsuffix", "dirsuffix", "imports_raw", "calls_raw"}
+    inputs = {
+        "skipped",
+        "bases",
+        "modsuffix",
+        "dirsuffix",
+        "imports_raw",
+        "calls_raw",
+        "exports_raw",
+    }
     inputs |= {"go_modules", "packaging", "typed_raw", "file_parts"}  # parts: in the bundles
     # the incremental resolver's bookkeeping (its cache's ledger, per-file counts summed into
     # the counts compared): read by the next incremental resolution, not the graph's result

@@ -53,6 +53,20 @@ GO_MAIN = (
     "gopkg.Serve(gopkg.NewT())", "gopkg.Serve(&gopkg.U{})", 'http.Handle("/", &gopkg.U{})',
     "var h http.Handler = &gopkg.T{}\n\th.ServeHTTP(nil, nil)",
 )  # fmt: skip
+# JS/TS: the entry's export lines (File.reexports follow the files they name) and the files
+JS_EXPORTS = (
+    "export {f} from './a';",
+    "export * from './b';",
+    "export default g;",
+    "import {h} from './a';\nexport {h as k};",
+    "export * as ns from './b';",
+)
+JS_FILES = {"web/a.ts": "export function f() {}\nexport function h() {}\n",
+            "web/b.ts": "export class B {\n  run() {}\n}\n"}  # fmt: skip
+JS_USE = (
+    "import d, {x} from 'ext';\nimport * as n from 'ext';\nimport Q from 'ext/sub';\n"
+    "export function u() {\n  d();\n  x.y();\n  n.z();\n  new Q().run();\n}\n"
+)
 SERVE_PARAMS = ("http.Handler", "*T")  # gopkg.Serve's parameter: the interface, or not
 
 
@@ -140,6 +154,8 @@ class IncrementalMachine(RuleBasedStateMachine):
         }
         self.init = PyModule(imports=["from .m0 import A"])
         self.go = GoModel()
+        self.js_exports = [JS_EXPORTS[0]]
+        self.js_files = set(JS_FILES)
         self.step = 0
         self.cache: Path | None = None
 
@@ -151,6 +167,8 @@ class IncrementalMachine(RuleBasedStateMachine):
         texts["pkg/__init__.py"] = self.init.render()
         texts["main.py"] = "import pkg\nfrom pkg.m1 import make\n\nmake().go()\npkg.A().run()\n"
         texts |= self.go.render()
+        texts["web/index.ts"] = "function g() {}\n" + "\n".join(self.js_exports) + "\n"
+        texts |= {path: JS_FILES[path] for path in self.js_files} | {"web/use.ts": JS_USE}
         opts = ExtractOptions()
         return [extract_file(p, t.encode(), opts) for p, t in sorted(texts.items())]
 
@@ -243,6 +261,19 @@ class IncrementalMachine(RuleBasedStateMachine):
     @rule(body=st.lists(names(GO_MAIN), min_size=1, max_size=3))
     def go_main(self, body: list[str]) -> None:
         self.go.main = body
+
+    # -- JS/TS ----------------------------------------------------------------------------
+
+    @rule(line=names(JS_EXPORTS), drop=st.booleans())
+    def js_export(self, line: str, drop: bool) -> None:
+        if drop and line in self.js_exports:
+            self.js_exports.remove(line)
+        elif not drop and line not in self.js_exports:
+            self.js_exports.append(line)
+
+    @rule(path=names(sorted(JS_FILES)), present=st.booleans())
+    def js_file(self, path: str, present: bool) -> None:
+        self.js_files = self.js_files | {path} if present else self.js_files - {path}
 
     # -- the check ------------------------------------------------------------------------
 

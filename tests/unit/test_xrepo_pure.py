@@ -7,14 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from semgraph.graph.xrepo import (
-    Provider,
-    _is_ambiguous,
-    _python_name,
-    _reexport,
-    _Site,
-    provider_of,
-)
+from semgraph.graph.xrepo import Provider, _is_ambiguous, _python_name, _Site, provider_of
+from semgraph.graph.xrepo_js import candidates, entry_target, package_of, site_name
+from semgraph.graph.xrepo_lookup import reexport as _reexport
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.manifests.base import MAX_MANIFEST_BYTES
 
@@ -69,3 +64,40 @@ def test_read_identity_never_follows_a_link_and_refuses_oversized(tmp_path: Path
 def test_read_identity_of_a_missing_tree(tmp_path: Path) -> None:
     ident = read_identity(tmp_path / "nope")
     assert ident.provides == [] and ident.depends == [] and ident.errors == []
+
+
+def test_npm_package_and_subpath() -> None:
+    assert package_of("p-limit") == ("p-limit", ".")
+    assert package_of("lodash/fp/get") == ("lodash", "./fp/get")
+    assert package_of("@scope/ui/button") == ("@scope/ui", "./button")
+    assert package_of("@scope/ui") == ("@scope/ui", ".")
+
+
+def test_npm_entry_target() -> None:
+    entries = (".\t./dist/index.js", "./utils\t./dist/utils.js", "./none\t")
+    assert entry_target(entries, ".") == "./dist/index.js"
+    assert entry_target(entries, "./utils") == "./dist/utils.js"
+    assert entry_target(entries, "./none") == ""
+    assert entry_target(entries, "./private") is None  # not exported
+    assert entry_target((".\t./index.js",), "./lib/x") == "./lib/x"  # no exports map
+    assert entry_target((), ".") == ""
+
+
+def test_npm_entry_candidates() -> None:
+    found = candidates("./dist/esm/index.js")
+    assert found[0] == "dist/esm/index.js"
+    assert found.index("src/esm/index.ts") < found.index("src/index.ts")
+    assert "esm/index.ts" in found and "index.ts" in found
+    assert candidates("./index.d.ts")[:3] == ["index.d.ts", "index.ts", "index.tsx"]
+    assert candidates("./lib")[:2] == ["lib", "lib.ts"] and "lib/index.js" in candidates("./lib")
+    assert candidates("")[:2] == ["src/index", "src/index.ts"]
+    assert candidates("../../etc/passwd") == [] and candidates("/etc/passwd") == []
+    assert len(candidates("./" + "dist/" * 50 + "x.js")) < 2000  # bounded by the path
+
+
+def test_npm_site_names() -> None:
+    assert site_name("default", "") == ("default", [])
+    assert site_name("default", "Queue.enqueue") == ("default", ["Queue", "enqueue"])
+    assert site_name("locatePath", "") == ("locatePath", [])
+    assert site_name("*", "") == ("default", [])  # require("p")() / a namespace called
+    assert site_name("*", "valid.x") == ("valid", ["x"])

@@ -28,7 +28,7 @@ from typing import Any
 
 from semgraph.graph import publish_queries as q
 from semgraph.resolve.resolution import Resolution
-from semgraph.resolve.symtab import CLASS_KINDS, external_key, file_key
+from semgraph.resolve.symtab import CLASS_KINDS, external_key, family, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
@@ -99,7 +99,8 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
     unresolved = res.unresolved_imports(path)
     if unresolved:
         props["imports_unresolved"] = unresolved
-    reexports = res.reexports_of(path) if language == "python" else []
+    fam = family(language)
+    reexports = res.reexports_of(path, fam) if fam in ("python", "js") else []
     if reexports:  # what the cross-repository link follows (semgraph.graph.xrepo)
         props["reexports"] = reexports
     nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved, reexports))]

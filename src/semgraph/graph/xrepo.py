@@ -14,15 +14,16 @@ Which definition, in the chosen provider:
 
 * Python: the dotted name the site calls (``click.echo``; ``from click import echo`` ->
   ``click.echo``) by qualified name; else a re-export: a module (``pkg/__init__``) whose
-  ``from .models import Thing`` binds the name (``File.reexports``), followed through up to
-  :data:`REEXPORT_HOPS` files to the definition (``pkg.Thing`` defined in
+  ``from .models import Thing`` binds the name (``File.reexports``), followed through a few
+  files (:mod:`semgraph.graph.xrepo_lookup`) to the definition (``pkg.Thing`` defined in
   ``pkg/models.py``), ``via: 're-export'``; an attribute after it (``pkg.Thing.method``) by
   qualified name again; a member the class only inherits (``click.Group.make_context``,
   defined on ``BaseCommand``) on its bases in the provider's graph, the nearest level first,
   up to :data:`INHERIT_HOPS` levels, ``via: 'inherited'``. An alias (``from click import
   echo as say``) is not followed;
 * Go: the top-level definition of that name in the package's directory (the import path
-  less the provider's module path).
+  less the provider's module path);
+* npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`).
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
@@ -44,10 +45,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from semgraph.graph import xrepo_queries as q
-from semgraph.resolve.symtab import external_key, file_key
+from semgraph.graph.xrepo_js import link_js
+from semgraph.graph.xrepo_lookup import by_qn, follow, reexport
+from semgraph.resolve.symtab import external_key
 
 UNLINK_SLICE = 10_000
-REEXPORT_HOPS = 3
 INHERIT_HOPS = 4  # base levels walked for a member a library class inherits
 TIER = "cross_repo"
 
@@ -80,6 +82,7 @@ class Provider:
     commit: str
     ecosystem: str
     modules: tuple[str, ...]
+    exports: tuple[str, ...] = ()  # npm: ``subpath<TAB>file`` entries
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,9 @@ def _choose(tx: Any, repo: str) -> tuple[list[Provider], set[str], dict[str, Any
         found = [p for p in r["providers"] if p[0] is not None]
         cands = sorted({p[0] for p in found})
         if len(cands) == 1:
-            key, commit, modules = found[0]
-            chosen.append(Provider(key, commit or "", r["ecosystem"], tuple(modules or ())))
+            key, commit, modules, exports = found[0]
+            chosen.append(Provider(key, commit or "", r["ecosystem"], tuple(modules or ()),
+                                   tuple(exports or ())))  # fmt: skip
             row = {
                 "package": r["package"],
                 "chosen": key,
@@ -144,49 +148,9 @@ def _python_name(site: _Site) -> str:
     return f"{head}.{site.rest}" if site.rest else head
 
 
-def _by_qn(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
-    rows = [{"i": i, "repo": repo, "qn": qn} for i, (repo, qn) in wanted.items()]
-    if not rows:
-        return {}
-    return {r["i"]: sorted(r["keys"]) for r in tx.run(q.LINK_BY_QN, rows=rows) if r["keys"]}
-
-
-def _reexport(entries: list[str] | None, name: str) -> tuple[str, str] | None:
-    """(path, member) a module re-exports as ``name``, from its ``File.reexports``."""
-    for entry in entries or ():
-        local, path, member = entry.split("\t", 2)
-        if local == name:
-            return path, member
-    return None
-
-
-def _follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, str]:
-    """site -> the qualified name of the top-level definition each (repo, path, member)
-    names, following re-exports up to :data:`REEXPORT_HOPS` files."""
-    out: dict[int, str] = {}
-    todo = dict(start)
-    for _ in range(REEXPORT_HOPS):
-        if not todo:
-            break
-        rows = [{"i": i, "file": file_key(repo, path), "name": member}
-                for i, (repo, path, member) in todo.items()]  # fmt: skip
-        nxt: dict[int, tuple[str, str, str]] = {}
-        for r in tx.run(q.LINK_MEMBER, rows=rows):
-            i = r["i"]
-            found = [qn for key, qn in r["found"] if key is not None]
-            if found:
-                out[i] = min(found, key=lambda qn: (qn.count("."), qn))  # the top-level one
-                continue
-            hop = _reexport(r["reexports"], todo[i][2])
-            if hop is not None:
-                nxt[i] = (todo[i][0], *hop)
-        todo = nxt
-    return out
-
-
 def _python(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
     names = {i: _python_name(s) for i, (s, _) in sites.items()}
-    exact = _by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
+    exact = by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
     out = {i: (keys, "definition") for i, keys in exact.items()}
     rows: list[dict[str, Any]] = []
     splits: dict[int, tuple[int, str, list[str]]] = {}  # row -> (site, name, tail)
@@ -201,15 +165,15 @@ def _python(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tupl
     tails: dict[int, list[str]] = {}
     for r in tx.run(q.LINK_MODULE_FILE, rows=rows) if rows else []:
         i, name, _ = splits[r["i"]]
-        hop = _reexport(r["reexports"], name)
+        hop = reexport(r["reexports"], name)
         if hop is not None and (i not in start or len(splits[r["i"]][2]) < best_tail[i]):
             start[i] = (sites[i][1].repo, *hop)
             best_tail[i] = len(splits[r["i"]][2])
             tails[i] = splits[r["i"]][2]
     deeper = {
-        i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, qn in _follow(tx, start).items()
+        i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, (qn, _) in follow(tx, start).items()
     }
-    for i, keys in _by_qn(tx, deeper).items():
+    for i, keys in by_qn(tx, deeper).items():
         out[i] = (keys, "re-export")
     # ``Group.make_context`` that click defines on a base of Group (``BaseCommand``)
     wanted = {i: deeper.get(i) or (sites[i][1].repo, names[i]) for i in sites if i not in out}
@@ -246,7 +210,7 @@ def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[st
                 asked[len(site_of) - 1] = (repo, f"{cls}.{member}")
             if found:
                 nxt[i] = (repo, found, member)
-        for k, keys in sorted(_by_qn(tx, asked).items()):
+        for k, keys in sorted(by_qn(tx, asked).items()):
             out[site_of[k]] = sorted({*out.get(site_of[k], []), *keys})
         todo = {i: v for i, v in nxt.items() if i not in out}
     return out
@@ -278,8 +242,11 @@ def _go(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[li
         elif hits:
             found[r["i"]] = sorted(k for k, _ in hits)
     out = {i: (keys, "definition") for i, keys in found.items()}
-    out.update({i: (keys, "definition") for i, keys in _by_qn(tx, tails).items()})
+    out.update({i: (keys, "definition") for i, keys in by_qn(tx, tails).items()})
     return out
+
+
+_LOOKUPS: dict[str, Any] = {"pypi": _python, "go": _go, "npm": link_js}
 
 
 def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
@@ -327,15 +294,15 @@ def link(
     if lines is not None:
         sites = [s for s in sites if (s.src, s.line) in lines]
     stats.sites = len(sites)
-    by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {"go": {}, "py": {}}
+    by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {e: {} for e in _LOOKUPS}
     for i, s in enumerate(sites):
         p = provider_of(s.module, providers)
         if p is not None and not _is_ambiguous(s.module, ambiguous):
-            by_eco["go" if p.ecosystem == "go" else "py"][i] = (s, p)
-    found = {**_python(tx, by_eco["py"]), **_go(tx, by_eco["go"])}
+            by_eco[p.ecosystem if p.ecosystem in _LOOKUPS else "pypi"][i] = (s, p)
+    found = {i: v for eco, lookup in _LOOKUPS.items() for i, v in lookup(tx, by_eco[eco]).items()}
     rows = []
     for i, (keys, via) in sorted(found.items()):
-        s, p = by_eco["go"].get(i) or by_eco["py"][i]
+        s, p = next(by_eco[e][i] for e in by_eco if i in by_eco[e])
         rows += [{"src": s.src, "dst": k, "line": s.line, "repo": p.repo, "commit": p.commit,
                   "via": via, "candidates": len(keys)} for k in keys]  # fmt: skip
     if rows:

@@ -68,7 +68,7 @@ MATCH (d:Repository {key: $repo})-[e:DEPENDS_ON]->(p:Package)
 OPTIONAL MATCH (p)<-[v:PROVIDES]-(r:Repository)
 WHERE r.key <> $repo AND r.state IS NULL
 RETURN p.key AS package, p.ecosystem AS ecosystem,
-       collect([r.key, r.commit, v.modules]) AS providers
+       collect([r.key, r.commit, v.modules, v.exports]) AS providers
 """
 LINK_CHOICE = """
 UNWIND $rows AS row
@@ -98,7 +98,7 @@ RETURN collect(m.name) AS names
 # what a library provides: the module roots its dependents' sites are matched against
 LINK_PROVIDED = """
 MATCH (:Repository {key: $repo})-[v:PROVIDES]->(p:Package)
-RETURN p.ecosystem AS ecosystem, v.modules AS modules
+RETURN p.ecosystem AS ecosystem, v.modules AS modules, v.exports AS exports
 """
 LINK_UNLINK_ALL = """
 MATCH (:Symbol {repo: $repo})-[e:XCALLS]->()
@@ -142,6 +142,12 @@ MATCH (f:File)-[:DEFINES]->(m)
 RETURN row.i AS i, f.reexports AS reexports
 """
 # the definitions named ``name`` in one file, and what that file re-exports
+# npm: which of the candidate entry files (File keys) a provider has
+LINK_FILES = """
+UNWIND $rows AS row
+MATCH (f:File {key: row.key})
+RETURN row.i AS i
+"""
 LINK_MEMBER = """
 UNWIND $rows AS row
 MATCH (f:File {key: row.file})

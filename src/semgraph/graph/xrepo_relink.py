@@ -10,7 +10,8 @@ gained or lost; a symbol whose row changed otherwise (lines, counts) is linked t
 
 :func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
 dependent's sites into the library's modules whose identifiers (``local``, ``rest``) meet a
-changed name, or linked now to a definition of such a name (a site is its symbol and line);
+changed name, or linked now to a definition of such a name (a site is its symbol and line;
+every site into the library when a module it re-exports whole, ``export *``, came or went);
 the links left in place take the library's new commit (a property). Once every dependent is
 done, the names it read are cleared (the node goes when empty); a crash before that leaves
 them, and the job's retry re-links again (a re-link is idempotent). A removal re-links
@@ -104,9 +105,14 @@ def relink_lines(tx: Any, dependent: str, library: str, names: set[str]) -> set[
     ``names`` can change: into a module it provides, with an identifier (``local``,
     ``rest``) among them, or linked now to a definition of such a name."""
     sites, linked = _into(tx, dependent, library)
+    if "*" in names:  # a module re-exported whole came or went (JS): any name may have
+        return {(r["src"], r["line"]) for r in [*sites, *linked]}
     out = {(r["src"], r["line"]) for r in linked if r["name"] in names}
     for r in sites:
-        if not names.isdisjoint(_IDENT.findall(f"{r['local']}.{r['rest']}")):
+        found = _IDENT.findall(f"{r['local']}.{r['rest']}")
+        if r["local"] == "*" and not r["rest"]:  # a JS namespace called: the default export
+            found.append("default")
+        if not names.isdisjoint(found):
             out.add((r["src"], r["line"]))
     return out
 

@@ -42,7 +42,7 @@ from semgraph.indexer.describe import (
     python_docstring,
     signature,
 )
-from semgraph.indexer.imports import IMPORTERS, text
+from semgraph.indexer.imports import IMPORTERS, js_exports, text
 from semgraph.indexer.more_imports import MORE_IMPORTERS
 from semgraph.indexer.treeparse import PARSE_BUDGET_S, first_error_line, longest_line, parse_within
 from semgraph.model import Binding, CallSite, FileFacts, Import, ParseStatus, Symbol, SymbolKind
@@ -84,12 +84,15 @@ def line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-_Collected = tuple[list[_Def], list[Node], list[tuple[Node, ...]], dict[int, typed.RawBinding]]
+_Collected = tuple[
+    list[_Def], list[Node], list[tuple[Node, ...]], dict[int, typed.RawBinding], list[Node]
+]
 
 
 def _collect(language: str, root: Node) -> _Collected:
     defs: dict[int, _Def] = {}
     import_nodes: dict[int, Node] = {}
+    export_nodes: dict[int, Node] = {}
     calls: dict[int, tuple[Node, ...]] = {}
     binds: dict[int, typed.RawBinding] = {}
     for _, caps in QueryCursor(languages.query(language)).matches(root):
@@ -104,6 +107,9 @@ def _collect(language: str, root: Node) -> _Collected:
         elif "import" in caps:
             node = caps["import"][0]
             import_nodes.setdefault(node.id, node)
+        elif "export" in caps:
+            node = caps["export"][0]
+            export_nodes.setdefault(node.id, node)
         elif "call" in caps:
             call = caps["call"][0]
             receiver = caps.get("receiver")
@@ -134,7 +140,8 @@ def _collect(language: str, root: Node) -> _Collected:
     ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
     imports = sorted(import_nodes.values(), key=lambda n: n.start_byte)
     call_list = sorted(calls.values(), key=lambda c: c[0].start_byte)
-    return ordered, imports, call_list, binds
+    exports = sorted(export_nodes.values(), key=lambda n: n.start_byte)
+    return ordered, imports, call_list, binds, exports
 
 
 class _Open:
@@ -296,10 +303,18 @@ def extract_all(
     path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
 ) -> tuple[list[Symbol], list[Import], list[CallSite], list[Binding], str | None]:
     """:func:`extract_code` and the file's typed names."""
+    symbols, imports, calls, bindings, error, _ = extract_facts(path, language, data, budget_s)
+    return symbols, imports, calls, bindings, error
+
+
+def extract_facts(
+    path: str, language: str, data: bytes, budget_s: float = PARSE_BUDGET_S
+) -> tuple[list[Symbol], list[Import], list[CallSite], list[Binding], str | None, list[Import]]:
+    """:func:`extract_all` and the file's exports (JS/TS, :func:`js_exports`)."""
     module = model.module_name(path, language)
     tree, stopped = parse_within(language, data, budget_s)
     root = tree.root_node
-    defs, import_nodes, call_nodes, binds = _collect(language, root)
+    defs, import_nodes, call_nodes, binds, export_nodes = _collect(language, root)
     _qualify(defs, module, language)
     if language == "python":
         defs, binds = _collapse_overloads(defs, binds)
@@ -311,7 +326,8 @@ def extract_all(
     error = f"syntax error near line {first_error_line(root)}" if root.has_error else None
     if stopped is not None:
         error = f"parse stopped after {budget_s:g} s at byte {stopped} of {len(data)}"
-    return symbols, imports, calls, bindings, error
+    exports = [e for node in export_nodes for e in js_exports(node)]
+    return symbols, imports, calls, bindings, error, exports
 
 
 def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
@@ -333,10 +349,11 @@ def extract_file(path: str, data: bytes, options: ExtractOptions) -> FileFacts:
             f"a line of {longest} bytes (over {options.max_code_line_bytes}): indexed as text"
         )
     elif languages.is_code(language):
-        symbols, imports, calls, binds, error = extract_all(
+        symbols, imports, calls, binds, error, exports = extract_facts(
             path, language, data, options.parse_budget_s
         )
         facts.symbols, facts.imports, facts.calls, facts.bindings = symbols, imports, calls, binds
+        facts.exports = exports
         facts.parse_status = ParseStatus.PARTIAL if error else ParseStatus.OK
         facts.parse_error = error
     facts.chunks = chunking.chunk_lines(

@@ -7,7 +7,8 @@ What :class:`Import` holds, per language:
 * javascript / typescript: the module specifier string; ``import d from "m"`` ->
   ("m", ["default"], "d"); ``import * as ns from "m"`` -> ("m", [], "ns");
   ``import {a, b as c} from "m"`` -> ("m", ["a"]) and ("m", ["b"], "c");
-  ``require("m")`` -> ("m", [], <the variable it is assigned to, if any>).
+  ``require("m")`` -> ("m", [], <the variable it is assigned to, if any>); ``export ... from
+  "m"`` -> ("m", ["*"]) (the dependency; it binds no name).
 * go: ("fmt", [], alias) with alias ``.``/``_``/a name when given.
 * java: ``import a.b.C;`` -> ("a.b", ["C"]); ``import a.b.*;`` -> ("a.b", ["*"]);
   ``import static a.b.C.m;`` -> ("a.b.C", ["m"]).
@@ -110,6 +111,9 @@ def _js_require(node: Node) -> list[Import]:
 def js_imports(node: Node) -> list[Import]:
     if node.type == "call_expression":
         return _js_require(node)
+    if node.type == "export_statement":  # export ... from "m": the file depends on m
+        module = _strip_quotes(text(node.child_by_field_name("source")))
+        return [_imp(node, module, ["*"])] if module else []
     source = node.child_by_field_name("source")
     clause = next((c for c in node.named_children if c.type == "import_clause"), None)
     require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
@@ -135,6 +139,52 @@ def js_imports(node: Node) -> list[Import]:
                 alias_node = spec.child_by_field_name("alias")
                 items.append((text(spec.child_by_field_name("name")), text(alias_node) or None))
     return out + _named(node, module, items)
+
+
+def js_exports(node: Node) -> list[Import]:
+    """What a JS/TS module exports that a bare name lookup does not find, as
+    ``Import(module, [member], exported)``: the module is the ``from`` source ("" for the file
+    itself), ``member`` the name there (``*``: all of it). ``export default function f`` /
+    ``export default f`` / ``module.exports = f`` -> ("", ["f"], "default"); ``export {a as
+    b}`` -> ("", ["a"], "b"); ``export {x as y} from "./z"`` -> ("./z", ["x"], "y"); ``export
+    * from "./w"`` -> ("./w", ["*"], "*"); ``export * as ns from "./n"`` -> ("./n", ["*"],
+    "ns"). ``export function f`` is found by its name and needs no row."""
+    if node.type == "assignment_expression":  # module.exports = f
+        right = node.child_by_field_name("right")
+        name = _declared(right) if right is not None else ""
+        return [_imp(node, "", [name], "default")] if name else []
+    source = node.child_by_field_name("source")
+    module = _strip_quotes(text(source)) if source is not None else ""
+    if source is not None and not module:
+        return []
+    if any(c.type == "default" for c in node.children):
+        value = node.child_by_field_name("declaration") or node.child_by_field_name("value")
+        name = _declared(value) if value is not None else ""
+        return [_imp(node, "", [name], "default")] if name else []
+    out: list[Import] = []
+    for child in node.named_children:
+        if child.type == "namespace_export":
+            ident = next((c for c in child.named_children if c.type != "string"), None)
+            out.append(_imp(node, module, ["*"], text(ident) or None))
+        elif child.type == "export_clause":
+            for spec in child.named_children:
+                if spec.type != "export_specifier":
+                    continue
+                name = text(spec.child_by_field_name("name")) or "default"
+                alias = text(spec.child_by_field_name("alias")) or name
+                out.append(_imp(node, module, [name], alias))
+    if source is not None and not any(c.type in ("export_clause", "namespace_export")
+                                      for c in node.named_children):  # fmt: skip
+        out.append(_imp(node, module, ["*"], "*"))
+    return out
+
+
+def _declared(node: Node) -> str:
+    """The name a default export refers to: an identifier, or a named declaration."""
+    if node.type in ("identifier", "type_identifier"):
+        return text(node)
+    name = node.child_by_field_name("name")
+    return text(name) if name is not None and name.type in ("identifier", "type_identifier") else ""
 
 
 def go_imports(node: Node) -> list[Import]:

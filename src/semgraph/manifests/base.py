@@ -23,7 +23,7 @@ class Provided:
     name: str
     manifest: str  # the file it was read from
     modules: tuple[str, ...] = ()
-    exports: tuple[str, ...] = ()  # npm ``exports`` subpaths
+    exports: tuple[str, ...] = ()  # npm: ``subpath<TAB>file`` of each entry point
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from semgraph.manifests.base import (
     COMPOSER,
     GO,
     MAX_ENTRIES,
+    MAX_NAME_CHARS,
     NPM,
     Dependency,
     Identity,
@@ -74,14 +75,43 @@ def go_mod(path: str, text: str, found: tuple[str, ...]) -> Identity:
     return out
 
 
-def _exports(value: object) -> tuple[str, ...]:
-    """The subpaths of npm ``exports`` (``"."``, ``"./utils"``); a bare string is ``"."``."""
+#: the conditions of a conditional export, the one nearest the source first
+_CONDITIONS = ("source", "import", "module", "default", "require", "node", "types")
+
+
+def _target(value: object, depth: int = 0) -> str:
+    """The file a conditional ``exports`` value names (``{"import": {"default": "./x.js"}}``
+    -> ``./x.js``); "" when none."""
     if isinstance(value, str):
-        return (".",)
-    if isinstance(value, dict):
-        keys = [k for k in value if isinstance(k, str) and k.startswith(".")]
-        return tuple(sorted(k[:300] for k in keys))[:MAX_ENTRIES] or (".",)
-    return ()
+        return value[:MAX_NAME_CHARS] if value.startswith("./") else ""
+    if isinstance(value, list) and value and depth < 8:
+        return _target(value[0], depth + 1)
+    if isinstance(value, dict) and depth < 8:
+        for key in (*_CONDITIONS, *value):
+            if key in value and not str(key).startswith("."):
+                found = _target(value[key], depth + 1)
+                if found:
+                    return found
+    return ""
+
+
+def _exports(doc: dict[str, Any]) -> tuple[str, ...]:
+    """``subpath<TAB>file`` of each npm ``exports`` entry (``.<TAB>./index.js``,
+    ``./utils<TAB>./dist/utils.js``); the file is "" when no condition names one. With no
+    ``exports``: the ``main`` (or ``module``) file, else Node's default ``index.js``."""
+    value = doc.get("exports")
+    if isinstance(value, dict) and any(isinstance(k, str) and k.startswith(".") for k in value):
+        rows = [f"{k[:MAX_NAME_CHARS]}\t{_target(v)}" for k, v in value.items()
+                if isinstance(k, str) and k.startswith(".")]  # fmt: skip
+        return tuple(sorted(rows))[:MAX_ENTRIES]
+    if value is not None:  # a string, a list, or conditions of "." alone
+        return (f".\t{_target(value)}",)
+    for key in ("module", "main"):
+        main = doc.get(key)
+        if isinstance(main, str) and main.strip():
+            main = main.strip()[:MAX_NAME_CHARS]
+            return (f".\t{main if main.startswith('./') else './' + main}",)
+    return (".\t./index.js",)
 
 
 def _deps(table: object, eco: str, path: str, norm: Any = None) -> list[Dependency]:
@@ -101,7 +131,7 @@ def package_json(path: str, text: str, found: tuple[str, ...]) -> Identity:
     out = Identity()
     name = clean_name(doc.get("name"))
     if name is not None:
-        out.provides.append(Provided(NPM, name, path, (name,), _exports(doc.get("exports"))))
+        out.provides.append(Provided(NPM, name, path, (name,), _exports(doc)))
     for table in ("dependencies", "peerDependencies", "devDependencies"):
         out.depends += _deps(doc.get(table), NPM, path)
     return out

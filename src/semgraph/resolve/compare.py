@@ -32,6 +32,7 @@ TABLES: dict[str, str] = {
     "go_reach": "iface, dir, type",
     "external_sites": "path, src_key, line, module, local, rest",
     "site_tokens": "path, token",
+    "file_exports": "path, entry",
 }
 COUNTS = (
     "repo_key",

@@ -9,12 +9,15 @@ path, "()")`` for an instance of it (``click.Group()``, a value annotated ``clic
 Calling is followed only where the call makes an instance of a class by Python's naming
 habit (``CliRunner()``, not ``get_current_context()``), and never twice: a function's
 result is not read from its name. Anything else is the bare :data:`EXTERNAL`, as before.
+JS/TS (``import Queue from "yocto-queue"``, ``new Queue()``): the module and the export the
+import reaches, ``("yocto-queue", "default", "()")``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from semgraph.resolve.import_types import MEMBER_SEP
 from semgraph.resolve.scope import FileScope, Sym
 
 Value = tuple[str, tuple[str, ...]]  # as resolve/typed.py (which imports this module)
@@ -29,7 +32,14 @@ def imported(scope: FileScope, name: str, src: Sym | None) -> Value:
     bound = scope.binding(name, src)
     if bound is None or bound[0] != "external" or not bound[1]:
         return EXTERNAL
-    return ("external", (bound[1], name))
+    module, sep, exported = bound[1].partition(MEMBER_SEP)
+    if not sep:
+        return ("external", (bound[1], name))
+    # JS/TS: the export it reaches; a default export is followed as a class only when the
+    # file names it like one (``import Queue from``), as :func:`call` reads names
+    if exported == "default" and not name[:1].isupper():
+        return EXTERNAL
+    return ("external", (module, exported))
 
 
 def member(value: Value, name: str) -> Value:
@@ -43,7 +53,8 @@ def member(value: Value, name: str) -> Value:
 def call(value: Value) -> Value:
     """``value()`` of an external value: an instance of a class named in CapWords."""
     payload = value[1]
-    if len(payload) != 2 or not payload[1].rpartition(".")[2][:1].isupper():
+    last = payload[1].rpartition(".")[2] if len(payload) == 2 else ""
+    if not last[:1].isupper() and last != "default":
         return EXTERNAL
     return ("external", (*payload, INSTANCE))
 

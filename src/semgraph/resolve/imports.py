@@ -171,12 +171,36 @@ class ImportResolver:
             return ImportOutcome("unresolved", None, None, ())
         return ImportOutcome("external", "external", absolute, tuple(binds))
 
+    def exports_of(self, f: ImportFile, module_binds: dict[str, tuple[str, str]]) -> list[str]:
+        """JS/TS: ``exported\tpath\tmember`` of each export a name lookup does not find
+        (``File.reexports``, issue 30): a local name through the module's own imports."""
+        out: set[str] = set()
+        rows = self.db.execute(
+            "SELECT module, member, exported FROM exports_raw WHERE path = ? ORDER BY rowid",
+            (f.path,),
+        )
+        for module, member, exported in rows.fetchall() if f.family == "js" else ():
+            if not module:
+                kind, target = module_binds.get(member, ("", ""))
+                if kind == "member":
+                    out.add(f"{exported}\t{target.replace(MEMBER_SEP, chr(9), 1)}")
+                elif kind == "file":
+                    out.add(f"{exported}\t{target}\t*")
+                elif not kind:
+                    out.add(f"{exported}\t{f.path}\t{member}")
+                continue
+            found = self.resolve(f, module, [], None)
+            if found.status == "internal" and found.dst_kind == "file" and found.dst:
+                out.add(f"{exported}\t{found.dst}\t{member}")
+        return sorted(out)
+
     def _js(self, f: ImportFile, module: str, names: list[str], alias: str | None) -> ImportOutcome:
         if not module.startswith((".", "/")):
             parts = module.split("/")
             package = "/".join(parts[:2]) if module.startswith("@") else parts[0]
-            binds = [(n, "external", package) for n in ([alias] if alias else []) + names]
-            return ImportOutcome("external", "external", package, tuple(binds))
+            return ImportOutcome(
+                "external", "external", package, _js_external(module, names, alias)
+            )
         base = posixpath.normpath(
             posixpath.join(f.dir, module.lstrip("/") if module.startswith("/") else module)
         )
@@ -305,6 +329,18 @@ class ImportResolver:
         ):
             return ImportOutcome("internal", "file", target, (("*", "file", target),))
         return ImportOutcome("external", "external", header, ())
+
+
+def _js_external(
+    module: str, names: list[str], alias: str | None
+) -> tuple[tuple[str, str, str], ...]:
+    """The bindings of an import from a package, each to ``specifier<NUL>imported``: the
+    exported name it reaches (``default``; ``*`` for a namespace or ``require``), what the
+    cross-repository link looks up (:mod:`semgraph.graph.xrepo_js`)."""
+    if alias:
+        imported = names[0] if names and names[0] != "*" else "*"
+        return ((alias, "external", f"{module}{MEMBER_SEP}{imported}"),)
+    return tuple((n, "external", f"{module}{MEMBER_SEP}{n}") for n in names if n != "*")
 
 
 def _python_absolute(f: ImportFile, module: str, dots: int) -> str:

@@ -15,7 +15,7 @@ from semgraph.resolve.symtab import SymbolTable
 
 _RAW_TABLES = (
     *("files", "symbols", "bases", "modsuffix", "imports_raw", "calls_raw"),
-    *("typed_raw", "packaging"),
+    *("typed_raw", "packaging", "exports_raw"),
 )
 _PATH_RESULTS = (
     ("import_edges", "src_path"),
@@ -26,6 +26,7 @@ _PATH_RESULTS = (
     ("file_counts", "path"),
     ("external_sites", "path"),
     ("site_tokens", "path"),
+    ("file_exports", "path"),
 )
 _KEY_RESULTS = (("call_edges", "src_key"), ("sym_stats", "key"), ("inherits", "child_key"))
 
@@ -94,7 +95,7 @@ def replace_raw(db: sqlite3.Connection, small: SymbolTable, touched: list[str]) 
     try:
         for table in ("files", "symbols"):
             db.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM c.{table} ORDER BY rowid")
-        for table in ("bases", "modsuffix", "typed_raw", "packaging"):
+        for table in ("bases", "modsuffix", "typed_raw", "packaging", "exports_raw"):
             db.execute(f"INSERT INTO {table} SELECT * FROM c.{table} ORDER BY rowid")
         for table, cols in (
             ("imports_raw", "path, module, names, alias, line"),

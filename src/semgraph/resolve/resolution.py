@@ -292,9 +292,16 @@ class Resolution:
             (path,),
         ).fetchall()
 
-    def reexports_of(self, path: str) -> list[str]:
+    def reexports_of(self, path: str, family: str = "python") -> list[str]:
         """``local\tpath\tmember`` of each module-level ``from .m import name`` binding of
-        ``path`` to a member of another file: what a package re-exports (issue 30)."""
+        ``path`` to a member of another file: what a package re-exports (issue 30). JS/TS:
+        what the module's ``export`` statements name (``default``, ``export {a as b}``,
+        ``export ... from``; member ``*``: all of a module), resolved by the resolver."""
+        if family == "js":
+            found = self.table.db.execute(
+                "SELECT entry FROM file_exports WHERE path = ?", (path,)
+            ).fetchall()
+            return sorted({r[0] for r in found})
         rows = self.table.db.execute(
             "SELECT local, target FROM bindings WHERE path = ? AND kind = 'member' "
             "AND scope_key IS NULL",
@@ -327,6 +334,7 @@ CREATE TABLE file_parts (path TEXT, part BLOB);
 CREATE TABLE external_sites (path TEXT, src_key TEXT, line INTEGER, module TEXT, local TEXT,
                              rest TEXT);
 CREATE TABLE site_tokens (path TEXT, token TEXT);
+CREATE TABLE file_exports (path TEXT, entry TEXT);
 """
 # for the writer's per-file reads, built once the edges are all in
 EDGE_INDEXES = """
@@ -338,6 +346,7 @@ CREATE INDEX sym_stats_key ON sym_stats (key);
 CREATE INDEX external_sites_path ON external_sites (path, src_key, line, module, local, rest);
 CREATE INDEX site_tokens_path ON site_tokens (path);
 CREATE INDEX site_tokens_token ON site_tokens (token);
+CREATE INDEX file_exports_path ON file_exports (path);
 """
 
 _LOOKUP_DDL = """

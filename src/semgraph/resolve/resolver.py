@@ -274,7 +274,9 @@ class _Resolver:
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)
         members = sorted((b[1], b[3]) for b in binds if b[2] == "member" and b[4] is None)
-        self._part(f.path, ("imports", sorted(edges), len(unresolved), members))
+        exports = self.imports.exports_of(f, {b[1]: (b[2], b[3]) for b in binds if b[4] is None})
+        self.db.executemany("INSERT INTO file_exports VALUES (?,?)", [(f.path, e) for e in exports])
+        self._part(f.path, ("imports", sorted(edges), len(unresolved), members, exports))
 
     # -- bases ---------------------------------------------------------------------------------
 

@@ -147,6 +147,7 @@ CREATE TABLE modsuffix (suffix TEXT, path TEXT, family TEXT);
 CREATE TABLE dirsuffix (suffix TEXT, dir TEXT, family TEXT);
 CREATE TABLE imports_raw (id INTEGER PRIMARY KEY, path TEXT, module TEXT, names TEXT,
                           alias TEXT, line INTEGER);
+CREATE TABLE exports_raw (path TEXT, module TEXT, member TEXT, exported TEXT, line INTEGER);
 CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, callee TEXT,
                         receiver TEXT, line INTEGER);
 CREATE TABLE go_modules (dir TEXT, module TEXT);
@@ -164,6 +165,7 @@ CREATE INDEX dirsuffix_s ON dirsuffix (suffix, family);
 CREATE INDEX files_dir ON files (dir, family);
 CREATE INDEX imports_raw_path ON imports_raw (path);
 CREATE INDEX calls_raw_path ON calls_raw (path);
+CREATE INDEX exports_raw_path ON exports_raw (path);
 CREATE INDEX bases_path ON bases (path);
 CREATE INDEX bases_child ON bases (child_key);
 CREATE INDEX typed_raw_path ON typed_raw (path);
@@ -229,6 +231,7 @@ class SymbolTable:
         "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line) "
         "VALUES (?,?,?,?,?)",
         "go_modules": "INSERT INTO go_modules VALUES (?,?)",
+        "exports_raw": "INSERT INTO exports_raw VALUES (?,?,?,?,?)",
         "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?,?)",
         "packaging": "INSERT INTO packaging VALUES (?,?)",
     }
@@ -300,6 +303,10 @@ class SymbolTable:
             buf.setdefault("imports_raw", []).append(
                 (path, imp.module, json.dumps(imp.names), imp.alias, imp.start_line)
             )
+        buf.setdefault("exports_raw", []).extend(
+            (path, e.module, e.names[0] if e.names else "", e.alias or "", e.start_line)
+            for e in facts.exports
+        )
         for call in facts.calls:
             buf.setdefault("calls_raw", []).append(
                 (path, call.enclosing, call.callee, call.receiver, call.line)

@@ -7,11 +7,13 @@ A site is found, in order:
 
 1. through an import binding of the receiver's root: ``click.echo()`` under ``import
    click`` is ("click", "click", "echo"); ``echo()`` under ``from click import echo`` is
-   ("click", "echo", ""); Go's ``pkg.F()`` is (".../pkg", "pkg", "F");
+   ("click", "echo", ""); Go's ``pkg.F()`` is (".../pkg", "pkg", "F"); JS/TS names the export
+   the binding reaches: ``import d from "p"; d.f()`` is ("p", "default", "f"), a namespace
+   or ``require`` is ``*`` (:mod:`semgraph.graph.xrepo_js`);
 2. through a local annotated with an imported type (``ctx: click.Context``);
 3. through the receiver's value (:mod:`semgraph.resolve.external_values`): a value that
    started at an import (``runner`` a pytest fixture returning ``CliRunner()``, ``s`` what
-   a method annotated ``-> URLSafeTimedSerializer | None`` returns), Python and Go;
+   a method annotated ``-> URLSafeTimedSerializer | None`` returns), Python, Go and JS/TS;
 4. through a class of the repository whose member is inherited from an imported base:
    ``self.f()``, ``super().f()``, or any value of such a class (``app.cli.add_command()``
    where ``cli`` is an ``AppGroup`` and ``class AppGroup(click.Group)``): the nearest
@@ -31,6 +33,7 @@ from __future__ import annotations
 import re
 
 from semgraph.resolve import external_values as ext
+from semgraph.resolve.import_types import MEMBER_SEP
 from semgraph.resolve.ledger import idents
 from semgraph.resolve.scope import Ctx, FileScope, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
@@ -39,7 +42,7 @@ from semgraph.resolve.typeexpr import clean_type
 
 Site = tuple[str, str, str]
 MAX_SITE_ANCESTORS = 16  # classes walked for an inherited external site
-VALUE_FAMILIES = frozenset({"python", "go"})  # the languages the link step looks up
+VALUE_FAMILIES = frozenset({"python", "go", "js"})  # the languages the link step looks up
 _SITE_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 _SITE_SEP = re.compile(r"\.|::|->")
 _SELF = ("self", "cls", "super()", "super")
@@ -54,7 +57,8 @@ def external_site(scope: FileScope, src: Sym, callee: str, receiver: str | None)
     bound = scope.binding(parts[0], src)
     if bound is None or bound[0] != "external":
         return None
-    return bound[1], parts[0], ".".join(parts[1:])
+    module, sep, imported = bound[1].partition(MEMBER_SEP)  # JS/TS: the name it exports
+    return module, imported if sep else parts[0], ".".join(parts[1:])
 
 
 def find(

@@ -1,5 +1,5 @@
 ; semgraph extraction query for JavaScript (and JSX).
-; Captures: @definition.<kind> + @name; @import; @call + @callee (+ @receiver).
+; Captures: @definition.<kind> + @name; @export; @import; @call + @callee (+ @receiver).
 
 (class_declaration name: (identifier) @name) @definition.class
 (function_declaration name: (identifier) @name) @definition.function
@@ -14,6 +14,13 @@
   function: (identifier) @_require
   arguments: (arguments . (string) .)
   (#eq? @_require "require")) @import
+(export_statement source: (_)) @import
+
+; exports a bare name lookup does not find (indexer/imports.py js_exports)
+(export_statement) @export
+(expression_statement (assignment_expression
+  left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+  (#eq? @_module "module") (#eq? @_exports "exports")) @export)
 
 (call_expression function: (identifier) @callee) @call
 (call_expression

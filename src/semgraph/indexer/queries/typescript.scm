@@ -1,5 +1,5 @@
 ; semgraph extraction query for TypeScript and TSX.
-; Captures: @definition.<kind> + @name; @scope.namespace + @name; @import;
+; Captures: @definition.<kind> + @name; @export; @scope.namespace + @name; @import;
 ; @call + @callee (+ @receiver).
 
 (class_declaration name: (type_identifier) @name) @definition.class
@@ -20,6 +20,13 @@
   function: (identifier) @_require
   arguments: (arguments . (string) .)
   (#eq? @_require "require")) @import
+(export_statement source: (_)) @import
+
+; exports a bare name lookup does not find (indexer/imports.py js_exports)
+(export_statement) @export
+(expression_statement (assignment_expression
+  left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+  (#eq? @_module "module") (#eq? @_exports "exports")) @export)
 
 (call_expression function: (identifier) @callee) @call
 (call_expression
