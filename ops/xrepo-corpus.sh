@@ -3,12 +3,13 @@
 # the package registries CI reaches into a cache (fast on re-run: nothing is fetched twice).
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
-# named imports). Prints the cache directory on its last line.
+# named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
+# pom). Prints the cache directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
 pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
 go="${GO:-/usr/local/go/bin/go}"
-mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm"
+mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm" "$dest/maven"
 for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
   name="${spec%%==*}" version="${spec##*==}"
   if [ ! -f "$dest/pypi/$name-$version.tar.gz" ]; then
@@ -29,5 +30,17 @@ for spec in find-up@6.3.0 locate-path@7.2.0 p-locate@6.0.0 p-limit@4.0.0 yocto-q
     echo "xrepo-corpus: downloading $spec from the npm registry" >&2
     (cd "$dest/npm" && npm pack -q --silent "$spec" >/dev/null)
   fi
+done
+central="${SEMGRAPH_MAVEN_CENTRAL:-https://repo1.maven.org/maven2}"
+for coords in commons-lang3:3.12.0 commons-text:1.10.0; do
+  artifact="${coords%%:*}" version="${coords##*:}"
+  for file in "$artifact-$version-sources.jar" "$artifact-$version.pom"; do
+    if [ ! -f "$dest/maven/$file" ]; then
+      echo "xrepo-corpus: downloading $file from Maven Central" >&2
+      curl -fsSL --retry 3 -o "$dest/maven/$file.part" \
+        "$central/org/apache/commons/$artifact/$version/$file"
+      mv "$dest/maven/$file.part" "$dest/maven/$file"
+    fi
+  done
 done
 echo "$dest"

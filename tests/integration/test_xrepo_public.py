@@ -281,3 +281,49 @@ def test_npm_chain_links_default_and_named_imports(
     ).run()
     assert xcalls(graph, limit) == set()
     assert counts(graph, limit)["unprovided"] >= 5
+
+
+def test_commons_text_links_into_commons_lang3(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """Java: commons-text 1.10.0's calls into commons-lang3 3.12.0 (``import
+    org.apache.commons.lang3.StringUtils; StringUtils.isEmpty(...)``), the class found as its
+    file under the package's directory; the provider's modules are its source packages."""
+    repos = _index(graph, settings, tmp_path, ["commons-text", "commons-lang3"])
+    sha = repos["commons-lang3"][1]
+    text, lang = "src.main.java.org.apache.commons.text", "src.main.java.org.apache.commons.lang3"
+    found = xcalls(graph, "commons-text")
+    assert {
+        (f"{text}.CaseUtils.CaseUtils.toCamelCase", 70, "commons-lang3",
+         f"{lang}.StringUtils.StringUtils.isEmpty", "cross_repo", sha, "definition"),
+        (f"{text}.WordUtils.WordUtils.abbreviate", 80, "commons-lang3",
+         f"{lang}.Validate.Validate.isTrue", "cross_repo", sha, "definition"),
+        (f"{text}.AlphabetConverter.AlphabetConverter.convertCharsToIntegers", 104,
+         "commons-lang3", f"{lang}.ArrayUtils.ArrayUtils.isEmpty", "cross_repo", sha,
+         "definition"),
+    } <= found  # fmt: skip
+    before = counts(graph, "commons-text")
+    # every call site into commons-lang3 is linked (overloads are candidates of one site)
+    assert before["linked"] == 73 and before["unmatched"] == 0 and before["ambiguous"] == 0
+    deps = dependencies(graph, "commons-text")["depends_on"]
+    assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [
+        ("org.apache.commons:commons-lang3", "commons-lang3")
+    ]
+
+    # the library renames Validate.isTrue: only those sites are re-linked (now unmatched)
+    root, _ = repos["commons-lang3"]
+    validate = root / "src/main/java/org/apache/commons/lang3/Validate.java"
+    validate.write_text(validate.read_text().replace(" void isTrue(", " void isTrueChecked("))
+    git(root, "commit", "-qam", "rename isTrue")
+    publish_tree(graph, settings, tmp_path / "work", root, "commons-lang3", "c2")
+    named = {(e[0], e[1]) for e in found if e[3].endswith(".Validate.Validate.isTrue")}
+    with graph.transaction("sites") as tx:
+        lines = relink_lines(tx, "commons-text", "commons-lang3", {"isTrue", "isTrueChecked"})
+    assert {(k.split("|")[2], line) for k, line in lines} == named
+    stats = relink_dependents(graph, "commons-lang3")["commons-text"]
+    # a line is re-linked whole: one of them holds a second call into commons-lang3 (made
+    # again), and each site is counted on its own
+    assert stats.sites == len(named) + 1 and stats.edges == 1
+    after = counts(graph, "commons-text")
+    assert after["unmatched"] == len(named) and after["linked"] == 73 - len(named)
+    assert not any(e[3].endswith(".isTrue") for e in xcalls(graph, "commons-text"))

@@ -2,13 +2,15 @@
 ``ops/xrepo-corpus.sh`` (idempotent; ``ops/install.sh`` runs it too) and turned into git
 repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
 go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
-7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs)."""
+7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs), and
+commons-text 1.10.0 with commons-lang3 3.12.0 (Maven Central: sources jar and pom)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import tarfile
+import zipfile
 from pathlib import Path
 
 from tests.repos import git
@@ -27,6 +29,8 @@ NPM = {
     "p-limit": "p-limit-4.0.0",
     "yocto-queue": "yocto-queue-1.0.0",
 }
+
+MAVEN = {"commons-lang3": "commons-lang3-3.12.0", "commons-text": "commons-text-1.10.0"}
 
 
 def corpus() -> Path:
@@ -49,10 +53,15 @@ def _git_init(root: Path) -> str:
 
 
 def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
-    """``name`` (a key of :data:`PYPI`, :data:`GOMOD` or :data:`NPM`) as a fresh git
-    repository under ``dest``; returns (work tree, commit)."""
+    """``name`` (a key of :data:`PYPI`, :data:`GOMOD`, :data:`NPM` or :data:`MAVEN`) as a
+    fresh git repository under ``dest``; returns (work tree, commit)."""
     root = dest / name
-    if name in NPM:
+    if name in MAVEN:  # the sources under src/main/java, the pom at the root
+        with zipfile.ZipFile(cache / "maven" / f"{MAVEN[name]}-sources.jar") as jar:
+            names = [n for n in jar.namelist() if n.endswith(".java")]
+            jar.extractall(root / "src" / "main" / "java", names)
+        shutil.copy(cache / "maven" / f"{MAVEN[name]}.pom", root / "pom.xml")
+    elif name in NPM:
         with tarfile.open(cache / "npm" / f"{NPM[name]}.tgz") as tar:
             tar.extractall(dest / "unpack" / name, filter="data")
         shutil.move(str(dest / "unpack" / name / "package"), root)

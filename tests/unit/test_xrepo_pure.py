@@ -9,6 +9,7 @@ from pathlib import Path
 
 from semgraph.graph.xrepo import Provider, _is_ambiguous, _python_name, _Site, provider_of
 from semgraph.graph.xrepo_js import candidates, entry_target, package_of, site_name
+from semgraph.graph.xrepo_jvm import readings
 from semgraph.graph.xrepo_lookup import reexport as _reexport
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.manifests.base import MAX_MANIFEST_BYTES
@@ -101,3 +102,40 @@ def test_npm_site_names() -> None:
     assert site_name("locatePath", "") == ("locatePath", [])
     assert site_name("*", "") == ("default", [])  # require("p")() / a namespace called
     assert site_name("*", "valid.x") == ("valid", ["x"])
+
+
+POM = (
+    "<project><groupId>org.acme</groupId><artifactId>lib</artifactId><dependencies>"
+    "<dependency><groupId>org.x</groupId><artifactId>y</artifactId></dependency>"
+    "</dependencies></project>"
+)
+
+
+def test_maven_modules_are_the_source_packages(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    for path in ("org/acme/lib/A.java", "org/acme/lib/sub/B.java", "org/acme/util/C.kt",
+                 "org/acme/README.md"):  # fmt: skip
+        (repo / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "src/main/java" / path).write_text("package x;\n")
+    (repo / "pom.xml").write_text(POM)
+    os.symlink("/etc", repo / "src/main/java/org/linked")  # never followed
+    ident = read_identity(repo)
+    # the shallowest package holding code on each branch: sub-packages are under it
+    assert [(p.name, p.modules) for p in ident.provides] == [
+        ("org.acme:lib", ("org.acme.lib", "org.acme.util"))
+    ]
+    # no sources: the group id, as before
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "pom.xml").write_text(POM)
+    assert [p.modules for p in read_identity(bare).provides] == [("org.acme",)]
+
+
+def test_java_site_readings() -> None:
+    # import a.b.C; C.m()  /  import static a.b.C.m; m()
+    assert readings("a.b", "C", "m") == [("a/b", "C", ["m"])]
+    assert readings("a.b.C", "m", "") == [("a/b/C", "m", []), ("a/b", "C", ["m"])]
+    assert readings("a.b.C", "Inner", "f.g") == [
+        ("a/b/C", "Inner", ["f", "g"]),
+        ("a/b", "C", ["Inner", "f", "g"]),
+    ]

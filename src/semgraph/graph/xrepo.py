@@ -1,8 +1,9 @@
 """The cross-repository link (issue 30): the external call sites of one repository (the
 *dependent*: its ``CALLS_EXTERNAL`` edges, :mod:`semgraph.graph.rows`) linked to the
 definitions of the indexed repositories that provide the packages it depends on, as
-``(:Symbol)-[:XCALLS {tier: 'cross_repo', repo, commit, via}]->(:Symbol)`` edges. The link
-reads only the graph: no dependent is parsed or resolved again.
+``(:Symbol)-[:XCALLS {tier: 'cross_repo', repo, commit, via, line, site}]->(:Symbol)`` edges
+(``site``: the call's ``local.rest``, one of the calls on its line). The link reads only the
+graph: no dependent is parsed or resolved again.
 
 Which provider: for each package the dependent depends on (``DEPENDS_ON``), the live
 repositories that provide it (``PROVIDES``). One: it is chosen (``why: 'only provider'``).
@@ -23,7 +24,8 @@ Which definition, in the chosen provider:
   echo as say``) is not followed;
 * Go: the top-level definition of that name in the package's directory (the import path
   less the provider's module path);
-* npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`).
+* npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`);
+* Maven: the class's file under the package's directory (:mod:`semgraph.graph.xrepo_jvm`).
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
@@ -46,6 +48,7 @@ from typing import Any
 
 from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo_js import link_js
+from semgraph.graph.xrepo_jvm import link_jvm
 from semgraph.graph.xrepo_lookup import by_qn, follow, reexport
 from semgraph.resolve.symtab import external_key
 
@@ -246,7 +249,7 @@ def _go(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[li
     return out
 
 
-_LOOKUPS: dict[str, Any] = {"pypi": _python, "go": _go, "npm": link_js}
+_LOOKUPS: dict[str, Any] = {"pypi": _python, "go": _go, "npm": link_js, "maven": link_jvm}
 
 
 def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
@@ -303,8 +306,9 @@ def link(
     rows = []
     for i, (keys, via) in sorted(found.items()):
         s, p = next(by_eco[e][i] for e in by_eco if i in by_eco[e])
-        rows += [{"src": s.src, "dst": k, "line": s.line, "repo": p.repo, "commit": p.commit,
-                  "via": via, "candidates": len(keys)} for k in keys]  # fmt: skip
+        rows += [{"src": s.src, "dst": k, "line": s.line, "site": f"{s.local}.{s.rest}",
+                  "repo": p.repo, "commit": p.commit, "via": via, "candidates": len(keys)}
+                 for k in keys]  # fmt: skip
     if rows:
         stats.edges = tx.run(q.LINK_CREATE, rows=rows).single()["created"]
     if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)

@@ -39,9 +39,9 @@ def _stars(entries: list[str] | None) -> list[str]:
 
 def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[str, int]]:
     """site -> (the qualified name of the top-level definition each (repo, path, member)
-    names, the files moved to: 0 when the file defines it), following re-exports up to :data:`REEXPORT_HOPS`
-    files; a name a module neither defines nor re-exports by name is looked for in the
-    modules it re-exports whole, in path order (the first that has it)."""
+    names, the files moved to: 0 when the file defines it), following re-exports up to
+    :data:`REEXPORT_HOPS` files; a name a module neither defines nor re-exports by name is
+    looked for in the modules it re-exports whole, in path order (the first that has it)."""
     out: dict[int, tuple[str, int]] = {}
     todo = {i: [(*v, 0)] for i, v in start.items()}
     for _ in range(REEXPORT_HOPS):

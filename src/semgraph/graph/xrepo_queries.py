@@ -9,7 +9,8 @@ The graph they keep:
 * ``(:Repository)-[:PROVIDES {manifest, modules, exports}]->(:Package)`` and
   ``(:Repository)-[:DEPENDS_ON {spec, manifest, chosen, why, candidates}]->(:Package)``,
   rewritten by every publish of the repository (a handful of rows);
-* ``(:Symbol)-[:XCALLS {line, tier: 'cross_repo', repo, commit, via, candidates}]->(:Symbol)``:
+* ``(:Symbol)-[:XCALLS {line, site, tier: 'cross_repo', repo, commit, via, candidates}]->
+  (:Symbol)``:
   an external call site of one repository linked to a definition of another, written by the
   link, never by the rows of a publish (the graph parity of a repository leaves them out).
 """
@@ -152,6 +153,7 @@ LINK_MEMBER = """
 UNWIND $rows AS row
 MATCH (f:File {key: row.file})
 OPTIONAL MATCH (f)-[:DEFINES]->(s:Symbol {name: row.name})
+WHERE s.kind <> 'module'
 RETURN row.i AS i, f.reexports AS reexports, collect([s.key, s.qualified_name]) AS found
 """
 # Go: the top-level definitions named ``name`` of one directory of one repository
@@ -165,8 +167,8 @@ LINK_CREATE = """
 UNWIND $rows AS row
 MATCH (a:Symbol {key: row.src})
 MATCH (b:Symbol {key: row.dst})
-CREATE (a)-[:XCALLS {line: row.line, tier: 'cross_repo', repo: row.repo, commit: row.commit,
-                     via: row.via, candidates: row.candidates}]->(b)
+CREATE (a)-[:XCALLS {line: row.line, site: row.site, tier: 'cross_repo', repo: row.repo,
+                     commit: row.commit, via: row.via, candidates: row.candidates}]->(b)
 RETURN count(*) AS created
 """
 LINK_COUNTS = """
@@ -185,7 +187,7 @@ LINK_COUNT_LINKED = """
 UNWIND $modules AS name
 MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
 OPTIONAL MATCH (s)-[x:XCALLS]->()
-WHERE x.line = e.line
+WHERE x.line = e.line AND x.site = e.local + '.' + e.rest
 WITH e, count(x) AS links
 WHERE links > 0
 RETURN count(e) AS linked

@@ -12,6 +12,8 @@ from semgraph.manifests.base import MAX_MANIFEST_BYTES
 
 #: at most this many directories are looked at for Python packages (root and ``src/``)
 MAX_DIRS = 2_000
+#: where JVM sources hold their packages, the first that has any wins
+JVM_ROOTS = ("src/main/java", "src/main/kotlin", "src/java", "src")
 
 
 def _read(path: str) -> bytes:
@@ -49,8 +51,35 @@ def read_identity(root: Path) -> Identity:
             except OSError as exc:
                 files.pop(e.name, None)
                 ident = Identity(errors=[f"{e.name}: unreadable ({exc.strerror})"])
-                return _merge(identity(files, _package_dirs(root)), ident)
-    return identity(files, _package_dirs(root))
+                return _merge(identity(files, _package_dirs(root), _jvm(root)), ident)
+    return identity(files, _package_dirs(root), _jvm(root))
+
+
+def _jvm(root: Path) -> list[str]:
+    """The JVM packages the sources declare by their directories: the shallowest directory
+    holding a ``.java`` / ``.kt`` file on each branch (``org.apache.commons.lang3``), at
+    most :data:`MAX_DIRS` directories looked at; links never followed."""
+    for base in JVM_ROOTS:
+        top = root / base
+        out: list[str] = []
+        todo, seen = [str(top)], 0
+        while todo and seen < MAX_DIRS:
+            where = todo.pop()
+            seen += 1
+            try:
+                entries = list(os.scandir(where))
+            except OSError:
+                continue
+            code = any(e.name.endswith((".java", ".kt")) and e.is_file(follow_symlinks=False)
+                       for e in entries)  # fmt: skip
+            if code and where != str(top):
+                out.append(os.path.relpath(where, top).replace(os.sep, "."))
+                continue
+            todo += sorted((e.path for e in entries if e.is_dir(follow_symlinks=False)),
+                           reverse=True)  # fmt: skip
+        if out:
+            return sorted(out)
+    return []
 
 
 def _merge(a: Identity, b: Identity) -> Identity:

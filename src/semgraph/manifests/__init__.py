@@ -52,10 +52,14 @@ def is_manifest(path: str) -> bool:
     return path in MANIFEST_NAMES or path.endswith(MANIFEST_SUFFIXES)
 
 
-def identity(files: Mapping[str, bytes], dirs: Iterable[str] = ()) -> Identity:
+def identity(
+    files: Mapping[str, bytes], dirs: Iterable[str] = (), jvm_dirs: Iterable[str] = ()
+) -> Identity:
     """The identity the root-level manifests in ``files`` declare. ``dirs`` lists the
     repository's directories that hold an ``__init__.py`` (``pkg``, ``src/pkg``), for
-    Python's top-level packages when the manifest does not name them."""
+    Python's top-level packages when the manifest does not name them; ``jvm_dirs`` the JVM
+    packages its sources declare (``org.apache.commons.lang3``), the modules of Maven
+    coordinates (else the group id)."""
     out = Identity()
     readers = {
         "pyproject.toml": python.pyproject,
@@ -70,6 +74,7 @@ def identity(files: Mapping[str, bytes], dirs: Iterable[str] = ()) -> Identity:
         "build.gradle.kts": jvm.gradle,
     }
     packages = python.top_level_packages(dirs)
+    jvm_packages = tuple(sorted(jvm_dirs))[:MAX_ENTRIES]
     for path in sorted(files):
         if not is_manifest(path):
             continue
@@ -78,7 +83,8 @@ def identity(files: Mapping[str, bytes], dirs: Iterable[str] = ()) -> Identity:
             reader = jvm.csproj if path.endswith(".csproj") else jvm.gemspec
         try:
             text = text_of(path, files[path])
-            part = reader(path, text, packages)
+            jvm_reader = reader in (jvm.pom_xml, jvm.gradle)
+            part = reader(path, text, jvm_packages if jvm_reader else packages)
         except ManifestError as exc:
             out.errors.append(f"{path}: {exc}")
             continue

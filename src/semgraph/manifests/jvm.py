@@ -65,7 +65,7 @@ def pom_xml(path: str, text: str, found: tuple[str, ...]) -> Identity:
     artifact = _child(root, "artifactId")
     name = clean_name(f"{group}:{artifact}") if group and artifact else None
     if name is not None:
-        out.provides.append(Provided(MAVEN, name, path, (group or "",)))
+        out.provides.append(Provided(MAVEN, name, path, found or (group or "",)))
     for deps in (c for c in root if _local(c.tag) == "dependencies"):
         for dep in list(deps)[:MAX_ENTRIES]:
             g, a = _child(dep, "groupId"), _child(dep, "artifactId")
@@ -83,7 +83,7 @@ def gradle(path: str, text: str, found: tuple[str, ...]) -> Identity:
     if group and name:
         coords = clean_name(f"{group.group(1)}:{name.group(1)}")
         if coords is not None:
-            out.provides.append(Provided(MAVEN, coords, path, (group.group(1)[:300],)))
+            out.provides.append(Provided(MAVEN, coords, path, found or (group.group(1)[:300],)))
     for match in list(_GRADLE_DEP.finditer(text))[:MAX_ENTRIES]:
         coords = clean_name(f"{match.group(1)}:{match.group(2)}")
         if coords is not None:
