@@ -42,6 +42,7 @@ RECORDS = {
     "crossrepo.push": "bench_crossrepo: a one-file delta publish of flask, the link's share",
     "crossrepo.relink": "bench_crossrepo: re-linking a library's dependents after its publish",
     "crossrepo.query": "bench_crossrepo: callers --across-repos p50/p95 at depth 1",
+    "crossrepo.js_accuracy": "bench_crossrepo_js: npm cross-repository links against TypeScript",
     "resolve.ab": "bench_resolve_ab: a full resolve of one tree by this code and a baseline's",
     "delta.step": "bench_delta: the first publish (step 0) or one delta",
     "sharedelta.grow": "bench_sharedelta: host A adds files to the repository (one publish)",

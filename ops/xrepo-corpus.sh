@@ -4,12 +4,13 @@
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
-# pom). Prints the cache directory on its last line.
+# pom); crates.io: serde_json and the itoa and ryu crates it calls. Prints the cache
+# directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
 pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
 go="${GO:-/usr/local/go/bin/go}"
-mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm" "$dest/maven"
+mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm" "$dest/maven" "$dest/crates"
 for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
   name="${spec%%==*}" version="${spec##*==}"
   if [ ! -f "$dest/pypi/$name-$version.tar.gz" ]; then
@@ -42,5 +43,15 @@ for coords in commons-lang3:3.12.0 commons-text:1.10.0; do
       mv "$dest/maven/$file.part" "$dest/maven/$file"
     fi
   done
+done
+crates="${SEMGRAPH_CRATES_DOWNLOAD:-https://static.crates.io/crates}"
+for spec in itoa@1.0.9 ryu@1.0.15 serde_json@1.0.108; do
+  name="${spec%@*}" version="${spec##*@}"
+  if [ ! -f "$dest/crates/$name-$version.crate" ]; then
+    echo "xrepo-corpus: downloading $spec from crates.io" >&2
+    curl -fsSL --retry 3 -o "$dest/crates/$name-$version.crate.part" \
+      "$crates/$name/$name-$version.crate"
+    mv "$dest/crates/$name-$version.crate.part" "$dest/crates/$name-$version.crate"
+  fi
 done
 echo "$dest"

@@ -63,6 +63,7 @@ _JSPKG = (
 )
 _JSINDEX = (
     "export default function make() {}\nexport {helper} from './util';\nexport * from './more';\n"
+    "export {default as disc} from './disc';\n"
 )
 _MORE = "export class Thing {\n  run() {}\n}\n"
 JSLIB = {
@@ -70,6 +71,10 @@ JSLIB = {
     "src/index.ts": _JSINDEX,
     "src/util.ts": "export function helper() {}\n",
     "src/more.ts": _MORE,
+    # an instance exported: its members are its class's
+    "src/disc.ts": (
+        "class Disc {\n  start() {}\n}\nconst disc = new Disc();\nexport default disc;\n"
+    ),
 }
 JSLIBS = [
     JSLIB,
@@ -82,11 +87,16 @@ JSLIBS = [
     },
     {**JSLIB, "src/index.ts": _JSINDEX.replace("function make() {}", "class make {}")},
     {**JSLIB, "src/more.ts": "export class Thing {}\n"},  # run() gone
+    {  # the instance exported is of another class now: no name the site spells changed
+        **JSLIB,
+        "src/disc.ts": "class Other {}\nclass Disc {\n  start() {}\n}\n"
+        "const disc = new Other();\nexport default disc;\n",
+    },
 ]
 _JSUSE = (
-    "import make, {helper, Thing} from 'jslib';\nimport * as lib from 'jslib';\n\n"
+    "import make, {helper, Thing, disc} from 'jslib';\nimport * as lib from 'jslib';\n\n"
     "export function go() {\n  make();\n  helper();\n  const t = new Thing();\n  t.run();\n"
-    "  lib.helper();\n  lib.default();\n}\n"
+    "  lib.helper();\n  lib.default();\n  disc.start();\n}\n"
 )
 JSSVCS = [
     {"package.json": '{"name": "svc", "dependencies": {"jslib": "^1"}}', "src/use.ts": _JSUSE},
@@ -180,4 +190,30 @@ def test_js_links_through_the_entry_and_its_exports(
         (go, 8, "lib", "src.more.Thing.run", "cross_repo", "c1", "re-export"),
         (go, 9, "lib", "src.util.helper", "cross_repo", "c1", "re-export"),
         (go, 10, "lib", "src.index.make", "cross_repo", "c1", "definition"),
+        (go, 11, "lib", "src.disc.Disc.start", "cross_repo", "c1", "re-export"),
     }
+
+
+def test_a_change_behind_a_re_export_alias_relinks_the_sites_of_the_alias(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """``disc.start()`` reaches ``Disc.start`` through ``export {default as disc} from
+    "./disc"`` and disc.ts's ``export default disc`` (``new Disc()``); disc.ts now makes an
+    ``Other`` (no ``start``): the change's names (``default``, ``Other``) are not what the
+    site spells, the re-link follows the library's re-exports to the alias ``disc``."""
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path, JSSVCS[0], "svc")
+    publish(graph, settings, tmp_path, JSLIBS[0], "lib", "c1")
+    relink_dependents(graph, "lib")
+    publish(graph, settings, tmp_path, JSLIBS[-1], "lib", "c2")
+    pending = graph.query("p", "MATCH (p:RelinkPending {library: 'lib'}) RETURN p.names AS p")
+    assert "disc" not in pending[0]["p"] and "src/disc.ts\tdefault" in pending[0]["p"]
+    stats = relink_dependents(graph, "lib")
+    # disc.start() through the alias; make() and lib.default() through ``default``
+    assert stats["svc"].sites == 3
+    assert not any(e[1] == 11 for e in xcalls(graph, "svc"))  # Other has no start()
+    live = _snapshot(graph)
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path / "fresh", JSLIBS[-1], "lib", "c2")
+    publish(graph, settings, tmp_path / "fresh", JSSVCS[0], "svc")
+    assert live == _snapshot(graph)

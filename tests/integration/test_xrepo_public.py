@@ -149,7 +149,11 @@ def test_flask_links_into_click_and_itsdangerous(
     publish_tree(graph, settings, tmp_path / "work", root, "click", sha2)
     echo_sites = echo_links = {e for e in links if e[3] == ECHO}
     pending = "OPTIONAL MATCH (p:RelinkPending {library: 'click'}) RETURN p.names AS names"
-    assert graph.query("pending", pending) == [{"names": ["echo", "echo_renamed"]}]
+    # the names, and where each changed (what the re-link follows through re-exports)
+    assert graph.query("pending", pending) == [
+        {"names": ["echo", "echo_renamed", "src/click/utils.py\techo",
+                   "src/click/utils.py\techo_renamed"]}
+    ]  # fmt: skip
     echoing = graph.query(
         "echo sites",
         "MATCH (s:Symbol {repo: 'flask'})-[e:CALLS_EXTERNAL]->(:ExternalModule {name: 'click'}) "
@@ -327,3 +331,46 @@ def test_commons_text_links_into_commons_lang3(
     after = counts(graph, "commons-text")
     assert after["unmatched"] == len(named) and after["linked"] == 73 - len(named)
     assert not any(e[3].endswith(".isTrue") for e in xcalls(graph, "commons-text"))
+
+
+def test_serde_json_links_into_itoa_and_ryu(
+    graph: Graph, settings: Settings, tmp_path: Path, es: Elasticsearch
+) -> None:
+    """Rust: serde_json 1.0.108 calls ``itoa::Buffer::new()`` and ``ryu::Buffer::new()``
+    with no ``use`` (a dependency crate is in scope); itoa defines ``Buffer`` in its crate
+    root, ryu re-exports it (``pub use crate::buffer::{Buffer, Float}``, src/buffer/mod.rs)."""
+    repos = _index(graph, settings, tmp_path, ["serde_json", "itoa", "ryu"])
+    itoa, ryu = repos["itoa"][1], repos["ryu"][1]
+    found = xcalls(graph, "serde_json")
+    assert {
+        ("src.number.Number.fmt", 351, "itoa", "src.lib.Buffer.new", "cross_repo", itoa,
+         "definition"),
+        ("src.number.Number.fmt", 353, "ryu", "src.buffer.mod.Buffer.new", "cross_repo", ryu,
+         "re-export"),
+        ("src.ser.Formatter.write_f64", 1705, "ryu", "src.buffer.mod.Buffer.new", "cross_repo",
+         ryu, "re-export"),
+    } <= found  # fmt: skip
+    assert {e[2] for e in found} == {"itoa", "ryu"}
+    assert len([e for e in found if e[2] == "itoa"]) == 15
+    assert len([e for e in found if e[2] == "ryu"]) == 7
+    before = counts(graph, "serde_json")
+    assert before["linked"] == 22 and before["unmatched"] == 0
+
+    # ryu stops re-exporting Buffer: only its sites are re-linked (now unmatched)
+    root, _ = repos["ryu"]
+    lib = root / "src" / "lib.rs"
+    lib.write_text(lib.read_text().replace("pub use crate::buffer::{Buffer, Float};",
+                                           "pub use crate::buffer::Float;"))  # fmt: skip
+    git(root, "commit", "-qam", "Buffer is private")
+    publish_tree(graph, settings, tmp_path / "work", root, "ryu", "c2")
+    stats = relink_dependents(graph, "ryu")["serde_json"]
+    # a line is re-linked whole: number.rs:353 also calls core's Formatter::write_str
+    assert stats.sites == 7 + 1 and stats.edges == 0
+    assert counts(graph, "serde_json")["unmatched"] == 7
+    assert {e[2] for e in xcalls(graph, "serde_json")} == {"itoa"}
+
+    # removing itoa removes the links into it
+    removal.Removal(
+        settings, graph, es, "itoa", job_id="ji", requested_at=time.time(), faults=Faults()
+    ).run()
+    assert xcalls(graph, "serde_json") == set()

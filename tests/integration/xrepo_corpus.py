@@ -3,7 +3,8 @@
 repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
 go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
 7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs), and
-commons-text 1.10.0 with commons-lang3 3.12.0 (Maven Central: sources jar and pom)."""
+commons-text 1.10.0 with commons-lang3 3.12.0 (Maven Central: sources jar and pom), and
+serde_json 1.0.108 with itoa 1.0.9 and ryu 1.0.15 (crates.io)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ NPM = {
 }
 
 MAVEN = {"commons-lang3": "commons-lang3-3.12.0", "commons-text": "commons-text-1.10.0"}
+CRATES = {"itoa": "itoa-1.0.9", "ryu": "ryu-1.0.15", "serde_json": "serde_json-1.0.108"}
 
 
 def corpus() -> Path:
@@ -53,10 +55,14 @@ def _git_init(root: Path) -> str:
 
 
 def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
-    """``name`` (a key of :data:`PYPI`, :data:`GOMOD`, :data:`NPM` or :data:`MAVEN`) as a
-    fresh git repository under ``dest``; returns (work tree, commit)."""
+    """``name`` (a key of :data:`PYPI`, :data:`GOMOD`, :data:`NPM`, :data:`MAVEN` or
+    :data:`CRATES`) as a fresh git repository under ``dest``; returns (work tree, commit)."""
     root = dest / name
-    if name in MAVEN:  # the sources under src/main/java, the pom at the root
+    if name in CRATES:
+        with tarfile.open(cache / "crates" / f"{CRATES[name]}.crate") as tar:
+            tar.extractall(dest / "unpack", filter="data")
+        shutil.move(str(dest / "unpack" / CRATES[name]), root)
+    elif name in MAVEN:  # the sources under src/main/java, the pom at the root
         with zipfile.ZipFile(cache / "maven" / f"{MAVEN[name]}-sources.jar") as jar:
             names = [n for n in jar.namelist() if n.endswith(".java")]
             jar.extractall(root / "src" / "main" / "java", names)

@@ -505,6 +505,7 @@ def test_js_exports_a_name_lookup_does_not_find(language: str) -> None:
         "module.exports = parse;\n"
         "export default function () {}\n"  # anonymous: nothing to name
         "export {q} from '';\n"  # hostile: an empty source
+        "export default new Discarder();\n"  # an instance: its members are the class's
     )
     ext = {"javascript": "js", "typescript": "ts", "tsx": "tsx"}[language]
     facts = extract_file(f"m.{ext}", src.encode(), ExtractOptions())
@@ -517,6 +518,7 @@ def test_js_exports_a_name_lookup_does_not_find(language: str) -> None:
         ("./w.js", ["*"], "*", 4),
         ("./n.js", ["*"], "ns", 5),
         ("", ["parse"], "default", 7),
+        ("", ["Discarder"], "default", 10),
     ]
     # ``export ... from`` is also the file's dependency on that module (it binds no name)
     assert [(i.module, i.names) for i in facts.imports] == [

@@ -459,3 +459,22 @@ def test_a_star_re_export_added_re_resolves_the_files_using_its_names(tmp_path: 
     star = dict(base, **{"pkg/__init__.py": "from .m0 import A\nfrom .m2 import *\n"})
     got = _again(tmp_path, star, cache / "symtab.sqlite", max_fraction=1.0)
     assert got["mode"] == "incremental" and int(str(got["files_resolved"])) >= 2
+
+
+def test_a_class_named_by_a_return_type_re_resolves_the_callers_of_the_function(
+    tmp_path: Path,
+) -> None:
+    """``make() -> C`` before any class ``C``: ``make().go()`` in main.py is an untyped
+    expression; a class ``C`` added to m1 makes it a ``C`` (no member ``go``), though
+    main.py spells no ``C`` and ``make``'s text did not change (found by the state machine)."""
+    before = {
+        "pkg/__init__.py": "",
+        "pkg/m1.py": "def make() -> C:\n    pass\n",
+        "main.py": "from pkg.m1 import make\n\nmake().go()\n",
+        "other.py": "def x():\n    pass\n",
+    }
+    files = _parse(before)
+    resolve(lambda: iter(files), "r", tmp_path / "first").close()
+    after = {**before, "pkg/m1.py": before["pkg/m1.py"] + "\n\nclass C:\n    pass\n"}
+    info = _again(tmp_path, after, tmp_path / "first" / "symtab.sqlite", max_fraction=1.0)
+    assert info["mode"] == "incremental" and info["files_resolved"] == 2  # m1.py, main.py

@@ -5,14 +5,18 @@ which provider covers a module, re-export entries; and reading the manifests of 
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from semgraph.graph.xrepo import Provider, _is_ambiguous, _python_name, _Site, provider_of
 from semgraph.graph.xrepo_js import candidates, entry_target, package_of, site_name
 from semgraph.graph.xrepo_jvm import readings
 from semgraph.graph.xrepo_lookup import reexport as _reexport
+from semgraph.graph.xrepo_rust import paths
+from semgraph.graph.xrepo_rust import readings as rust_readings
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.manifests.base import MAX_MANIFEST_BYTES
+from semgraph.resolve import rust_crates
 
 
 def site(module: str, local: str, rest: str) -> _Site:
@@ -139,3 +143,41 @@ def test_java_site_readings() -> None:
         ("a/b/C", "Inner", ["f", "g"]),
         ("a/b", "C", ["Inner", "f", "g"]),
     ]
+
+
+def test_rust_dependency_crates_and_their_implicit_use() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE packaging (path TEXT, text TEXT)")
+    db.execute("CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, receiver TEXT, "
+               "line INTEGER)")  # fmt: skip
+    db.executemany("INSERT INTO packaging VALUES (?,?)", [
+        ("Cargo.toml", '[dependencies]\nitoa = "1"\nserde-json = { version = "1" }\n'
+                       '[target.\'cfg(unix)\'.dependencies]\nlibc = "0.2"\n'),
+        ("sub/Cargo.toml", "[dev-dependencies]\nryu = '1'\n"),
+        ("bad/Cargo.toml", "[dependencies\nnot toml"),  # malformed: names nothing
+        ("pyproject.toml", '[project]\nname = "x"\n'),
+        ("odd/Cargo.toml", '[dependencies]\n"a b" = "1"\n'),  # not an identifier
+    ])  # fmt: skip
+    crates = rust_crates.dependency_crates(db)
+    assert crates == {"itoa", "serde_json", "libc", "ryu"}
+    db.executemany("INSERT INTO calls_raw (path, receiver, line) VALUES (?,?,?)", [
+        ("src/a.rs", "itoa::Buffer", 3), ("src/a.rs", "itoa", 5), ("src/a.rs", "ryu", 7),
+        ("src/a.rs", "serde_json::Value", 9), ("src/a.rs", None, 11), ("src/a.rs", "self", 12),
+    ])  # fmt: skip
+    # ryu is bound by a use of the file: its own binding stands
+    assert rust_crates.implicit(db, "src/a.rs", {"ryu"}, crates) == [("itoa", 3), ("serde_json", 9)]
+    assert rust_crates.implicit(db, "src/a.rs", set(), frozenset()) == []
+
+
+def test_rust_site_paths_and_readings() -> None:
+    assert paths("itoa", "Buffer", "new") == [["Buffer", "new"]]
+    # the crate itself (no use), or an item named like it (use memchr::memchr)
+    assert paths("itoa", "itoa", "Buffer.new") == [["Buffer", "new"], ["itoa", "Buffer", "new"]]
+    assert paths("memchr", "memchr", "") == [["memchr"]]
+    assert paths("serde.de", "Visitor", "visit") == [["de", "Visitor", "visit"]]
+    assert rust_readings(["de", "Visitor", "visit"]) == [
+        (["src/de/Visitor.rs", "src/de/Visitor/mod.rs"], "visit", []),
+        (["src/de.rs", "src/de/mod.rs"], "Visitor", ["visit"]),
+        (["src/lib.rs"], "de", ["Visitor", "visit"]),
+    ]
+    assert len(paths("a", "b", ".".join(["x"] * 100))[0]) == 8  # bounded

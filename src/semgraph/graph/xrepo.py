@@ -25,7 +25,8 @@ Which definition, in the chosen provider:
 * Go: the top-level definition of that name in the package's directory (the import path
   less the provider's module path);
 * npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`);
-* Maven: the class's file under the package's directory (:mod:`semgraph.graph.xrepo_jvm`).
+* Maven: the class's file under the package's directory (:mod:`semgraph.graph.xrepo_jvm`);
+* Cargo: the item in the crate's module files (:mod:`semgraph.graph.xrepo_rust`).
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
@@ -50,6 +51,7 @@ from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo_js import link_js
 from semgraph.graph.xrepo_jvm import link_jvm
 from semgraph.graph.xrepo_lookup import by_qn, follow, reexport
+from semgraph.graph.xrepo_rust import link_rust
 from semgraph.resolve.symtab import external_key
 
 UNLINK_SLICE = 10_000
@@ -249,7 +251,13 @@ def _go(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[li
     return out
 
 
-_LOOKUPS: dict[str, Any] = {"pypi": _python, "go": _go, "npm": link_js, "maven": link_jvm}
+_LOOKUPS: dict[str, Any] = {
+    "pypi": _python,
+    "go": _go,
+    "npm": link_js,
+    "maven": link_jvm,
+    "cargo": link_rust,
+}
 
 
 def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:

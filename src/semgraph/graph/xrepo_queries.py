@@ -221,6 +221,12 @@ MATCH (s:Symbol {key: k})
 OPTIONAL MATCH (s)<-[:INHERITS*1..4]-(d:Symbol)
 RETURN s.key AS key, s.name AS name, s.kind AS kind, collect(DISTINCT d.name) AS subclasses
 """
+# a library's re-exports (File.reexports), what a change's names are re-exported under
+RELINK_REEXPORTS = """
+MATCH (f:File {repo: $repo})
+WHERE f.reexports IS NOT NULL
+RETURN f.path AS path, f.reexports AS reexports
+"""
 RELINK_AFTER_FILES = """
 UNWIND $keys AS k
 MATCH (f:File {key: k})

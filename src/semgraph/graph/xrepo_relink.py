@@ -6,7 +6,10 @@ the same transaction as the change (:func:`record`): the *names* a delta publish
 or *everything* (a first or full publish, changed manifests). A delta's names are those of
 the symbols it wrote or dropped, or whose kind or bases changed, of their subclasses in the
 library (a member inherited through a changed class), and the re-exports the changed files
-gained or lost; a symbol whose row changed otherwise (lines, counts) is linked to as before.
+gained or lost; and the names the library's modules re-export any of them under, followed when
+the re-link runs (:func:`aliases`: ``export {default as disc} from``, ``from .m import T as
+U``); a module re-exported whole that came or went (``export *``) re-links every site. A symbol
+whose row changed otherwise (lines, counts) is linked to as before.
 
 :func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
 dependent's sites into the library's modules whose identifiers (``local``, ``rest``) meet a
@@ -30,6 +33,7 @@ from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo import LinkStats, Provider, link, provider_of, sites_into
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+MAX_ALIASES = 10_000  # (module, name) pairs followed through a library's re-exports
 
 
 @dataclass(frozen=True)
@@ -47,11 +51,6 @@ class Held:
     reexports: dict[str, set[str]] = field(default_factory=dict)  # file key -> entries
 
 
-def _local(entry: str) -> str:
-    """The local name of a ``File.reexports`` entry (``local<TAB>path<TAB>member``)."""
-    return entry.split("\t", 1)[0]
-
-
 def before(tx: Any, file_keys: list[str]) -> Held:
     """Before a delta publish writes: what its changed and removed files held."""
     held = Held()
@@ -65,21 +64,59 @@ def changed_names(tx: Any, rows: Any) -> set[str]:
     """The names a delta publish (its :class:`~semgraph.graph.row_writer.RowWriter`
     ``rows``) touched: of the symbols it added or dropped, of those whose kind or bases
     changed, and of their subclasses in the repository; the re-exports its files gained or
-    lost. A symbol only rewritten (its lines, its counts) keeps its links."""
+    lost (``*``: a module re-exported whole, every site). Each changed name is also kept as
+    ``path<TAB>name``: the re-link adds the names other modules re-export it under
+    (:func:`aliases`). A symbol only rewritten (its lines, its counts) keeps its links."""
     held: Held = rows.held
     keys = rows.symbols_added | rows.symbols_dropped | rows.bases_changed
-    out = {held.symbols[k][0] for k in keys if k in held.symbols}
+    out: set[str] = set()
+    for k in keys & held.symbols.keys():
+        out |= {held.symbols[k][0], f"{_path(k)}\t{held.symbols[k][0]}"}
     asked = sorted(keys | rows.symbols_updated)
     for r in tx.run(q.RELINK_AFTER_SYMBOLS, keys=asked) if asked else []:
         was = held.symbols.get(r["key"])
         if r["key"] in keys or (was is not None and was[1] != r["kind"]):
-            out |= {r["name"], *r["subclasses"]}
+            out |= {r["name"], f"{_path(r['key'])}\t{r['name']}", *r["subclasses"]}
     files = rows.files_changed
     after = {r["key"]: set(r["reexports"] or ()) for r in
              (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])}  # fmt: skip
     for key in files:  # a file not rewritten re-exports what it did (its row is unchanged)
-        out |= {_local(e) for e in held.reexports.get(key, set()) ^ after.get(key, set())}
-    return {n for n in out if n}
+        for entry in held.reexports.get(key, set()) ^ after.get(key, set()):
+            local = entry.split("\t", 1)[0]
+            out |= {local, f"{_path(key)}\t{local}"}
+    return {n for n in out if n and not n.endswith("\t")}
+
+
+def _path(key: str) -> str:
+    """The file path of a File or Symbol key (``repo|path[|qn]``)."""
+    return key.split("|", 2)[1] if key.count("|") >= 1 else ""
+
+
+def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
+    """The names the library's modules re-export the changed ``path<TAB>name`` seeds under,
+    through any number of re-exports (``export {default as disc} from "./disc"``, ``from .m
+    import T as U``, ``export * as ns``); ``*`` when a module re-exported whole changed."""
+    todo = [tuple(s.split("\t", 1)) for s in seeds if "\t" in s]
+    if not todo:
+        return set()
+    if any(name == "*" for _, name in todo):
+        return {"*"}
+    into: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (path, member) -> (file, local)
+    for r in tx.run(q.RELINK_REEXPORTS, repo=library):
+        for entry in r["reexports"] or ():
+            local, path, member = [*entry.split("\t", 2), "", ""][:3]
+            into.setdefault((path, member), []).append((r["path"], local))
+    out: set[str] = set()
+    seen = set(todo)
+    while todo and len(seen) < MAX_ALIASES:
+        path, name = todo.pop()
+        for file, local in [*into.get((path, name), ()), *into.get((path, "*"), ())]:
+            alias = name if local == "*" else local  # export * from: the same name
+            out.add(alias)
+            if (file, alias) not in seen:
+                seen.add((file, alias))
+                todo.append((file, alias))
+    return out
 
 
 def record(tx: Any, repo: str, everything: bool, names: set[str]) -> None:
@@ -149,6 +186,9 @@ def relink_dependents(
                        commit=pending.commit).single()  # fmt: skip
         return {}
     names = None if pending.everything else set(pending.names)
+    if names is not None and keys:  # the names its modules re-export the changed ones under
+        with graph.transaction(f"aliases in {library}") as tx:
+            names |= aliases(tx, library, names)
     out: dict[str, LinkStats] = {}
     for key in keys:
         began = time.monotonic()

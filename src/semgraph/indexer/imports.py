@@ -180,9 +180,13 @@ def js_exports(node: Node) -> list[Import]:
 
 
 def _declared(node: Node) -> str:
-    """The name a default export refers to: an identifier, or a named declaration."""
+    """The name a default export refers to: an identifier, a named declaration, or the
+    class of a ``new`` expression."""
     if node.type in ("identifier", "type_identifier"):
         return text(node)
+    if node.type == "new_expression":  # export default new Cls(): its members are Cls's
+        made = node.child_by_field_name("constructor")
+        return text(made) if made is not None and made.type == "identifier" else ""
     name = node.child_by_field_name("name")
     return text(name) if name is not None and name.type in ("identifier", "type_identifier") else ""
 

@@ -18,11 +18,16 @@
 * swift ``import M``: the directory named ``M`` (a SwiftPM target, ``Sources/M``), else external.
 * bash ``source x.sh``: relative to the script, then to the repository root (``*``).
 * lua ``require "a.b"``: ``a/b.lua`` or ``a/b/init.lua`` bound to the local it is assigned to.
+
+And two JS/TS helpers of :mod:`semgraph.resolve.imports` for the cross-repository link
+(issue 30): what an import from a package binds (:func:`js_external`), and the class of an
+exported instance (:func:`instance_of`).
 """
 
 from __future__ import annotations
 
 import posixpath
+import sqlite3
 from collections.abc import Callable
 from typing import Protocol
 
@@ -211,3 +216,27 @@ HANDLERS: dict[str, Handler] = {
     "bash": bash,
     "lua": lua,
 }
+
+
+def js_external(
+    module: str, names: list[str], alias: str | None
+) -> tuple[tuple[str, str, str], ...]:
+    """The bindings of an import from a package, each to ``specifier<NUL>imported``: the
+    exported name it reaches (``default``; ``*`` for a namespace or ``require``), what the
+    cross-repository link looks up (:mod:`semgraph.graph.xrepo_js`)."""
+    if alias:
+        imported = names[0] if names and names[0] != "*" else "*"
+        return ((alias, "external", f"{module}{MEMBER_SEP}{imported}"),)
+    return tuple((n, "external", f"{module}{MEMBER_SEP}{n}") for n in names if n != "*")
+
+
+def instance_of(db: sqlite3.Connection, f: ImportFile, name: str) -> str:
+    """The class a module-level ``const name = new Cls()`` holds (its members are the
+    class's: ``export default name``), else ``name``."""
+    row = db.execute(
+        "SELECT text FROM typed_raw WHERE path = ? AND scope = ? AND name = ? "
+        "AND kind = 'call' ORDER BY line LIMIT 1",
+        (f.path, f.module, name),
+    ).fetchone()
+    text = row[0] if row is not None else ""
+    return text if text.isidentifier() and text[:1].isupper() else name

@@ -173,7 +173,8 @@ class ImportResolver:
 
     def exports_of(self, f: ImportFile, module_binds: dict[str, tuple[str, str]]) -> list[str]:
         """JS/TS: ``exported\tpath\tmember`` of each export a name lookup does not find
-        (``File.reexports``, issue 30): a local name through the module's own imports."""
+        (``File.reexports``, issue 30): a local name through the module's own imports, an
+        instance of a class as the class."""
         out: set[str] = set()
         rows = self.db.execute(
             "SELECT module, member, exported FROM exports_raw WHERE path = ? ORDER BY rowid",
@@ -187,7 +188,9 @@ class ImportResolver:
                 elif kind == "file":
                     out.add(f"{exported}\t{target}\t*")
                 elif not kind:
-                    out.add(f"{exported}\t{f.path}\t{member}")
+                    out.add(
+                        f"{exported}\t{f.path}\t{import_handlers.instance_of(self.db, f, member)}"
+                    )
                 continue
             found = self.resolve(f, module, [], None)
             if found.status == "internal" and found.dst_kind == "file" and found.dst:
@@ -199,7 +202,7 @@ class ImportResolver:
             parts = module.split("/")
             package = "/".join(parts[:2]) if module.startswith("@") else parts[0]
             return ImportOutcome(
-                "external", "external", package, _js_external(module, names, alias)
+                "external", "external", package, import_handlers.js_external(module, names, alias)
             )
         base = posixpath.normpath(
             posixpath.join(f.dir, module.lstrip("/") if module.startswith("/") else module)
@@ -313,7 +316,11 @@ class ImportResolver:
             return ImportOutcome("external", "external", "::".join(parts[:1]), binds)
         while parts and parts[0] in ("crate", "self", "super"):
             parts = parts[1:]
-        return self._dotted(f, ".".join(parts), names, alias)
+        dotted = ".".join(parts)
+        if names and parts and self.module_path(dotted, f.family, f.dir) is None:
+            inner = f"{dotted}.mod"  # a module in a directory: buffer/mod.rs
+            dotted = inner if self.module_path(inner, f.family, f.dir) is not None else dotted
+        return self._dotted(f, dotted, names, alias)
 
     def _c(self, f: ImportFile, module: str, names: list[str], alias: str | None) -> ImportOutcome:
         header = module.strip('<>"')
@@ -329,18 +336,6 @@ class ImportResolver:
         ):
             return ImportOutcome("internal", "file", target, (("*", "file", target),))
         return ImportOutcome("external", "external", header, ())
-
-
-def _js_external(
-    module: str, names: list[str], alias: str | None
-) -> tuple[tuple[str, str, str], ...]:
-    """The bindings of an import from a package, each to ``specifier<NUL>imported``: the
-    exported name it reaches (``default``; ``*`` for a namespace or ``require``), what the
-    cross-repository link looks up (:mod:`semgraph.graph.xrepo_js`)."""
-    if alias:
-        imported = names[0] if names and names[0] != "*" else "*"
-        return ((alias, "external", f"{module}{MEMBER_SEP}{imported}"),)
-    return tuple((n, "external", f"{module}{MEMBER_SEP}{n}") for n in names if n != "*")
 
 
 def _python_absolute(f: ImportFile, module: str, dots: int) -> str:

@@ -51,6 +51,7 @@ from semgraph.resolve.surface import (
     item_names,
     star_names,
     surface,
+    typed_names,
 )
 from semgraph.resolve.symtab import SymbolTable
 from semgraph.resolve.typed import TypedNames
@@ -60,6 +61,7 @@ log = logging.getLogger(__name__)
 # above this fraction of the code files to re-resolve, a full resolution is as cheap
 # (bench/bench_incremental.py measures it; bench/NOTES.md)
 DEFAULT_MAX_FRACTION = 0.5
+TYPED_HOPS = 8  # rounds of names grown through declared types (a chain of return types)
 
 
 class Fallback(Exception):
@@ -254,17 +256,28 @@ class _Incremental:
 
     def _closure(self, db: sqlite3.Connection, names: set[str], touched: list[str]) -> list[str]:
         """Every code file to resolve again: the changed ones and each file whose tokens, or
-        whose external sites' tokens (:mod:`semgraph.resolve.xsites`), meet a changed name."""
+        whose external sites' tokens (:mod:`semgraph.resolve.xsites`), meet a changed name;
+        ``names`` grows by the functions and attributes of those files whose declared types
+        name a changed one (:func:`~semgraph.resolve.surface.typed_names`: ``def make() ->
+        C`` when a class ``C`` came or went), until none is new."""
         db.execute("CREATE TEMP TABLE IF NOT EXISTS changed_names (token TEXT PRIMARY KEY)")
         db.execute("DELETE FROM changed_names")
-        db.executemany("INSERT OR IGNORE INTO changed_names VALUES (?)", [(n,) for n in names])
-        paths = {
-            r[0]
-            for r in db.execute(
-                "SELECT t.path FROM inc_tokens t JOIN changed_names c ON c.token = t.token UNION "
-                "SELECT s.path FROM site_tokens s JOIN changed_names c ON c.token = s.token"
-            )
-        }
+        paths: set[str] = set()
+        fresh = set(names)
+        for _ in range(TYPED_HOPS):  # a return type naming a changed name changes its function
+            db.executemany("INSERT OR IGNORE INTO changed_names VALUES (?)", [(n,) for n in fresh])
+            paths = {
+                r[0]
+                for r in db.execute(
+                    "SELECT t.path FROM inc_tokens t JOIN changed_names c ON c.token = t.token "
+                    "UNION SELECT s.path FROM site_tokens s JOIN changed_names c "
+                    "ON c.token = s.token"
+                )
+            } | set(touched)
+            fresh = typed_names(db, paths, names) - names
+            if not fresh:
+                break
+            names |= fresh
         paths |= set(touched)
         code = {r[0] for r in db.execute("SELECT path FROM files WHERE code = 1")}
         out = sorted(paths & code)

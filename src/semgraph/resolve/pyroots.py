@@ -21,7 +21,7 @@ from typing import Any
 
 from semgraph.model import FileFacts
 
-PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg"})
+PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg", "Cargo.toml"})  # Cargo: rust_crates
 MAX_PACKAGING_CHARS = 256_000
 MAX_ROOTS = 64
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from semgraph.model import FileFacts, FileSummary, SkippedFile
-from semgraph.resolve import go_reach, ledger, pyroots, xsites
+from semgraph.resolve import go_reach, ledger, pyroots, rust_crates, xsites
 from semgraph.resolve.imports import ImportFile, ImportResolver, iter_raw_imports
 from semgraph.resolve.memo import memoised
 from semgraph.resolve.resolution import (
@@ -163,6 +163,7 @@ class _Resolver:
         self.typed = TypedNames(self.db, self.names)
         self.tiers = CallTiers(self.names, self.typed)
         self.counts: Counter[ledger.CountKey] = Counter()  # per file, for the ledger
+        self.crates = rust_crates.dependency_crates(self.db)  # Rust: in scope without a use
         # an incremental run that touched no Go file keeps the stored go_reach table: it
         # reads only Go files' facts (semgraph.resolve.incremental)
         self.keep_reach = False
@@ -270,6 +271,12 @@ class _Resolver:
                         edges.append((f.path, kind, path, line))
                 else:
                     edges.append((f.path, kind, out.dst, line))
+        module_level = {b[1] for b in binds if b[4] is None}
+        for crate, line in rust_crates.implicit(self.db, f.path, module_level, self.crates):
+            binds.append((f.path, crate, "external", crate, None))  # an extern crate in scope
+            if ("external", crate) not in seen:
+                seen.add(("external", crate))
+                edges.append((f.path, "external", crate, line))
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?,?,?)", binds)
         self.db.executemany("INSERT INTO import_edges VALUES (?,?,?,?)", edges)
         self.db.executemany("INSERT INTO import_unresolved VALUES (?,?,?)", unresolved)

@@ -238,3 +238,24 @@ def classes_named(db: sqlite3.Connection, names: Iterable[str]) -> set[str]:
             )
         }
     return out
+
+
+def typed_names(db: sqlite3.Connection, paths: Iterable[str], names: set[str]) -> set[str]:
+    """The functions (by name) whose return type, and the attributes whose declared type or
+    value, name one of ``names`` in the surface of ``paths``: what they evaluate to may have
+    changed with it, though their text did not."""
+    out: set[str] = set()
+    for path in sorted(paths):
+        functions = {
+            r[0]
+            for r in db.execute(
+                "SELECT qn FROM symbols WHERE path = ? AND kind IN ('function', 'method')",
+                (path,),
+            )
+        }
+        for scope, name, text in db.execute(
+            "SELECT scope, name, text FROM typed_raw WHERE path = ?", (path,)
+        ):
+            if (name == RETURN or scope not in functions) and not names.isdisjoint(idents(text)):
+                out.add(scope.rsplit(".", 1)[-1] if name == RETURN else name)
+    return out
