@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +291,24 @@ def one_file_push(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     print(f"one-file push of flask: publish {result['tx_s_median']} s, of which the link "
           f"{result['link_s_median']} s", flush=True)  # fmt: skip
     return result
+
+
+def run_accuracy(
+    prefix: str, kind: str, measure: Callable[[Any, Any, Path], dict[str, Any]]
+) -> None:
+    """Run one accuracy measure (the npm and Maven benches) on the configured graph server
+    in a scratch directory, and print its record ``kind``."""
+    sys.path.insert(0, str(ROOT))  # tests.integration.xrepo_corpus: the fetched packages
+    from semgraph.config import load_settings
+    from semgraph.db import connect_graph
+
+    settings = load_settings()
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        with connect_graph(settings) as graph:
+            emit(kind, **measure(graph, settings, tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:

@@ -25,15 +25,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.accuracy_oracles import ORACLES, _marked
-from bench.records import emit
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPESCRIPT = "typescript@5.4.5"
@@ -172,17 +169,9 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))  # tests.integration.xrepo_corpus: the corpus cache
-    from semgraph.config import load_settings
-    from semgraph.db import connect_graph
+    from bench.bench_crossrepo import run_accuracy
 
-    settings = load_settings()
-    tmp = Path(tempfile.mkdtemp(prefix="semgraph-bench-xrepo-js-"))
-    try:
-        with connect_graph(settings) as graph:
-            emit("crossrepo.js_accuracy", **accuracy(graph, settings, tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_accuracy("semgraph-bench-xrepo-js-", "crossrepo.js_accuracy", accuracy)
 
 
 if __name__ == "__main__":

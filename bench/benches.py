@@ -8,7 +8,11 @@ from bench.figures import Bench
 from bench.figures_accuracy import figures_accuracy
 from bench.figures_backlog import figures_backlog
 from bench.figures_console import figures_console
-from bench.figures_crossrepo import figures_crossrepo
+from bench.figures_crossrepo import (
+    figures_crossrepo,
+    figures_crossrepo_js,
+    figures_crossrepo_jvm,
+)
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
 from bench.figures_localize import (
@@ -381,6 +385,30 @@ BENCHES = [
         "ops/xrepo-corpus.sh) scored against jedi with all three on its path; a synthetic "
         "library with N dependents for the re-link and the across-repos query; a one-file "
         "flask push for the link's share of the publish.",
+    ),
+    Bench(
+        "crossrepo-js",
+        "bench.bench_crossrepo_js",
+        [],
+        [],
+        figures_crossrepo_js,
+        note="Issue 30, npm: 29 published packages that import one another (ora, boxen and "
+        "find-up with what they import), their .d.ts removed, each indexed as a repository "
+        "and linked; scored against TypeScript's language service (allowJs) at every call "
+        "and `new` of every dependent, each package's dependencies linked under its "
+        "node_modules. Recall is also given over the oracle edges whose target is a "
+        "definition (a property assigned to an object is none).",
+    ),
+    Bench(
+        "crossrepo-jvm",
+        "bench.bench_crossrepo_jvm",
+        [],
+        [],
+        figures_crossrepo_jvm,
+        note="Issue 30, Maven: commons-text 1.10.0 -> commons-lang3 3.12.0 (sources jars and "
+        "poms from Maven Central), scored against javac's attribution of every call and `new` "
+        "of commons-text with commons-lang3's sources on its source path "
+        "(bench/JavacCalls.java).",
     ),
     Bench(
         "console",

@@ -98,3 +98,54 @@ def figures_crossrepo(out: str, args: Sequence[str] | None = None) -> list[Figur
     if not figs and args is not None:
         figs.append(not_measured("cross-repository links", "see issue 30", "no result"))
     return figs
+
+
+def _precision_recall(name: str, r: dict[str, object], recall_note: str = "") -> list[Figure]:
+    """The precision and recall rows of one accuracy record against an outside oracle."""
+    precision, recall = float(r["precision"]), float(r["recall"])  # type: ignore[arg-type]
+    return [
+        Figure(
+            f"{name}: precision ({r['agreed']} of our {r['ours']} links agreed)",
+            f"{precision:.4f}",
+            "-",
+            f"{precision / PRECISION_TARGET:.3f}x target",
+            f">= {PRECISION_TARGET}",
+            ok(precision >= PRECISION_TARGET),
+        ),
+        Figure(
+            f"{name}: recall ({r['agreed']} of the oracle's {r['oracle']} cross edges"
+            f"{recall_note})",
+            f"{recall:.4f}",
+            "-",
+            f"{recall / RECALL_TARGET:.3f}x target",
+            f">= {RECALL_TARGET}",
+            ok(recall >= RECALL_TARGET),
+        ),
+    ]
+
+
+def figures_crossrepo_js(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_crossrepo_js.py``: npm links against TypeScript."""
+    figs: list[Figure] = []
+    for r in records.read(out, "crossrepo.js_accuracy"):
+        name = (
+            f"npm cross-repository links, {r['packages']} published packages, "
+            f"{r['dependents']} dependents (TypeScript {r['typescript'].split('@')[-1]} "
+            "go-to-definition)"
+        )
+        note = (
+            f"; {r['recall_linkable']:.4f} over the {r['oracle_linkable']} whose target is a "
+            "definition"
+        )
+        figs += _precision_recall(name, r, note)
+    return figs
+
+
+def figures_crossrepo_jvm(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_crossrepo_jvm.py``: Maven links against javac."""
+    figs: list[Figure] = []
+    for r in records.read(out, "crossrepo.jvm_accuracy"):
+        figs += _precision_recall(
+            f"Maven cross-repository links, {r['pairs']} (javac's attribution)", r
+        )
+    return figs

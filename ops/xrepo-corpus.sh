@@ -4,8 +4,8 @@
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
-# pom); crates.io: serde_json and the itoa and ryu crates it calls. Prints the cache
-# directory on its last line.
+# pom; okhttp and okio, Kotlin); crates.io: serde_json and the itoa and ryu crates it calls.
+# Prints the cache directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
 pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
@@ -33,16 +33,22 @@ for spec in find-up@6.3.0 locate-path@7.2.0 p-locate@6.0.0 p-limit@4.0.0 yocto-q
   fi
 done
 central="${SEMGRAPH_MAVEN_CENTRAL:-https://repo1.maven.org/maven2}"
-for coords in commons-lang3:3.12.0 commons-text:1.10.0; do
-  artifact="${coords%%:*}" version="${coords##*:}"
-  for file in "$artifact-$version-sources.jar" "$artifact-$version.pom"; do
-    if [ ! -f "$dest/maven/$file" ]; then
-      echo "xrepo-corpus: downloading $file from Maven Central" >&2
-      curl -fsSL --retry 3 -o "$dest/maven/$file.part" \
-        "$central/org/apache/commons/$artifact/$version/$file"
-      mv "$dest/maven/$file.part" "$dest/maven/$file"
-    fi
-  done
+# group path, artifact, version, file (Kotlin: okhttp and the okio it calls; okio's pom is the
+# multiplatform artifact okhttp names, its JVM sources the variant Gradle resolves it to)
+for spec in "org/apache/commons commons-lang3 3.12.0 commons-lang3-3.12.0-sources.jar" \
+            "org/apache/commons commons-lang3 3.12.0 commons-lang3-3.12.0.pom" \
+            "org/apache/commons commons-text 1.10.0 commons-text-1.10.0-sources.jar" \
+            "org/apache/commons commons-text 1.10.0 commons-text-1.10.0.pom" \
+            "com/squareup/okio okio 3.6.0 okio-3.6.0.pom" \
+            "com/squareup/okio okio-jvm 3.6.0 okio-jvm-3.6.0-sources.jar" \
+            "com/squareup/okhttp3 okhttp 4.12.0 okhttp-4.12.0.pom" \
+            "com/squareup/okhttp3 okhttp 4.12.0 okhttp-4.12.0-sources.jar"; do
+  read -r group artifact version file <<<"$spec"
+  if [ ! -f "$dest/maven/$file" ]; then
+    echo "xrepo-corpus: downloading $file from Maven Central" >&2
+    curl -fsSL --retry 3 -o "$dest/maven/$file.part" "$central/$group/$artifact/$version/$file"
+    mv "$dest/maven/$file.part" "$dest/maven/$file"
+  fi
 done
 crates="${SEMGRAPH_CRATES_DOWNLOAD:-https://static.crates.io/crates}"
 for spec in itoa@1.0.9 ryu@1.0.15 serde_json@1.0.108; do

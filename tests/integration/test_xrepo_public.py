@@ -374,3 +374,29 @@ def test_serde_json_links_into_itoa_and_ryu(
         settings, graph, es, "itoa", job_id="ji", requested_at=time.time(), faults=Faults()
     ).run()
     assert xcalls(graph, "serde_json") == set()
+
+
+def test_okhttp_links_into_okio(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    """Kotlin: okhttp 4.12.0 into okio 3.6.0 (okio's JVM sources in their multiplatform
+    layout, src/commonMain/kotlin and src/jvmMain/kotlin): a constructor, a top-level
+    function in a file of another name, and a member inherited from okio's ForwardingSink;
+    Kotlin names its definitions by their package, not their path."""
+    repos = _index(graph, settings, tmp_path, ["okhttp", "okio"])
+    sha = repos["okio"][1]
+
+    def edge(src: str, line: int, dst: str) -> tuple[Any, ...]:
+        return (f"okhttp3.{src}", line, "okio", dst, "cross_repo", sha, "definition")
+
+    found = xcalls(graph, "okhttp")
+    assert {
+        edge("internal.ws.MessageDeflater", 34, "okio.DeflaterSink"),  # DeflaterSink(...)
+        edge("internal.cache.DiskLruCache.runOnce", 196, "okio.blackholeSink"),  # Okio.kt
+        edge("internal.cache.FaultHidingSink.write", 36, "okio.ForwardingSink.write"),  # super
+        edge("MultipartReader", 202, "okio.Options.of"),  # a companion object's function
+    } <= found
+    assert {e[2] for e in found} == {"okio"} and len(found) == 56
+    assert counts(graph, "okhttp")["linked"] == 56
+    deps = dependencies(graph, "okhttp")["depends_on"]
+    assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [
+        ("com.squareup.okio:okio", "okio")
+    ]

@@ -3,7 +3,8 @@
 repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
 go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
 7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs), and
-commons-text 1.10.0 with commons-lang3 3.12.0 (Maven Central: sources jar and pom), and
+commons-text 1.10.0 with commons-lang3 3.12.0 and okhttp 4.12.0 with okio 3.6.0 (Maven
+Central: sources jar and pom; okio's JVM sources in their multiplatform layout), and
 serde_json 1.0.108 with itoa 1.0.9 and ryu 1.0.15 (crates.io)."""
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ NPM = {
     "yocto-queue": "yocto-queue-1.0.0",
 }
 
-MAVEN = {"commons-lang3": "commons-lang3-3.12.0", "commons-text": "commons-text-1.10.0"}
+MAVEN = {  # name -> (pom, sources jar)
+    "commons-lang3": ("commons-lang3-3.12.0.pom", "commons-lang3-3.12.0-sources.jar"),
+    "commons-text": ("commons-text-1.10.0.pom", "commons-text-1.10.0-sources.jar"),
+    "okio": ("okio-3.6.0.pom", "okio-jvm-3.6.0-sources.jar"),
+    "okhttp": ("okhttp-4.12.0.pom", "okhttp-4.12.0-sources.jar"),
+}
 CRATES = {"itoa": "itoa-1.0.9", "ryu": "ryu-1.0.15", "serde_json": "serde_json-1.0.108"}
 
 
@@ -63,10 +69,17 @@ def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
             tar.extractall(dest / "unpack", filter="data")
         shutil.move(str(dest / "unpack" / CRATES[name]), root)
     elif name in MAVEN:  # the sources under src/main/java, the pom at the root
-        with zipfile.ZipFile(cache / "maven" / f"{MAVEN[name]}-sources.jar") as jar:
-            names = [n for n in jar.namelist() if n.endswith(".java")]
-            jar.extractall(root / "src" / "main" / "java", names)
-        shutil.copy(cache / "maven" / f"{MAVEN[name]}.pom", root / "pom.xml")
+        pom, sources = MAVEN[name]
+        with zipfile.ZipFile(cache / "maven" / sources) as jar:
+            for entry in jar.namelist():
+                if not entry.endswith((".java", ".kt")):
+                    continue
+                first, _, rest = entry.partition("/")  # multiplatform: commonMain/okio/...
+                dest_path = (root / "src" / first / "kotlin" / rest if first.endswith("Main")
+                             else root / "src" / "main" / "java" / entry)  # fmt: skip
+                dest_path.parent.mkdir(parents=True, exist_ok=True)
+                dest_path.write_bytes(jar.read(entry))
+        shutil.copy(cache / "maven" / pom, root / "pom.xml")
     elif name in NPM:
         with tarfile.open(cache / "npm" / f"{NPM[name]}.tgz") as tar:
             tar.extractall(dest / "unpack" / name, filter="data")

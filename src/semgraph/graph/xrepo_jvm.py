@@ -6,12 +6,14 @@ A site is ``(package, Class, rest)`` for ``import a.b.C; C.m()`` (("a.b", "C", "
 ``(package.Class, member, "")`` for a static import (``import static a.b.C.m; m()``). The
 class is the file ``<root>/a/b/C.java`` of the provider (Java names a public class after its
 file), the root one of :data:`ROOTS`, the first the provider's graph has; in it the class
-``C``, then the member by qualified name under it. A member the class inherits is not looked
-for (the provider's bases are not followed for Java).
+``C``, then the member by qualified name under it; else (Kotlin) the one top-level definition
+of that name in a file of the package's directory. A member the class inherits is not looked
+for (the provider's bases are not followed for the JVM).
 """
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from semgraph.graph import xrepo_queries as q
@@ -54,4 +56,31 @@ def link_jvm(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list
     start = {i: (sites[i][1].repo, path, cls) for i, (_, path, cls, _) in best.items()}
     found = follow(tx, start)
     wanted = {i: (sites[i][1].repo, ".".join([qn, *best[i][3]])) for i, (qn, _) in found.items()}
+    wanted |= _top_level(tx, {i: v for i, v in sites.items() if i not in wanted})
     return {i: (keys, "definition") for i, keys in by_qn(tx, wanted).items()}
+
+
+def _top_level(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
+    """Kotlin: a top-level function, class or object of the package in a file of another
+    name (``runBlocking`` in ``kotlinx/coroutines/Builders.kt``, named by its package:
+    ``kotlinx.coroutines.runBlocking``); one definition only."""
+    rows = [{"i": i, "repo": p.repo, "name": s.local} for i, (s, p) in sites.items()]
+    out: dict[int, tuple[str, str]] = {}
+    for r in tx.run(q.LINK_BY_NAME, rows=rows) if rows else []:
+        s, p = sites[r["i"]]
+        dirs = {"/".join(x for x in (root, s.module.replace(".", "/")) if x) for root in ROOTS}
+        hits = {
+            qn
+            for _, path, qn in r["found"]
+            if path.endswith(_EXT)
+            and (  # Kotlin names by the package; a file's path where it declares none
+                qn == f"{s.module}.{s.local}"
+                or (
+                    posixpath.dirname(path) in dirs
+                    and qn == f"{posixpath.splitext(path)[0].replace('/', '.')}.{s.local}"
+                )
+            )
+        }
+        if len(hits) == 1:
+            out[r["i"]] = (p.repo, ".".join([hits.pop(), *(s.rest.split(".") if s.rest else [])]))
+    return out

@@ -12,8 +12,10 @@ from semgraph.manifests.base import MAX_MANIFEST_BYTES
 
 #: at most this many directories are looked at for Python packages (root and ``src/``)
 MAX_DIRS = 2_000
-#: where JVM sources hold their packages, the first that has any wins
-JVM_ROOTS = ("src/main/java", "src/main/kotlin", "src/java", "src")
+#: where JVM sources hold their packages: these together (Kotlin multiplatform adds
+#: ``src/<target>Main/kotlin``), else the first of :data:`JVM_FALLBACK_ROOTS` that has any
+JVM_ROOTS = ("src/main/java", "src/main/kotlin")
+JVM_FALLBACK_ROOTS = ("src/java", "src")
 
 
 def _read(path: str) -> bytes:
@@ -58,28 +60,37 @@ def read_identity(root: Path) -> Identity:
 def _jvm(root: Path) -> list[str]:
     """The JVM packages the sources declare by their directories: the shallowest directory
     holding a ``.java`` / ``.kt`` file on each branch (``org.apache.commons.lang3``), at
-    most :data:`MAX_DIRS` directories looked at; links never followed."""
-    for base in JVM_ROOTS:
-        top = root / base
-        out: list[str] = []
-        todo, seen = [str(top)], 0
-        while todo and seen < MAX_DIRS:
-            where = todo.pop()
-            seen += 1
-            try:
-                entries = list(os.scandir(where))
-            except OSError:
-                continue
-            code = any(e.name.endswith((".java", ".kt")) and e.is_file(follow_symlinks=False)
-                       for e in entries)  # fmt: skip
-            if code and where != str(top):
-                out.append(os.path.relpath(where, top).replace(os.sep, "."))
-                continue
-            todo += sorted((e.path for e in entries if e.is_dir(follow_symlinks=False)),
-                           reverse=True)  # fmt: skip
-        if out:
-            return sorted(out)
-    return []
+    most :data:`MAX_DIRS` directories looked at per root; links never followed."""
+    try:
+        targets = sorted(e.name for e in os.scandir(root / "src") if e.name.endswith("Main"))
+    except OSError:
+        targets = []
+    main = [*JVM_ROOTS, *(f"src/{t}/kotlin" for t in targets[:MAX_DIRS])]
+    found = sorted({p for base in main for p in _packages(root / base)})
+    for base in JVM_FALLBACK_ROOTS:
+        found = found or _packages(root / base)
+    return found
+
+
+def _packages(top: Path) -> list[str]:
+    """The shallowest directory holding JVM code on each branch under ``top``, dotted."""
+    out: list[str] = []
+    todo, seen = [str(top)], 0
+    while todo and seen < MAX_DIRS:
+        where = todo.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue
+        code = any(e.name.endswith((".java", ".kt")) and e.is_file(follow_symlinks=False)
+                   for e in entries)  # fmt: skip
+        if code and where != str(top):
+            out.append(os.path.relpath(where, top).replace(os.sep, "."))
+            continue
+        todo += sorted((e.path for e in entries if e.is_dir(follow_symlinks=False)),
+                       reverse=True)  # fmt: skip
+    return sorted(out)
 
 
 def _merge(a: Identity, b: Identity) -> Identity:

@@ -91,8 +91,10 @@ def jvm(
         if directory is not None:
             binds.append(("*", "dir", directory))
             first = first or ("dir", directory)
-        else:
-            binds.append((local, "external", module))
+        else:  # an alias keeps the name it imports (the cross-repository site's)
+            binds.append(
+                (local, "external", module if local == name else f"{module}{MEMBER_SEP}{name}")
+            )
     if first is not None:
         return ImportOutcome("internal", first[0], first[1], tuple(dict.fromkeys(binds)))
     return ImportOutcome("external", "external", module, tuple(binds))

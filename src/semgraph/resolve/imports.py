@@ -302,8 +302,14 @@ class ImportResolver:
             )
             return ImportOutcome("internal", "file", pkg_path, binds)
         name = ".".join(parts_pkg) if names else ".".join(parts)
-        binds = tuple(
-            ((alias if alias and len(members) == 1 else m), "external", name) for m in members
+        aliased = alias if alias and len(members) == 1 else None
+        binds = tuple(  # an alias keeps the name it imports (the cross-repository site's)
+            (
+                aliased or m,
+                "external",
+                f"{name}{MEMBER_SEP}{m}" if aliased not in (None, m) else name,
+            )
+            for m in members
         )
         return ImportOutcome("external", "external", name, binds)
 

@@ -1,0 +1,90 @@
+"""Cross-repository links for Maven packages (issue 30) against the Java compiler.
+
+    python -m bench.bench_crossrepo_jvm
+
+commons-text 1.10.0 and commons-lang3 3.12.0 (their sources jars and poms from Maven
+Central, ``ops/xrepo-corpus.sh``), each indexed as a repository and linked as the reindex
+job does. The oracle is javac itself (``bench/JavacCalls.java``, the JDK's compiler API):
+it attributes every file of commons-text with commons-lang3's sources on its source path,
+and names for every method call and ``new`` the method it resolved to and the class that
+declares it. An oracle edge is (site path, line, the declaring class's file, method name)
+with the class in commons-lang3; ours are the ``XCALLS`` with the same four fields.
+Precision = ours the oracle has / ours; recall = the oracle's we have / its.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = "src/main/java"
+
+
+def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
+    from tests.integration.xrepo_corpus import checkout, corpus
+
+    from bench.bench_crossrepo import _publish
+    from semgraph.graph.xrepo_relink import relink_dependents
+
+    cache = corpus()
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    roots = {}
+    began = time.monotonic()
+    for name in ("commons-text", "commons-lang3"):
+        root, sha = checkout(cache, name, tmp / "ws")
+        roots[name] = root
+        _publish(graph, settings, tmp, root, name, sha)
+        relink_dependents(graph, name)
+    index_s = time.monotonic() - began
+    ours = {
+        (r["sp"], r["line"], r["tp"], r["name"])
+        for r in graph.query(
+            "xcalls",
+            "MATCH (a:Symbol {repo: 'commons-text'})-[e:XCALLS]->(b:Symbol) RETURN a.path AS sp, "
+            "e.line AS line, b.path AS tp, b.name AS name",
+        )
+    }
+    out = tmp / "javac.jsonl"
+    began = time.monotonic()
+    text, lang = roots["commons-text"] / SOURCES, roots["commons-lang3"] / SOURCES
+    subprocess.run(["java", str(ROOT / "bench" / "JavacCalls.java"), str(text), str(lang),
+                    str(out)], check=True, capture_output=True)  # fmt: skip
+    oracle_s = time.monotonic() - began
+    oracle, answered = set(), 0
+    for line in out.read_text().splitlines():
+        row = json.loads(line)
+        answered += 1
+        if row["class"].startswith("org.apache.commons.lang3."):
+            target = f"{SOURCES}/{row['class'].replace('.', '/')}.java"
+            oracle.add((f"{SOURCES}/{row['path']}", row["line"], target, row["name"]))
+    hit = ours & oracle
+    result = {
+        "pairs": "commons-text 1.10.0 -> commons-lang3 3.12.0",
+        "ours": len(ours),
+        "oracle": len(oracle),
+        "oracle_calls": answered,
+        "agreed": len(hit),
+        "precision": round(len(hit) / len(ours), 4) if ours else 0.0,
+        "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
+        "index_s": round(index_s, 1),
+        "oracle_s": round(oracle_s, 1),
+        "false": sorted(map(list, ours - oracle))[:20],
+        "missed": sorted(map(list, oracle - ours))[:40],
+    }
+    print(f"maven accuracy: precision {result['precision']}, recall {result['recall']} "
+          f"({len(hit)} agreed, {len(ours)} ours, {len(oracle)} oracle)", flush=True)  # fmt: skip
+    return result
+
+
+def main() -> None:
+    from bench.bench_crossrepo import run_accuracy
+
+    run_accuracy("semgraph-bench-xrepo-jvm-", "crossrepo.jvm_accuracy", accuracy)
+
+
+if __name__ == "__main__":
+    main()
