@@ -4,7 +4,7 @@
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
-# pom; okhttp and okio, Kotlin); crates.io: serde_json and the itoa and ryu crates it calls.
+# pom; okhttp and okio, Kotlin; cats-core and cats-kernel, Scala); crates.io: serde_json and the itoa and ryu crates it calls.
 # Prints the cache directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
@@ -42,7 +42,11 @@ for spec in "org/apache/commons commons-lang3 3.12.0 commons-lang3-3.12.0-source
             "com/squareup/okio okio 3.6.0 okio-3.6.0.pom" \
             "com/squareup/okio okio-jvm 3.6.0 okio-jvm-3.6.0-sources.jar" \
             "com/squareup/okhttp3 okhttp 4.12.0 okhttp-4.12.0.pom" \
-            "com/squareup/okhttp3 okhttp 4.12.0 okhttp-4.12.0-sources.jar"; do
+            "com/squareup/okhttp3 okhttp 4.12.0 okhttp-4.12.0-sources.jar" \
+            "org/typelevel cats-kernel_2.13 2.10.0 cats-kernel_2.13-2.10.0.pom" \
+            "org/typelevel cats-kernel_2.13 2.10.0 cats-kernel_2.13-2.10.0-sources.jar" \
+            "org/typelevel cats-core_2.13 2.10.0 cats-core_2.13-2.10.0.pom" \
+            "org/typelevel cats-core_2.13 2.10.0 cats-core_2.13-2.10.0-sources.jar"; do
   read -r group artifact version file <<<"$spec"
   if [ ! -f "$dest/maven/$file" ]; then
     echo "xrepo-corpus: downloading $file from Maven Central" >&2

@@ -231,3 +231,43 @@ def test_cli_callers_across_repos_impact_and_repos_deps(
     assert lib["provides"][0]["name"] == "lib"
     assert [(d["repo"], d["links"]) for d in lib["dependents"]] == [("svc", 4)]
     assert "depended on by svc" in cli("repos", "deps", "lib")
+
+
+PHPLIB = {
+    "composer.json": (
+        '{"name": "Monolog/Monolog", "autoload": {"psr-4": {"Monolog\\\\": "src/Monolog"}}}'
+    ),
+    "src/Monolog/Logger.php": (
+        "<?php\nnamespace Monolog;\n\nclass Logger\n{\n    public static function create() {}\n"
+        "    public function info() {}\n}\n"
+    ),
+    "src/Monolog/Handler/StreamHandler.php": (
+        "<?php\nnamespace Monolog\\Handler;\n\nclass StreamHandler {}\n"
+    ),
+}
+PHPSVC = {
+    "composer.json": '{"name": "acme/app", "require": {"monolog/monolog": "^3"}}',
+    "src/App.php": (
+        "<?php\nnamespace App;\n\nuse Monolog\\Logger;\n"
+        "use Monolog\\Handler\\StreamHandler as SH;\n\n"
+        "function boot() {\n    Logger::create();\n    new SH();\n    Logger::missing();\n}\n"
+    ),
+}
+
+
+def test_php_site_links_to_the_namespaced_definition(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """Composer: ``use Monolog\\Logger; Logger::create()`` -> ``Monolog.Logger.create`` (PHP
+    names a definition by its namespace); an alias keeps the class it imports."""
+    publish(graph, settings, tmp_path, PHPSVC, "app")
+    publish(graph, settings, tmp_path, PHPLIB, "monolog")
+    with graph.transaction("relink") as tx:
+        assert dependents(tx, "monolog") == ["app"]
+        link(tx, "app")
+    assert xcalls(graph, "app") == {
+        ("App.boot", 8, "monolog", "Monolog.Logger.create", "cross_repo", "c1", "definition"),
+        ("App.boot", 9, "monolog", "Monolog.Handler.StreamHandler", "cross_repo", "c1",
+         "definition"),
+    }  # fmt: skip
+    assert counts(graph, "app")["unmatched"] == 1  # Logger::missing()

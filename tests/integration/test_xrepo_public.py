@@ -400,3 +400,23 @@ def test_okhttp_links_into_okio(graph: Graph, settings: Settings, tmp_path: Path
     assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [
         ("com.squareup.okio:okio", "okio")
     ]
+
+
+def test_cats_core_links_into_cats_kernel(graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    """Scala: cats-core 2.10.0 into cats-kernel 2.10.0 (Scala 2.13 sources jars and poms):
+    ``import cats.kernel.instances.StaticMethods.wrapMutableIndexedSeq`` and its calls, the
+    object's member found in ``cats/kernel/instances/StaticMethods.scala``. (Its qualified
+    name reads ``cats.StaticMethods``: Scala's chained package clauses, ``package cats`` then
+    ``package kernel``, are read as the first one only.)"""
+    repos = _index(graph, settings, tmp_path, ["cats-core", "cats-kernel"])
+    sha = repos["cats-kernel"][1]
+    found = xcalls(graph, "cats-core")
+    target = "cats.StaticMethods.wrapMutableIndexedSeq"
+    assert ("cats.ListInstances.traverse", 126, "cats-kernel", target, "cross_repo", sha,
+            "definition") in found  # fmt: skip
+    assert {e[3] for e in found} == {target} and len(found) == 8
+    assert counts(graph, "cats-core")["linked"] == 8
+    deps = dependencies(graph, "cats-core")["depends_on"]
+    assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [
+        ("org.typelevel:cats-kernel_2.13", "cats-kernel")
+    ]

@@ -3,8 +3,9 @@
 repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
 go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
 7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs), and
-commons-text 1.10.0 with commons-lang3 3.12.0 and okhttp 4.12.0 with okio 3.6.0 (Maven
-Central: sources jar and pom; okio's JVM sources in their multiplatform layout), and
+commons-text 1.10.0 with commons-lang3 3.12.0, okhttp 4.12.0 with okio 3.6.0 and cats-core
+2.10.0 with cats-kernel 2.10.0, Scala 2.13 (Maven Central: sources jar and pom; okio's JVM
+sources in their multiplatform layout), and
 serde_json 1.0.108 with itoa 1.0.9 and ryu 1.0.15 (crates.io)."""
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ MAVEN = {  # name -> (pom, sources jar)
     "commons-text": ("commons-text-1.10.0.pom", "commons-text-1.10.0-sources.jar"),
     "okio": ("okio-3.6.0.pom", "okio-jvm-3.6.0-sources.jar"),
     "okhttp": ("okhttp-4.12.0.pom", "okhttp-4.12.0-sources.jar"),
+    "cats-kernel": ("cats-kernel_2.13-2.10.0.pom", "cats-kernel_2.13-2.10.0-sources.jar"),
+    "cats-core": ("cats-core_2.13-2.10.0.pom", "cats-core_2.13-2.10.0-sources.jar"),
 }
 CRATES = {"itoa": "itoa-1.0.9", "ryu": "ryu-1.0.15", "serde_json": "serde_json-1.0.108"}
 
@@ -72,11 +75,15 @@ def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
         pom, sources = MAVEN[name]
         with zipfile.ZipFile(cache / "maven" / sources) as jar:
             for entry in jar.namelist():
-                if not entry.endswith((".java", ".kt")):
+                if not entry.endswith((".java", ".kt", ".scala")):
                     continue
                 first, _, rest = entry.partition("/")  # multiplatform: commonMain/okio/...
-                dest_path = (root / "src" / first / "kotlin" / rest if first.endswith("Main")
-                             else root / "src" / "main" / "java" / entry)  # fmt: skip
+                if first.endswith("Main"):
+                    dest_path = root / "src" / first / "kotlin" / rest
+                elif first == "src":  # a jar that keeps its source tree (cats: src/main/scala)
+                    dest_path = root / entry
+                else:
+                    dest_path = root / "src" / "main" / "java" / entry
                 dest_path.parent.mkdir(parents=True, exist_ok=True)
                 dest_path.write_bytes(jar.read(entry))
         shutil.copy(cache / "maven" / pom, root / "pom.xml")

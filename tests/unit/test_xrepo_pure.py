@@ -40,6 +40,10 @@ def test_provider_of_a_module() -> None:
     assert provider_of("github.com/hashicorp/errwrap/sub", both) is go
     assert provider_of("github.com/hashicorp/errwrapper", both) is None
     assert _is_ambiguous("click.core", {"click"}) and not _is_ambiguous("clicks", {"click"})
+    php = Provider("monolog", "c3", "composer", ("Monolog",))  # PSR-4 prefixes: namespaces
+    assert provider_of("Monolog\\Handler", [php]) is php and provider_of("Monolog", [php]) is php
+    assert provider_of("MonologX\\Handler", [php]) is None
+    assert _is_ambiguous("Monolog\\Handler", {"Monolog"})
 
 
 def test_reexport_entries() -> None:
@@ -118,7 +122,7 @@ POM = (
 def test_maven_modules_are_the_source_packages(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     for path in ("org/acme/lib/A.java", "org/acme/lib/sub/B.java", "org/acme/util/C.kt",
-                 "org/acme/README.md"):  # fmt: skip
+                 "org/acme/README.md", "org/acme/fx/D.scala"):  # fmt: skip
         (repo / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / "src/main/java" / path).write_text("package x;\n")
     (repo / "pom.xml").write_text(POM)
@@ -126,7 +130,7 @@ def test_maven_modules_are_the_source_packages(tmp_path: Path) -> None:
     ident = read_identity(repo)
     # the shallowest package holding code on each branch: sub-packages are under it
     assert [(p.name, p.modules) for p in ident.provides] == [
-        ("org.acme:lib", ("org.acme.lib", "org.acme.util"))
+        ("org.acme:lib", ("org.acme.fx", "org.acme.lib", "org.acme.util"))
     ]
     # no sources: the group id, as before
     bare = tmp_path / "bare"
@@ -181,3 +185,14 @@ def test_rust_site_paths_and_readings() -> None:
         (["src/lib.rs"], "de", ["Visitor", "visit"]),
     ]
     assert len(paths("a", "b", ".".join(["x"] * 100))[0]) == 8  # bounded
+
+
+def test_multiplatform_kotlin_packages_are_read_from_every_target(tmp_path: Path) -> None:
+    repo = tmp_path / "okio"
+    for path in ("src/commonMain/kotlin/okio/Buffer.kt", "src/jvmMain/kotlin/okio/Okio.kt",
+                 "src/jvmMain/kotlin/okio/internal/X.kt", "src/test/x/Y.kt"):  # fmt: skip
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("package okio\n")
+    (repo / "pom.xml").write_text(POM)
+    # the targets' roots together; src/test is no target (and src itself is a fallback only)
+    assert [p.modules for p in read_identity(repo).provides] == [("okio",)]

@@ -26,7 +26,9 @@ Which definition, in the chosen provider:
   less the provider's module path);
 * npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`);
 * Maven: the class's file under the package's directory (:mod:`semgraph.graph.xrepo_jvm`);
-* Cargo: the item in the crate's module files (:mod:`semgraph.graph.xrepo_rust`).
+* Cargo: the item in the crate's module files (:mod:`semgraph.graph.xrepo_rust`);
+* Composer (PHP): the namespace-qualified name (``use Monolog\\Logger; Logger::create()``:
+  ``Monolog.Logger.create``), PHP's names being its namespaces'.
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
@@ -50,7 +52,7 @@ from typing import Any
 from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo_js import link_js
 from semgraph.graph.xrepo_jvm import link_jvm
-from semgraph.graph.xrepo_lookup import by_qn, follow, reexport
+from semgraph.graph.xrepo_lookup import by_qn, follow, link_qualified, reexport
 from semgraph.graph.xrepo_rust import link_rust
 from semgraph.resolve.symtab import external_key
 
@@ -138,13 +140,13 @@ def provider_of(module: str, providers: list[Provider]) -> Provider | None:
             if p.ecosystem == "go":
                 if module == m or module.startswith(m + "/"):
                     return p
-            elif module == m or module.startswith(m + ".") or module.startswith(m + "/"):
+            elif module == m or module.startswith((m + ".", m + "/", m + "\\")):
                 return p
     return None
 
 
 def _is_ambiguous(module: str, ambiguous: set[str]) -> bool:
-    return any(module == m or module.startswith((m + ".", m + "/")) for m in ambiguous)
+    return any(module == m or module.startswith((m + ".", m + "/", m + "\\")) for m in ambiguous)
 
 
 def _python_name(site: _Site) -> str:
@@ -257,6 +259,7 @@ _LOOKUPS: dict[str, Any] = {
     "npm": link_js,
     "maven": link_jvm,
     "cargo": link_rust,
+    "composer": link_qualified,
 }
 
 

@@ -20,8 +20,8 @@ from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo_lookup import by_qn, follow
 from semgraph.resolve.symtab import file_key
 
-ROOTS = ("src/main/java", "src/main/kotlin", "src/java", "src", "")
-_EXT = (".java", ".kt")
+ROOTS = ("src/main/java", "src/main/kotlin", "src/main/scala", "src/java", "src", "")
+_EXT = (".java", ".kt", ".scala")
 
 
 def readings(module: str, local: str, rest: str) -> list[tuple[str, str, list[str]]]:
@@ -61,8 +61,8 @@ def link_jvm(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list
 
 
 def _top_level(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
-    """Kotlin: a top-level function, class or object of the package in a file of another
-    name (``runBlocking`` in ``kotlinx/coroutines/Builders.kt``, named by its package:
+    """Kotlin and Scala: a top-level function, class or object of the package in a file of
+    another name (``runBlocking`` in ``kotlinx/coroutines/Builders.kt``, named by its package:
     ``kotlinx.coroutines.runBlocking``); one definition only."""
     rows = [{"i": i, "repo": p.repo, "name": s.local} for i, (s, p) in sites.items()]
     out: dict[int, tuple[str, str]] = {}

@@ -70,3 +70,15 @@ def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[s
                 nxt.setdefault(i, []).extend(more)
         todo = {i: v for i, v in nxt.items() if i not in out}
     return out
+
+
+def link_qualified(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+    """site -> (definition keys, "definition") for languages whose qualified names are their
+    namespaces' (PHP: ``use Monolog\\Handler\\StreamHandler; new StreamHandler()`` is
+    ``Monolog.Handler.StreamHandler``): the module, the name and the members after it."""
+    wanted = {
+        i: (p.repo, ".".join([s.module.replace("\\", "."), s.local, *filter(None, [s.rest])]))
+        for i, (s, p) in sites.items()
+        if s.local
+    }
+    return {i: (keys, "definition") for i, keys in by_qn(tx, wanted).items()}

@@ -14,8 +14,9 @@ from semgraph.manifests.base import MAX_MANIFEST_BYTES
 MAX_DIRS = 2_000
 #: where JVM sources hold their packages: these together (Kotlin multiplatform adds
 #: ``src/<target>Main/kotlin``), else the first of :data:`JVM_FALLBACK_ROOTS` that has any
-JVM_ROOTS = ("src/main/java", "src/main/kotlin")
+JVM_ROOTS = ("src/main/java", "src/main/kotlin", "src/main/scala")
 JVM_FALLBACK_ROOTS = ("src/java", "src")
+JVM_CODE = (".java", ".kt", ".scala")
 
 
 def _read(path: str) -> bytes:
@@ -59,8 +60,8 @@ def read_identity(root: Path) -> Identity:
 
 def _jvm(root: Path) -> list[str]:
     """The JVM packages the sources declare by their directories: the shallowest directory
-    holding a ``.java`` / ``.kt`` file on each branch (``org.apache.commons.lang3``), at
-    most :data:`MAX_DIRS` directories looked at per root; links never followed."""
+    holding JVM code on each branch (``org.apache.commons.lang3``), at most :data:`MAX_DIRS`
+    directories looked at per root; links never followed."""
     try:
         targets = sorted(e.name for e in os.scandir(root / "src") if e.name.endswith("Main"))
     except OSError:
@@ -83,7 +84,7 @@ def _packages(top: Path) -> list[str]:
             entries = list(os.scandir(where))
         except OSError:
             continue
-        code = any(e.name.endswith((".java", ".kt")) and e.is_file(follow_symlinks=False)
+        code = any(e.name.endswith(JVM_CODE) and e.is_file(follow_symlinks=False)
                    for e in entries)  # fmt: skip
         if code and where != str(top):
             out.append(os.path.relpath(where, top).replace(os.sep, "."))

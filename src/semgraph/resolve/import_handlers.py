@@ -167,8 +167,9 @@ def php(
         if target is not None:
             binds.append((local, "member", f"{target}{MEMBER_SEP}{name}"))
             first = first or target
-        else:
-            binds.append((local, "external", "\\".join(pkg)))
+        else:  # an alias keeps the name it imports (the cross-repository site's)
+            ns = "\\".join(pkg)
+            binds.append((local, "external", ns if local == name else f"{ns}{MEMBER_SEP}{name}"))
     if first is not None:
         return ImportOutcome("internal", "file", first, tuple(binds))
     return ImportOutcome("external", "external", "\\".join(pkg) or module, tuple(binds))
