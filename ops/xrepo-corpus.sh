@@ -4,13 +4,15 @@
 # PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
-# pom; okhttp and okio, Kotlin; cats-core and cats-kernel, Scala); crates.io: serde_json and the itoa and ryu crates it calls.
+# pom; okhttp and okio, Kotlin; cats-core and cats-kernel, Scala); crates.io: serde_json and the itoa and ryu crates it calls;
+# Debian's packages: the gems sinatra and the rack it calls (Ruby sources and gemspecs; no gem
+# registry is reachable, Debian ships them whole).
 # Prints the cache directory on its last line.
 set -euo pipefail
 dest="${SEMGRAPH_XREPO_CORPUS:-$HOME/.cache/semgraph/xrepo-corpus}"
 pip="${SEMGRAPH_VENV:-$HOME/.cache/semgraph/venv}/bin/pip"
 go="${GO:-/usr/local/go/bin/go}"
-mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm" "$dest/maven" "$dest/crates"
+mkdir -p "$dest/pypi" "$dest/gomod" "$dest/npm" "$dest/maven" "$dest/crates" "$dest/debian"
 for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
   name="${spec%%==*}" version="${spec##*==}"
   if [ ! -f "$dest/pypi/$name-$version.tar.gz" ]; then
@@ -62,6 +64,20 @@ for spec in itoa@1.0.9 ryu@1.0.15 serde_json@1.0.108; do
     curl -fsSL --retry 3 -o "$dest/crates/$name-$version.crate.part" \
       "$crates/$name/$name-$version.crate"
     mv "$dest/crates/$name-$version.crate.part" "$dest/crates/$name-$version.crate"
+  fi
+done
+# the version the tests were written against, else the one Debian serves now (a security
+# update replaces a version in the archive); the tests name definitions, not versions
+for spec in ruby-rack=2.2.22-0+deb12u2 ruby-sinatra=3.0.5-3+deb12u1; do
+  name="${spec%%=*}"
+  if [ ! -f "$dest/debian/$name.deb" ]; then
+    echo "xrepo-corpus: downloading $spec from Debian" >&2
+    tmp="$(mktemp -d)"
+    chmod 777 "$tmp"
+    (cd "$tmp" && { apt-get download -q "$spec" >&2 2>/dev/null || apt-get download -q "$name" >&2 \
+      || { apt-get update -qq >&2 && apt-get download -q "$name" >&2; }; })
+    mv "$tmp"/"$name"_*.deb "$dest/debian/$name.deb"
+    rm -rf "$tmp"
   fi
 done
 echo "$dest"

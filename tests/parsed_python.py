@@ -14,10 +14,15 @@ from semgraph.resolve.resolver import resolve
 
 def python_facts(files: Mapping[str, str]) -> list[FileFacts]:
     """Each Python source of ``files`` (path -> text) through the real extraction."""
+    return language_facts({path: ("python", text) for path, text in files.items()})
+
+
+def language_facts(files: Mapping[str, tuple[str, str]]) -> list[FileFacts]:
+    """Each source of ``files`` (path -> (language, text)) through the real extraction."""
     facts = []
-    for path, text in files.items():
-        symbols, imports, calls, binds, _ = extract_all(path, "python", text.encode())
-        one = FileFacts(path, "python", path.ljust(40, "0"), len(text), text.count("\n"), "ok")
+    for path, (language, text) in files.items():
+        symbols, imports, calls, binds, _ = extract_all(path, language, text.encode())
+        one = FileFacts(path, language, path.ljust(40, "0"), len(text), text.count("\n"), "ok")
         one.symbols, one.imports, one.calls, one.bindings = symbols, imports, calls, binds
         facts.append(one)
     return facts

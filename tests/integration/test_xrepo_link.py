@@ -271,3 +271,74 @@ def test_php_site_links_to_the_namespaced_definition(
          "definition"),
     }  # fmt: skip
     assert counts(graph, "app")["unmatched"] == 1  # Logger::missing()
+
+
+CSLIB = {
+    "Acme.Json.csproj": (
+        '<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup><PackageId>Acme.Json</PackageId>'
+        "<RootNamespace>Acme.Json</RootNamespace></PropertyGroup></Project>"
+    ),
+    "src/JsonConvert.cs": (
+        "namespace Acme.Json\n{\n    public static class JsonConvert\n    {\n"
+        '        public static string Serialize(object o) { return ""; }\n    }\n\n'
+        "    public class JsonWriter\n    {\n    }\n}\n"
+    ),
+    "src/Linq/JToken.cs": (
+        "namespace Acme.Json.Linq;\n\npublic class JToken\n{\n"
+        "    public static JToken Parse(string s) { return null; }\n}\n"
+    ),
+}
+CSSVC = {
+    "App.csproj": (
+        '<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>'
+        '<PackageReference Include="Acme.Json" Version="13.0.1" />'
+        '<PackageReference Include="Acme.Log" Version="2.0.0" /></ItemGroup></Project>'
+    ),
+    "src/Program.cs": (
+        "using System;\nusing Acme.Json;\nusing Acme.Json.Linq;\nusing Acme.Log;\n\n"
+        "namespace App\n{\n    public class Program\n    {\n"
+        "        public static void Main()\n        {\n"
+        "            var s = JsonConvert.Serialize(1);\n"  # 12
+        "            var w = new JsonWriter();\n"  # 13
+        "            var t = JToken.Parse(s);\n"  # 14
+        "            Log.Information(s);\n"  # 15: Acme.Log is not indexed
+        "            JsonConvert.Missing();\n"  # 16: nor is it found in Acme.Json
+        "            Console.WriteLine(s);\n        }\n    }\n}\n"
+    ),
+    "src/Other.cs": (
+        "using Acme.Json;\n\nnamespace App\n{\n    public class Other\n    {\n"
+        "        public void Run() { JsonConvert.Gone(); }\n    }\n}\n"
+    ),
+    "Sources/App/main.swift": "import Vapor\n\nfunc boot() {\n    Application()\n}\n",
+}
+
+
+def test_csharp_open_sites_link_through_their_using_namespaces(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """NuGet: ``using Acme.Json;`` binds no name. ``JsonConvert.Serialize()`` is one site
+    per namespace the file imports from outside (``System`` left out), linked where the
+    provider's graph has ``<namespace>.JsonConvert.Serialize``; a name found in none of them
+    is unprovided while a candidate namespace has no indexed provider (``Acme.Log``), and
+    unmatched once every candidate is provided. Swift's ``import Vapor`` is the same kind of
+    site, with no provider."""
+    publish(graph, settings, tmp_path, CSSVC, "app")
+    publish(graph, settings, tmp_path, CSLIB, "json")
+    with graph.transaction("relink") as tx:
+        assert dependents(tx, "json") == ["app"]
+        stats = link(tx, "app")
+    assert stats.sites == 7
+    main = "App.Program.Main"
+    assert xcalls(graph, "app") == {
+        (main, 12, "json", "Acme.Json.JsonConvert.Serialize", "cross_repo", "c1", "definition"),
+        (main, 13, "json", "Acme.Json.JsonWriter", "cross_repo", "c1", "definition"),
+        (main, 14, "json", "Acme.Json.Linq.JToken.Parse", "cross_repo", "c1", "definition"),
+    }
+    assert counts(graph, "app") == {"linked": 3, "ambiguous": 0, "unprovided": 3, "unmatched": 1}
+    with graph.session() as s:
+        rows = s.run(
+            "MATCH (:Symbol {qualified_name: $qn})-[e:CALLS_EXTERNAL]->(m:ExternalModule) "
+            "WHERE e.line = 12 RETURN collect(m.name) AS modules",
+            qn=main,
+        ).single()
+    assert sorted(rows["modules"]) == ["Acme.Json", "Acme.Json.Linq", "Acme.Log"]

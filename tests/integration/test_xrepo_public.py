@@ -420,3 +420,54 @@ def test_cats_core_links_into_cats_kernel(graph: Graph, settings: Settings, tmp_
     assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [
         ("org.typelevel:cats-kernel_2.13", "cats-kernel")
     ]
+
+
+def test_sinatra_links_into_rack(
+    graph: Graph, settings: Settings, tmp_path: Path, es: Elasticsearch
+) -> None:
+    """Ruby: sinatra 3.0.5 into rack 2.2.22 (Debian's packages of the two gems: their lib/
+    trees and gemspecs). ``require "rack"`` binds no name: ``Rack::Utils.escape_html(...)``
+    is an open site, the gem named after the constant its candidate, linked to the
+    definition whose nesting is ``Rack::Utils`` in rack's graph, whatever file defines it;
+    ``Rack::Builder.new`` is the class. (Lines are left out: a security update of either
+    package may move them; the names are what the link is about.)"""
+    repos = _index(graph, settings, tmp_path, ["sinatra", "rack"])
+    sha = repos["rack"][1]
+    found = {(e[0], e[2], e[3], e[4], e[5], e[6]) for e in xcalls(graph, "sinatra")}
+
+    def edge(src: str, dst: str) -> tuple[str, ...]:
+        return (f"lib.sinatra.base.Sinatra.{src}", "rack", f"lib.rack.{dst}", "cross_repo", sha,
+                "definition")  # fmt: skip
+
+    assert found == {
+        edge("Helpers.status", "utils.Rack.Utils.status_code"),
+        edge("Request.params", "utils.Rack.Utils.escape_html"),
+        edge("Base.handle_exception!", "utils.Rack.Utils.escape_html"),
+        edge("Base", "utils.Rack.Utils.escape_html"),
+        edge("Base.build", "builder.Rack.Builder"),  # Rack::Builder.new
+        edge("Base.mime_type", "mime.Rack.Mime.mime_type"),
+        edge("Base.run!", "handler.Rack.Handler.pick"),
+    }
+    before = counts(graph, "sinatra")
+    assert before["linked"] == 8 and before["ambiguous"] == 0
+    deps = dependencies(graph, "sinatra")["depends_on"]
+    assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [("rack", "rack")]
+    assert {d["name"] for d in deps} == {"mustermann", "rack", "rack-protection", "rack-test",
+                                         "tilt"}  # fmt: skip
+
+    # rack renames Utils.status_code: only that site is re-linked (now unmatched)
+    root, _ = repos["rack"]
+    utils = root / "lib" / "rack" / "utils.rb"
+    utils.write_text(utils.read_text().replace("def status_code(", "def status_code_of("))
+    git(root, "commit", "-qam", "rename status_code")
+    publish_tree(graph, settings, tmp_path / "work", root, "rack", "c2")
+    stats = relink_dependents(graph, "rack")["sinatra"]
+    assert stats.sites == 1 and stats.edges == 0  # (the link went with the definition)
+    after = counts(graph, "sinatra")
+    assert after["linked"] == 7 and after["unmatched"] == before["unmatched"] + 1
+
+    # removing rack removes the links into it
+    removal.Removal(
+        settings, graph, es, "rack", job_id="jr", requested_at=time.time(), faults=Faults()
+    ).run()
+    assert xcalls(graph, "sinatra") == set()

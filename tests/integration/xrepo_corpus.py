@@ -6,7 +6,8 @@ go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> l
 commons-text 1.10.0 with commons-lang3 3.12.0, okhttp 4.12.0 with okio 3.6.0 and cats-core
 2.10.0 with cats-kernel 2.10.0, Scala 2.13 (Maven Central: sources jar and pom; okio's JVM
 sources in their multiplatform layout), and
-serde_json 1.0.108 with itoa 1.0.9 and ryu 1.0.15 (crates.io)."""
+serde_json 1.0.108 with itoa 1.0.9 and ryu 1.0.15 (crates.io), and sinatra 3.0.5 with rack
+2.2.22 (the gems as Debian packages them: their lib/ trees and gemspecs)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ MAVEN = {  # name -> (pom, sources jar)
     "cats-core": ("cats-core_2.13-2.10.0.pom", "cats-core_2.13-2.10.0-sources.jar"),
 }
 CRATES = {"itoa": "itoa-1.0.9", "ryu": "ryu-1.0.15", "serde_json": "serde_json-1.0.108"}
+DEBIAN = {"rack": "ruby-rack", "sinatra": "ruby-sinatra"}  # gems as Debian ships them
 
 
 def corpus() -> Path:
@@ -64,10 +66,20 @@ def _git_init(root: Path) -> str:
 
 
 def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
-    """``name`` (a key of :data:`PYPI`, :data:`GOMOD`, :data:`NPM`, :data:`MAVEN` or
-    :data:`CRATES`) as a fresh git repository under ``dest``; returns (work tree, commit)."""
+    """``name`` (a key of :data:`PYPI`, :data:`GOMOD`, :data:`NPM`, :data:`MAVEN`,
+    :data:`CRATES` or :data:`DEBIAN`) as a fresh git repository under ``dest``; returns (work
+    tree, commit)."""
     root = dest / name
-    if name in CRATES:
+    if name in DEBIAN:  # the gem's tree (lib/...) with its gemspec at the root
+        (dest / "unpack" / name).mkdir(parents=True, exist_ok=True)
+        subprocess.run(["dpkg-deb", "-x", str(cache / "debian" / f"{DEBIAN[name]}.deb"),
+                        str(dest / "unpack" / name)], check=True, timeout=120)  # fmt: skip
+        share = dest / "unpack" / name / "usr" / "share" / "rubygems-integration" / "all"
+        (gem,) = (share / "gems").iterdir()
+        shutil.move(str(gem), root)
+        (spec,) = (share / "specifications").iterdir()
+        shutil.copy(spec, root / f"{name}.gemspec")
+    elif name in CRATES:
         with tarfile.open(cache / "crates" / f"{CRATES[name]}.crate") as tar:
             tar.extractall(dest / "unpack", filter="data")
         shutil.move(str(dest / "unpack" / CRATES[name]), root)

@@ -45,7 +45,6 @@ and the re-link are one algorithm, kept together.
 from __future__ import annotations
 
 import posixpath
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -53,6 +52,7 @@ from semgraph.graph import xrepo_queries as q
 from semgraph.graph.xrepo_js import link_js
 from semgraph.graph.xrepo_jvm import link_jvm
 from semgraph.graph.xrepo_lookup import by_qn, follow, link_qualified, reexport
+from semgraph.graph.xrepo_ruby import link_ruby
 from semgraph.graph.xrepo_rust import link_rust
 from semgraph.resolve.symtab import external_key
 
@@ -260,6 +260,8 @@ _LOOKUPS: dict[str, Any] = {
     "maven": link_jvm,
     "cargo": link_rust,
     "composer": link_qualified,
+    "nuget": link_qualified,
+    "gem": link_ruby,
 }
 
 
@@ -307,45 +309,51 @@ def link(
     sites = _sites(tx, repo, sources) if sources is None or sources else []
     if lines is not None:
         sites = [s for s in sites if (s.src, s.line) in lines]
-    stats.sites = len(sites)
+    stats.sites = len({(s.src, s.line, s.local, s.rest) for s in sites})  # open: one per row
     by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {e: {} for e in _LOOKUPS}
     for i, s in enumerate(sites):
         p = provider_of(s.module, providers)
         if p is not None and not _is_ambiguous(s.module, ambiguous):
             by_eco[p.ecosystem if p.ecosystem in _LOOKUPS else "pypi"][i] = (s, p)
     found = {i: v for eco, lookup in _LOOKUPS.items() for i, v in lookup(tx, by_eco[eco]).items()}
-    rows = []
-    for i, (keys, via) in sorted(found.items()):
-        s, p = next(by_eco[e][i] for e in by_eco if i in by_eco[e])
-        rows += [{"src": s.src, "dst": k, "line": s.line, "site": f"{s.local}.{s.rest}",
-                  "repo": p.repo, "commit": p.commit, "via": via, "candidates": len(keys)}
-                 for k in keys]  # fmt: skip
-    if rows:
-        stats.edges = tx.run(q.LINK_CREATE, rows=rows).single()["created"]
+    created = _xcalls(found, by_eco)
+    if created:
+        stats.edges = tx.run(q.LINK_CREATE, rows=created).single()["created"]
     if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)
         return stats
     _count(tx, repo, providers, ambiguous, stats)
     return stats
 
 
+def _xcalls(
+    found: dict[int, tuple[list[str], str]], by_eco: dict[str, dict[int, tuple[_Site, Provider]]]
+) -> list[dict[str, Any]]:
+    """The XCALLS rows of the sites found, one per (caller, definition, line, site): an open
+    site's candidate namespaces may reach one definition twice."""
+    rows: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    for i, (keys, via) in sorted(found.items()):
+        s, p = next(by_eco[e][i] for e in by_eco if i in by_eco[e])
+        site = f"{s.local}.{s.rest}"
+        for k in keys:
+            row = {"src": s.src, "dst": k, "line": s.line, "site": site, "repo": p.repo,
+                   "commit": p.commit, "via": via, "candidates": len(keys)}  # fmt: skip
+            rows.setdefault((s.src, k, s.line, site), row)
+    return list(rows.values())
+
+
 def _count(
     tx: Any, repo: str, providers: list[Provider], ambiguous: set[str], stats: LinkStats
 ) -> None:
-    per_module = Counter({r["module"]: r["n"] for r in tx.run(q.LINK_COUNT_SITES, repo=repo)})
-    provided, modules = 0, []
-    for module, n in per_module.items():
-        if _is_ambiguous(module, ambiguous):
+    for r in tx.run(q.LINK_COUNT_SITES, repo=repo):
+        names, n = r["modules"], r["n"]
+        if r["linked"]:
+            stats.linked += n
+        elif any(_is_ambiguous(m, ambiguous) for m in names):
             stats.ambiguous += n
-        elif provider_of(module, providers) is not None:
-            provided += n
-            modules.append(module)
-        else:
+        elif all(provider_of(m, providers) is not None for m in names):
+            stats.unmatched += n
+        else:  # an open site none of whose indexed providers has it: from one not indexed
             stats.unprovided += n
-    if modules:
-        prefix = external_key(repo, "")
-        found = tx.run(q.LINK_COUNT_LINKED, modules=sorted(modules), prefix=prefix).single()
-        stats.linked = found["linked"]
-    stats.unmatched = max(provided - stats.linked, 0)
     tx.run(
         q.LINK_COUNTS,
         repo=repo,

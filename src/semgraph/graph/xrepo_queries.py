@@ -178,19 +178,18 @@ SET r.xrepo_linked = $linked, r.xrepo_ambiguous = $ambiguous,
 RETURN count(*) AS updated
 """
 # the counts read from the external modules' sites (the repository's external call sites,
-# never all its symbols); linked: the sites into the chosen providers' modules with a link
+# never all its symbols)
+# per set of modules a site may be in, linked or not, how many sites (an open site, C#/Ruby/
+# Swift, has one edge per candidate namespace: a call's rows count as their number over its
+# distinct modules, one site; two like calls on one line are two)
 LINK_COUNT_SITES = """
-MATCH (m:ExternalModule {repo: $repo})<-[e:CALLS_EXTERNAL]-()
-RETURN m.name AS module, count(e) AS n
-"""
-LINK_COUNT_LINKED = """
-UNWIND $modules AS name
-MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+MATCH (m:ExternalModule {repo: $repo})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+WITH s, e.line AS line, e.local AS local, e.rest AS rest,
+     collect(DISTINCT m.name) AS modules, count(e) AS n
 OPTIONAL MATCH (s)-[x:XCALLS]->()
-WHERE x.line = e.line AND x.site = e.local + '.' + e.rest
-WITH e, count(x) AS links
-WHERE links > 0
-RETURN count(e) AS linked
+WHERE x.line = line AND x.site = local + '.' + rest
+WITH s, line, local, rest, modules, n, count(x) AS links
+RETURN modules, links > 0 AS linked, sum(n / size(modules)) AS n
 """
 # who must be re-linked when ``$repo`` (a library) changes: every repository that depends
 # on a package it provides, and every one holding a link into it

@@ -29,9 +29,11 @@ _GRADLE_GROUP = re.compile(r"""^\s*group\s*=?\s*["']([^"']+)["']""", re.MULTILIN
 _GRADLE_NAME = re.compile(
     r"""^\s*(?:archivesBaseName|rootProject\.name)\s*=\s*["']([^"']+)["']""", re.MULTILINE
 )
-_GEM_NAME = re.compile(r"""\.name\s*=\s*["']([^"']+)["']""")
+# a gem's name: "rack", 'rack', or what ``gem build`` writes, %q<rack> / %q{rack}
+_GEM_STR = r"""(?:["']([^"'\n]+)["']|%q[<{]([^>}\n]+)[>}])"""
+_GEM_NAME = re.compile(r"\.name\s*=\s*" + _GEM_STR)
 _GEM_DEP = re.compile(
-    r"""\.add_(?:runtime_|development_)?dependency\s*\(?\s*["']([^"']+)["']((?:\s*,\s*["'][^"']*["'])*)"""
+    r"\.add_(?:runtime_|development_)?dependency\s*\(?\s*" + _GEM_STR + r"([^\n]*)"
 )
 
 
@@ -115,12 +117,14 @@ def csproj(path: str, text: str, found: tuple[str, ...]) -> Identity:
 def gemspec(path: str, text: str, found: tuple[str, ...]) -> Identity:
     out = Identity()
     match = _GEM_NAME.search(text)
-    name = clean_name(match.group(1)) if match else None
+    name = clean_name(match.group(1) or match.group(2)) if match else None
     if name is not None:
         out.provides.append(Provided(GEM, name, path, (name,)))
-    for dep in list(_GEM_DEP.finditer(text))[:MAX_ENTRIES]:
-        dname = clean_name(dep.group(1))
-        if dname is not None:
-            specs = re.findall(r"""["']([^"']*)["']""", dep.group(2))
+    seen: set[str] = set()  # a generated gemspec names each dependency in two branches
+    for dep in list(_GEM_DEP.finditer(text))[: MAX_ENTRIES * 2]:
+        dname = clean_name(dep.group(1) or dep.group(2))
+        if dname is not None and dname not in seen and len(seen) < MAX_ENTRIES:
+            seen.add(dname)
+            specs = re.findall(r"""["']([^"']*)["']""", dep.group(3))
             out.depends.append(Dependency(GEM, dname, clean_spec(", ".join(specs)), path))
     return out

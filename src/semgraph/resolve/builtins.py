@@ -236,3 +236,27 @@ BUILTIN_RECEIVERS |= {
     "bash": frozenset(),
     "lua": frozenset(["string", "table", "math", "os", "io", "coroutine"]),
 }
+# the platform's classes a C#/Ruby/Swift call names with no import of its own (Ruby's core,
+# C#'s System, Swift's standard library): external, never a site into an imported namespace
+# (semgraph.resolve.open_sites)
+PLATFORM_CLASSES = {
+    "ruby": _words(
+        "Object Proc Hash String Array Mutex Struct Module Class Gem ERB Integer Float Symbol "
+        "Regexp Thread IO Set Kernel Exception StandardError ArgumentError RuntimeError "
+        "TypeError NameError NoMethodError ObjectSpace Signal Fiber Range Rational Complex "
+        "Encoding Marshal GC Method Comparable Enumerable Enumerator Random Logger Pathname "
+        "StringIO Tempfile Etc URI CGI Digest Base64 SecureRandom OpenStruct Monitor Timeout "
+        "Benchmark Zlib YAML Psych Socket Date DateTime BasicObject Warning"
+    ),
+    "csharp": _words(
+        "Guid DateTime DateTimeOffset TimeSpan Environment Convert Activator Array Tuple "
+        "Exception ArgumentException ArgumentNullException InvalidOperationException "
+        "NotSupportedException NotImplementedException Object Int32 Int64 Double Decimal "
+        "Boolean Char Type Nullable Lazy Uri Encoding StringBuilder Regex Interlocked Thread "
+        "Stopwatch Debug Trace GC Buffer BitConverter Random Dictionary List HashSet"
+    ),
+    "swift": _words(
+        "String Int Double Float Bool Array Dictionary Set Character URL Data Date UUID "
+        "JSONEncoder JSONDecoder Result Optional Error NSError DispatchQueue Task"
+    ),
+}

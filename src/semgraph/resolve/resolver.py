@@ -358,9 +358,14 @@ class _Resolver:
             elif cls is CallClass.EXTERNAL:
                 stats[src.key][1] += 1
                 found = xsites.find(self.typed, Ctx(scope, f, src), callee, receiver, line, value)
+                found = found or self.tiers.open.found(f.path, f.family, callee, receiver)
                 site_tokens |= found[1] if found is not None else set()
-                if found is not None and found[0][0] in self._external_modules():  # its node
-                    sites.append((f.path, src.key, line, *found[0]))
+                modules = self._external_modules()  # a site's module has its node
+                sites += (
+                    [(f.path, src.key, line, *s) for s in found[0] if s[0] in modules]
+                    if found
+                    else []
+                )
             else:
                 stats[src.key][0] += 1
                 why = tier or Reason.NO_DEFINITION.value

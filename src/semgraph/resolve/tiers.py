@@ -21,6 +21,7 @@ from semgraph.resolve import go_reach
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
+from semgraph.resolve.open_sites import OpenImports
 from semgraph.resolve.resolution import CallClass, Reason, Tier
 from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import CLASS_KINDS
@@ -51,6 +52,7 @@ class CallTiers:
         self.names = names
         self.typed = typed
         self.receiver_value: Value | None = None  # the last classify's typed receiver
+        self.open = OpenImports(names.db)  # C#/Ruby/Swift namespaces imported whole
 
     def classify(
         self,
@@ -86,6 +88,8 @@ class CallTiers:
                 return CallClass.EXTERNAL, None, [], 0
             if f.family == GO:  # a bare Go name is of the package (found above) or nothing
                 return CallClass.UNRESOLVED, Reason.NO_DEFINITION.value, [], 0
+            if self.open.is_open(f.path, f.family, callee, None):  # `new JsonSerializer()`
+                return CallClass.EXTERNAL, None, [], 0
             return self._unique(callee, f.family, BARE_KINDS)
         receiver = receiver.strip() if f.family != GO else unwrap(receiver.strip())
         if _LITERAL.match(receiver):
@@ -93,6 +97,8 @@ class CallTiers:
         found = self._with_receiver(scope, f, src, callee, receiver, line)
         if found is not None:
             return found
+        if self.open.is_open(f.path, f.family, callee, receiver):  # Rack::Utils.escape()
+            return CallClass.EXTERNAL, None, [], 0
         if not _DOTTED.match(receiver):  # x[0].m(), f().m(): an expression of unknown type
             return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
         return self._unique(callee, f.family, RECEIVER_KINDS)

@@ -63,7 +63,7 @@ def external_site(scope: FileScope, src: Sym, callee: str, receiver: str | None)
 
 def find(
     typed: TypedNames, ctx: Ctx, callee: str, receiver: str | None, line: int, value: Value | None
-) -> tuple[Site, set[str]] | None:
+) -> tuple[list[Site], set[str]] | None:
     """The site of an external call and its tokens; ``value`` is the receiver's typed value
     when the call's classification evaluated one."""
     site = external_site(ctx.scope, ctx.src, callee, receiver)
@@ -72,7 +72,7 @@ def find(
         text = clean_type(bound[1]) if bound and bound[0] == "type" else None
         site = external_site(ctx.scope, ctx.src, callee, text) if text else None
     if site is not None:
-        return site, _tokens(site)
+        return [site], _tokens(site)
     if receiver in _SELF:
         cls = next((s for s in ctx.scope.ancestors(ctx.src) if s.kind in CLASS_KINDS), None)
         return inherited(typed, cls.key, callee) if cls is not None else None
@@ -80,13 +80,13 @@ def find(
         return None
     if value[0] == "external":
         site = ext.site(value, callee)
-        return (site, _tokens(site)) if site is not None else None
+        return ([site], _tokens(site)) if site is not None else None
     if value[0] in ("instance", "class") and len(value[1]) == 1:
         return inherited(typed, value[1][0], callee)
     return None
 
 
-def inherited(typed: TypedNames, cls: str, callee: str) -> tuple[Site, set[str]] | None:
+def inherited(typed: TypedNames, cls: str, callee: str) -> tuple[list[Site], set[str]] | None:
     """Rule 4: the member ``callee`` of the imported base nearest to class ``cls``, each
     base read in its class's own file."""
     todo: list[str] = [cls]
@@ -108,7 +108,7 @@ def inherited(typed: TypedNames, cls: str, callee: str) -> tuple[Site, set[str]]
             names |= idents(text)
             site = external_site(found[0], sym, callee, text.strip())
             if site is not None:
-                return site, _tokens(site) | names
+                return [site], _tokens(site) | names
         todo += typed.parents(key)
     return None
 
