@@ -12,6 +12,7 @@ from bench.figures_crossrepo import (
     figures_crossrepo,
     figures_crossrepo_js,
     figures_crossrepo_jvm,
+    figures_crossrepo_ruby,
 )
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
@@ -409,6 +410,18 @@ BENCHES = [
         "poms from Maven Central), scored against javac's attribution of every call and `new` "
         "of commons-text with commons-lang3's sources on its source path "
         "(bench/JavacCalls.java).",
+    ),
+    Bench(
+        "crossrepo-ruby",
+        "bench.bench_crossrepo_ruby",
+        [],
+        [],
+        figures_crossrepo_ruby,
+        note="Issue 30, gems: sinatra 3.0.5, rack-protection 3.0.5 and rack-test 2.0.2 -> rack "
+        "2.2.22 (Debian's packages of the gems: lib/ trees and gemspecs), scored against Ruby "
+        "3.1 itself: Ripper finds every call on a constant path in the dependents, the "
+        "interpreter loads rack and names where each runs (source_location; for .new the "
+        "class, const_source_location). bench/ruby_calls.rb.",
     ),
     Bench(
         "console",

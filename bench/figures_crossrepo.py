@@ -141,6 +141,14 @@ def figures_crossrepo_js(out: str, args: Sequence[str] | None = None) -> list[Fi
     return figs
 
 
+def figures_crossrepo_ruby(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_crossrepo_ruby.py``: gem links against the Ruby interpreter."""
+    figs: list[Figure] = []
+    for r in records.read(out, "crossrepo.ruby_accuracy"):
+        figs += _precision_recall(f"Gem cross-repository links, {r['pairs']} (Ruby's own)", r)
+    return figs
+
+
 def figures_crossrepo_jvm(out: str, args: Sequence[str] | None = None) -> list[Figure]:
     """Rows of ``bench/bench_crossrepo_jvm.py``: Maven links against javac."""
     figs: list[Figure] = []

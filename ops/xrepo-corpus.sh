@@ -5,7 +5,7 @@
 # one that imports it; npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
 # pom; okhttp and okio, Kotlin; cats-core and cats-kernel, Scala); crates.io: serde_json and the itoa and ryu crates it calls;
-# Debian's packages: the gems sinatra and the rack it calls (Ruby sources and gemspecs; no gem
+# Debian's packages: the gems sinatra, rack-protection and rack-test and the rack they call (Ruby sources and gemspecs; no gem
 # registry is reachable, Debian ships them whole).
 # Prints the cache directory on its last line.
 set -euo pipefail
@@ -68,7 +68,8 @@ for spec in itoa@1.0.9 ryu@1.0.15 serde_json@1.0.108; do
 done
 # the version the tests were written against, else the one Debian serves now (a security
 # update replaces a version in the archive); the tests name definitions, not versions
-for spec in ruby-rack=2.2.22-0+deb12u2 ruby-sinatra=3.0.5-3+deb12u1; do
+for spec in ruby-rack=2.2.22-0+deb12u2 ruby-sinatra=3.0.5-3+deb12u1 \
+            ruby-rack-protection=3.0.5-3+deb12u1 ruby-rack-test=2.0.2-2; do
   name="${spec%%=*}"
   if [ ! -f "$dest/debian/$name.deb" ]; then
     echo "xrepo-corpus: downloading $spec from Debian" >&2

@@ -341,4 +341,5 @@ def test_csharp_open_sites_link_through_their_using_namespaces(
             "WHERE e.line = 12 RETURN collect(m.name) AS modules",
             qn=main,
         ).single()
+    assert rows is not None
     assert sorted(rows["modules"]) == ["Acme.Json", "Acme.Json.Linq", "Acme.Log"]

@@ -43,7 +43,12 @@ MAVEN = {  # name -> (pom, sources jar)
     "cats-core": ("cats-core_2.13-2.10.0.pom", "cats-core_2.13-2.10.0-sources.jar"),
 }
 CRATES = {"itoa": "itoa-1.0.9", "ryu": "ryu-1.0.15", "serde_json": "serde_json-1.0.108"}
-DEBIAN = {"rack": "ruby-rack", "sinatra": "ruby-sinatra"}  # gems as Debian ships them
+DEBIAN = {  # gems as Debian ships them
+    "rack": "ruby-rack",
+    "sinatra": "ruby-sinatra",
+    "rack-protection": "ruby-rack-protection",
+    "rack-test": "ruby-rack-test",
+}
 
 
 def corpus() -> Path:

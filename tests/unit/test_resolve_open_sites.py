@@ -11,6 +11,7 @@ from pathlib import Path
 
 from semgraph.graph.xrepo_ruby import constant_path, names_of, nesting
 from semgraph.manifests import jvm
+from semgraph.model import Chunk
 from semgraph.resolve.open_sites import MAX_CANDIDATES, parts
 from semgraph.resolve.resolver import resolve
 from tests.parsed_python import language_facts
@@ -117,6 +118,30 @@ def test_ruby_constants_take_the_gem_named_after_them(tmp_path: Path) -> None:
         (8, "rack", "Mustermann", "new"),  # no gem of its name required here: every one
         (8, "tilt", "Mustermann", "new"),
     ]  # Hash is Ruby's, URI_INSTANCE a value; plain.rb requires nothing: no site
+
+
+def test_ruby_gems_of_the_gemspec_and_a_reopened_namespace(tmp_path: Path) -> None:
+    """A file that requires nothing reaches the gem its gemspec depends on (``require`` is
+    global); a gem that reopens ``module Rack`` keeps its own members, and a member it does
+    not define anywhere (``Rack.release``) is the gem's."""
+    spec = 'Gem::Specification.new do |s|\n  s.name = "rack-x"\n  s.add_dependency "rack"\nend\n'
+    files = {
+        "rack-x.gemspec": ("ruby", spec),
+        "lib/rack/x.rb": ("ruby", 'require "rack"\n'),
+        "lib/rack/x/jar.rb": (
+            "ruby",
+            "module Rack\n  module X\n    def self.v\n      Rack.release\n"
+            "      Rack::Utils.escape(1)\n      Rack.own\n    end\n"
+            "    def self.own; end\n  end\nend\n",
+        ),
+    }
+    facts = language_facts(files)
+    facts[0].chunks = [Chunk(1, 4, spec, "h")]  # a packaging file is read from its chunks
+    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
+        db = sqlite3.connect(res.path)
+        sites = db.execute("SELECT line, module, local, rest FROM external_sites").fetchall()
+        db.close()
+    assert sorted(sites) == [(4, "rack", "Rack", "release"), (5, "rack", "Rack", "Utils.escape")]
 
 
 def test_swift_imports_other_than_the_platform_are_candidates(tmp_path: Path) -> None:

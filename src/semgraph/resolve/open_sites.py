@@ -4,21 +4,24 @@
 reaches no binding and, before this module, stayed unresolved (or took the ``unique`` tier
 on a definition of the repository that merely shares the member's name).
 
-Such a call is *open*: its receiver's root (or a bare callee) is a capitalised name that no
-definition of the repository's language family carries, in a file that imports something
-from outside. It is ``external``, and its site is recorded once per candidate namespace, as
-``(namespace, root, rest)``: each namespace the file imports from outside, the platform's
-own left out (``System``, ``Foundation``), at most :data:`MAX_CANDIDATES`; none for the
-platform's classes (``Console``, ``Guid``, Ruby's ``Hash``: :data:`PLATFORM_CLASSES`) or a
-Ruby value constant (``URI_INSTANCE``). A Ruby constant named after one of the gems
-(``Rack`` and ``rack``, ``ActiveSupport`` and ``active_support``: the gems' naming
-convention) has that gem as its only candidate. The link step looks the name up in every
-candidate's provider, as the compiler looks a simple name up in every ``using``; the rows
-of one call are one site in the counts (:mod:`semgraph.graph.xrepo`).
+Such a call is *open*: its receiver is a constant path (or the bare callee capitalised)
+whose last class no definition of the repository's language family names, in a file that
+imports something from outside. It is ``external``, and its site is recorded once per
+candidate namespace, as ``(namespace, root, rest)``: each namespace the file imports from
+outside, the platform's own left out (``System``, ``Foundation``), at most
+:data:`MAX_CANDIDATES`; none for the platform's classes (``Console``, ``Guid``, Ruby's
+``Hash``: :data:`PLATFORM_CLASSES`) or a Ruby value constant (``URI_INSTANCE``). A Ruby
+constant named after one of the gems (``Rack`` and ``rack``, ``ActiveSupport`` and
+``active_support``: the gems' naming convention) has that gem as its only candidate. The
+link step looks the name up in every candidate's provider, as the compiler looks a simple
+name up in every ``using``; the rows of one call are one site in the counts
+(:mod:`semgraph.graph.xrepo`).
 
-Only the file's own imports are candidates: a Ruby constant used in a file that does not
-``require`` its gem has no site (Ruby's ``require`` is global; the file that required it may
-be any other, which an incremental resolution of this file would not see).
+The candidates are the file's own imports, and for Ruby also the gem named after the constant
+among those the repository's gemspecs depend on: Ruby's ``require`` is global, the file that
+required the gem may be any other. (A gemspec is packaging, table ``packaging``: a change to
+it makes the next resolution a full one, :mod:`semgraph.resolve.incremental`.) A site's
+module must still be one the repository imports somewhere (its ``ExternalModule``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from semgraph.manifests.base import ManifestError
+from semgraph.manifests.jvm import gemspec
 from semgraph.resolve.builtins import BUILTIN_RECEIVERS, PLATFORM_CLASSES
 
 OPEN_FAMILIES = frozenset({"csharp", "ruby", "swift"})
@@ -68,6 +73,28 @@ class OpenImports:
         self.db = db
         self._files: dict[str, tuple[bool, list[str]]] = {}
         self._defined: dict[tuple[str, str], bool] = {}
+        self._gems: frozenset[str] | None = None
+
+    @property
+    def gems(self) -> frozenset[str]:
+        """The gems the repository's gemspecs depend on (the ``packaging`` table)."""
+        if self._gems is None:
+            found: set[str] = set()
+            for path, text in self.db.execute("SELECT path, text FROM packaging ORDER BY path"):
+                if path.endswith(".gemspec"):
+                    try:
+                        found |= {d.name for d in gemspec(path, text, ()).depends}
+                    except ManifestError:
+                        continue  # a malformed gemspec names no gem
+            self._gems = frozenset(found)
+        return self._gems
+
+    def _gem_named(self, path: str, root: str) -> list[str]:
+        """Ruby: the gem named after a constant (``Rack``: ``rack``) that the file requires
+        or the repository's gemspec depends on (``require`` is global: the file that
+        required it may be another)."""
+        wanted = (*self.of(path, "ruby")[1], *sorted(self.gems))
+        return list(dict.fromkeys(m for m in wanted if _plain(m) == _plain(root)))
 
     def of(self, path: str, family: str) -> tuple[bool, list[str]]:
         """(the file imports something from outside, its candidate namespaces in order)."""
@@ -93,14 +120,22 @@ class OpenImports:
         return hit
 
     def is_open(self, path: str, family: str, callee: str, receiver: str | None) -> bool:
-        """The call names a capitalised root the repository does not define, in a file that
-        imports from outside: external."""
+        """The call names a class (the last capitalised name of its receiver, or the bare
+        callee) the repository does not define, in a file that imports from outside:
+        external. (Ruby gems reopen another gem's namespace, ``module Rack; module
+        Protection``: ``Rack`` is theirs, ``Rack::Utils`` is not; ``Rack.release`` is the gem
+        rack's when the repository defines no ``release``.)"""
         if family not in OPEN_FAMILIES:
             return False
         found = parts(callee, receiver)
-        if found is None or self.defined(found[0], family):
+        if found is None:
             return False
-        return self.of(path, family)[0]
+        names = _SPLIT.split(receiver.strip()) if receiver else [callee]
+        named = [n for n in names if n[:1].isupper()][-1]
+        gem = family == "ruby" and bool(self._gem_named(path, found[0]))
+        if self.defined(named, family):  # the repository's, unless a gem's namespace it
+            return gem and not self.defined(callee, family)  # reopens lacks the member
+        return self.of(path, family)[0] or gem
 
     def sites(
         self, path: str, family: str, callee: str, receiver: str | None
@@ -115,8 +150,7 @@ class OpenImports:
             return []
         candidates = self.of(path, family)[1]
         if family == "ruby":  # the gem named after the constant (rack: Rack, tilt: Tilt)
-            named = [m for m in candidates if _plain(m) == _plain(found[0])]
-            candidates = named or candidates
+            candidates = self._gem_named(path, found[0]) or candidates
         return [(m, *found) for m in candidates]
 
     def found(

@@ -28,8 +28,9 @@ MAX_ROOTS = 64
 
 def packaging_text(facts: FileFacts) -> str | None:
     """The text of a packaging file, rebuilt from its chunks (which may overlap)."""
-    if posixpath.basename(facts.path) not in PACKAGING_FILES or not facts.chunks:
-        return None
+    name = posixpath.basename(facts.path)
+    if (name not in PACKAGING_FILES and not name.endswith(".gemspec")) or not facts.chunks:
+        return None  # (a gemspec: the gems a Ruby file's constants may name, open_sites)
     lines: dict[int, str] = {}
     for chunk in facts.chunks:
         for i, line in enumerate(chunk.text.split("\n")):
