@@ -217,3 +217,41 @@ def test_a_change_behind_a_re_export_alias_relinks_the_sites_of_the_alias(
     publish(graph, settings, tmp_path / "fresh", JSLIBS[-1], "lib", "c2")
     publish(graph, settings, tmp_path / "fresh", JSSVCS[0], "svc")
     assert live == _snapshot(graph)
+
+
+SVC2 = {**SVC, "svc/other.py": "import requests\n\n\ndef get():\n    requests.post('x')\n"}
+
+
+@pytest.mark.parametrize("svc_between", [False, True])
+def test_a_definition_dropped_with_its_links_is_counted_as_a_fresh_index_counts_it(
+    graph: Graph, settings: Settings, tmp_path: Path, svc_between: bool
+) -> None:
+    """The re-link counts only the calls it touches, before and after. ``Flask.route`` goes
+    (its XCALLS with it, in the library's publish): the publish records the call that was
+    linked into it, so the re-link counts it linked before (the dependent's last count did)
+    and unmatched after. A publish of the dependent in between counts everything again and
+    drops that record (counted twice otherwise)."""
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path / "a", SVC, "svc")
+    publish(graph, settings, tmp_path / "a", LIB, "lib", "c1")
+    relink_dependents(graph, "lib")
+    assert ("svc.main.go", 11, "lib", "lib.app.Flask.route", "cross_repo", "c1",
+            "re-export") in xcalls(graph, "svc")  # fmt: skip
+    linked = counts(graph, "svc")["linked"]
+    publish(graph, settings, tmp_path / "b", LIBS[1], "lib", "c2")  # no route any more
+    lost_q = "MATCH (p:RelinkPending {library: 'lib'}) RETURN p.lost AS p"
+    assert graph.query("p", lost_q) == [
+        {"p": ["svc\tsvc|svc/main.py|svc.main.go\t11\tlib.Flask.route"]}
+    ]
+    if svc_between:  # a new commit of the dependent, an external site changed: a full count
+        publish(graph, settings, tmp_path / "c", SVC2, "svc", "s2")
+        assert graph.query("p", lost_q) == [{"p": []}]
+    stats = relink_dependents(graph, "lib")
+    assert stats["svc"].linked == linked - 1 == counts(graph, "svc")["linked"]
+    assert graph.query("p", lost_q) == []
+    live = _snapshot(graph)
+    graph.query("reset", "MATCH (n) DETACH DELETE n")
+    publish(graph, settings, tmp_path / "fresh", LIBS[1], "lib", "c2")
+    svc = SVC2 if svc_between else SVC
+    publish(graph, settings, tmp_path / "fresh", svc, "svc", "s2" if svc_between else "c1")
+    assert live == _snapshot(graph)

@@ -8,7 +8,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from semgraph.graph.xrepo import Provider, _is_ambiguous, _python_name, _Site, provider_of
+from semgraph.graph.xrepo import _python_name, _Site
+from semgraph.graph.xrepo_counts import Provider, classify, provider_of
+from semgraph.graph.xrepo_counts import is_ambiguous as _is_ambiguous
 from semgraph.graph.xrepo_js import candidates, entry_target, package_of, site_name
 from semgraph.graph.xrepo_jvm import readings
 from semgraph.graph.xrepo_lookup import reexport as _reexport
@@ -40,6 +42,18 @@ def test_provider_of_a_module() -> None:
     assert provider_of("github.com/hashicorp/errwrap/sub", both) is go
     assert provider_of("github.com/hashicorp/errwrapper", both) is None
     assert _is_ambiguous("click.core", {"click"}) and not _is_ambiguous("clicks", {"click"})
+
+
+def test_a_call_is_linked_else_ambiguous_else_unmatched_else_unprovided() -> None:
+    py = [Provider("click-repo", "c1", "pypi", ("click",))]
+    assert classify(["click"], True, py, {"click"}) == "linked"
+    assert classify(["click.core"], False, py, {"click"}) == "ambiguous"
+    assert classify(["click"], False, py, set()) == "unmatched"
+    assert classify(["requests"], False, py, set()) == "unprovided"
+    # an open site (one row per candidate namespace): unmatched only when every candidate
+    # has an indexed provider
+    assert classify(["click", "Rack"], False, py, set()) == "unprovided"
+    assert classify(["click", "click.testing"], False, py, set()) == "unmatched"
     php = Provider("monolog", "c3", "composer", ("Monolog",))  # PSR-4 prefixes: namespaces
     assert provider_of("Monolog\\Handler", [php]) is php and provider_of("Monolog", [php]) is php
     assert provider_of("MonologX\\Handler", [php]) is None
@@ -196,3 +210,13 @@ def test_multiplatform_kotlin_packages_are_read_from_every_target(tmp_path: Path
     (repo / "pom.xml").write_text(POM)
     # the targets' roots together; src/test is no target (and src itself is a fallback only)
     assert [p.modules for p in read_identity(repo).provides] == [("okio",)]
+
+
+def test_lost_links_are_read_per_dependent_and_a_malformed_entry_is_left_out() -> None:
+    from semgraph.graph.xrepo_relink import _lost
+
+    entries = ("svc\tsvc|a.py|a.go\t3\tlib.f0", "svc\tsvc|b.py|b\t7\tf0", "web\tweb|x|y\tx\tf",
+               "broken")  # fmt: skip
+    assert _lost(entries) == {
+        "svc": frozenset({("svc|a.py|a.go", 3, "lib.f0"), ("svc|b.py|b", 7, "f0")})
+    }

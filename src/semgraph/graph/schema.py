@@ -55,4 +55,5 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("IndexRun"),
     IndexSpec("Repository"),
     IndexSpec("RepoRecord"),
+    IndexSpec("RelinkPending"),  # a full count clears a dependent's lost links on each
 )

@@ -299,7 +299,8 @@ def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
         rows.stats.xrepo = link(tx, repo.key, sources, recount=not delta).to_dict()
     # what its dependents' re-link reads (a library's change: the names it touched)
     names = xrepo_relink.changed_names(tx, rows) if delta else set()
-    xrepo_relink.record(tx, repo.key, not delta, names)
+    lost = xrepo_relink.lost_links(rows) if delta else []
+    xrepo_relink.record(tx, repo.key, not delta, names, lost)
     rows.stats.xrepo_s = time.monotonic() - began
 
 

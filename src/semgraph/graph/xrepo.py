@@ -32,7 +32,8 @@ Which definition, in the chosen provider:
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
-``:Repository``; its resolution rate still counts these sites as external.
+``:Repository`` (:mod:`semgraph.graph.xrepo_counts`); its resolution rate still counts
+these sites as external.
 
 :func:`link` runs in the caller's transaction: in a publish (the changed sites, or all of
 them) and in a library's re-link (:mod:`semgraph.graph.xrepo_relink`: the sites whose names
@@ -49,6 +50,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from semgraph.graph import xrepo_queries as q
+from semgraph.graph.xrepo_counts import Provider, add_counts, count_all, count_lines, provider_of
+from semgraph.graph.xrepo_counts import is_ambiguous as _is_ambiguous
 from semgraph.graph.xrepo_js import link_js
 from semgraph.graph.xrepo_jvm import link_jvm
 from semgraph.graph.xrepo_lookup import by_qn, follow, link_qualified, reexport
@@ -81,15 +84,6 @@ class LinkStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class Provider:
-    repo: str
-    commit: str
-    ecosystem: str
-    modules: tuple[str, ...]
-    exports: tuple[str, ...] = ()  # npm: ``subpath<TAB>file`` entries
 
 
 @dataclass(frozen=True)
@@ -132,21 +126,6 @@ def _choose(tx: Any, repo: str) -> tuple[list[Provider], set[str], dict[str, Any
     if rows:
         tx.run(q.LINK_CHOICE, repo=repo, rows=rows).single()
     return chosen, ambiguous, choices
-
-
-def provider_of(module: str, providers: list[Provider]) -> Provider | None:
-    for p in providers:
-        for m in p.modules:
-            if p.ecosystem == "go":
-                if module == m or module.startswith(m + "/"):
-                    return p
-            elif module == m or module.startswith((m + ".", m + "/", m + "\\")):
-                return p
-    return None
-
-
-def _is_ambiguous(module: str, ambiguous: set[str]) -> bool:
-    return any(module == m or module.startswith((m + ".", m + "/", m + "\\")) for m in ambiguous)
 
 
 def _python_name(site: _Site) -> str:
@@ -286,26 +265,21 @@ def link(
     *,
     recount: bool = True,
     lines: set[tuple[str, int]] | None = None,
+    lost: frozenset[tuple[str, int, str]] = frozenset(),
 ) -> LinkStats:
     """Link the external sites of ``sources`` (symbol keys of ``repo``; None: every one) or
     of ``lines`` only (``(symbol key, line)``: a re-link) against the live graphs of the
     providers, replacing their ``XCALLS``. The counts are read again unless no source is
     given and ``recount`` is False (a publish that changed no external site and no package
-    edge)."""
+    edge); a re-link of ``lines`` counts those calls only, before and after (``lost``: calls
+    counted linked before, :mod:`semgraph.graph.xrepo_counts`)."""
     stats = LinkStats()
     providers, ambiguous, stats.choices = _choose(tx, repo)
+    before = None
     if lines is not None:
+        before = count_lines(tx, lines, providers, ambiguous, lost)
         sources = sorted({src for src, _ in lines})
-        rows = [{"src": src, "line": line} for src, line in sorted(lines)]
-        stats.unlinked = tx.run(q.LINK_UNLINK_LINES, rows=rows).single()["deleted"] if rows else 0
-    elif sources is None:
-        while True:
-            n = tx.run(q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE).single()["deleted"]
-            stats.unlinked += n
-            if n < UNLINK_SLICE:
-                break
-    elif sources:
-        stats.unlinked = tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]
+    stats.unlinked = _unlink(tx, repo, sources, lines)
     sites = _sites(tx, repo, sources) if sources is None or sources else []
     if lines is not None:
         sites = [s for s in sites if (s.src, s.line) in lines]
@@ -321,8 +295,29 @@ def link(
         stats.edges = tx.run(q.LINK_CREATE, rows=created).single()["created"]
     if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)
         return stats
-    _count(tx, repo, providers, ambiguous, stats)
+    if lines is not None and before is not None:
+        after = count_lines(tx, lines, providers, ambiguous)
+        if add_counts(tx, repo, before, after, stats):
+            return stats
+    count_all(tx, repo, providers, ambiguous, stats)
     return stats
+
+
+def _unlink(
+    tx: Any, repo: str, sources: list[str] | None, lines: set[tuple[str, int]] | None
+) -> int:
+    """Delete the XCALLS of ``lines``, else of ``sources`` (None: every one of ``repo``)."""
+    if lines is not None:
+        rows = [{"src": src, "line": line} for src, line in sorted(lines)]
+        return int(tx.run(q.LINK_UNLINK_LINES, rows=rows).single()["deleted"]) if rows else 0
+    if sources is None:
+        deleted = 0
+        while True:
+            n = tx.run(q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE).single()["deleted"]
+            deleted += n
+            if n < UNLINK_SLICE:
+                return int(deleted)
+    return int(tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]) if sources else 0
 
 
 def _xcalls(
@@ -339,26 +334,3 @@ def _xcalls(
                    "commit": p.commit, "via": via, "candidates": len(keys)}  # fmt: skip
             rows.setdefault((s.src, k, s.line, site), row)
     return list(rows.values())
-
-
-def _count(
-    tx: Any, repo: str, providers: list[Provider], ambiguous: set[str], stats: LinkStats
-) -> None:
-    for r in tx.run(q.LINK_COUNT_SITES, repo=repo):
-        names, n = r["modules"], r["n"]
-        if r["linked"]:
-            stats.linked += n
-        elif any(_is_ambiguous(m, ambiguous) for m in names):
-            stats.ambiguous += n
-        elif all(provider_of(m, providers) is not None for m in names):
-            stats.unmatched += n
-        else:  # an open site none of whose indexed providers has it: from one not indexed
-            stats.unprovided += n
-    tx.run(
-        q.LINK_COUNTS,
-        repo=repo,
-        linked=stats.linked,
-        ambiguous=stats.ambiguous,
-        unprovided=stats.unprovided,
-        unmatched=stats.unmatched,
-    ).single()

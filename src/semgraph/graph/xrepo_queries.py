@@ -12,7 +12,12 @@ The graph they keep:
 * ``(:Symbol)-[:XCALLS {line, site, tier: 'cross_repo', repo, commit, via, candidates}]->
   (:Symbol)``:
   an external call site of one repository linked to a definition of another, written by the
-  link, never by the rows of a publish (the graph parity of a repository leaves them out).
+  link, never by the rows of a publish (the graph parity of a repository leaves them out);
+* ``(:RelinkPending {library, everything, names, lost})``: what a library's publish changed,
+  until its dependents are re-linked (:mod:`semgraph.graph.xrepo_relink`).
+
+The module is over 300 lines: it holds statements only, one feature's, each beside its
+comment.
 """
 
 from __future__ import annotations
@@ -191,6 +196,31 @@ WHERE x.line = line AND x.site = local + '.' + rest
 WITH s, line, local, rest, modules, n, count(x) AS links
 RETURN modules, links > 0 AS linked, sum(n / size(modules)) AS n
 """
+# the same, per call, of the calls on some lines only (a re-link: what it touched)
+LINK_COUNT_LINES = """
+UNWIND $rows AS row
+MATCH (s:Symbol {key: row.src})-[e:CALLS_EXTERNAL]->(m:ExternalModule)
+WHERE e.line = row.line
+WITH s, e.line AS line, e.local AS local, e.rest AS rest,
+     collect(DISTINCT m.name) AS modules, count(e) AS n
+OPTIONAL MATCH (s)-[x:XCALLS]->()
+WHERE x.line = line AND x.site = local + '.' + rest
+WITH s, line, local, rest, modules, n, count(x) AS links
+RETURN s.key AS src, line, local + '.' + rest AS site, modules, links > 0 AS linked,
+       n / size(modules) AS n
+"""
+# a re-link's change to the counts (its calls' classes after, less before)
+LINK_COUNTS_ADD = """
+MATCH (r:Repository {key: $repo})
+WITH r, r.xrepo_linked IS NOT NULL AS counted
+FOREACH (_ IN CASE WHEN counted THEN [1] ELSE [] END |
+  SET r.xrepo_linked = r.xrepo_linked + $linked,
+      r.xrepo_ambiguous = r.xrepo_ambiguous + $ambiguous,
+      r.xrepo_unprovided = r.xrepo_unprovided + $unprovided,
+      r.xrepo_unmatched = r.xrepo_unmatched + $unmatched)
+RETURN counted, r.xrepo_linked AS linked, r.xrepo_ambiguous AS ambiguous,
+       r.xrepo_unprovided AS unprovided, r.xrepo_unmatched AS unmatched
+"""
 # who must be re-linked when ``$repo`` (a library) changes: every repository that depends
 # on a package it provides, and every one holding a link into it
 DEPENDENTS = """
@@ -210,7 +240,9 @@ RELINK_BEFORE = """
 UNWIND $keys AS k
 MATCH (f:File {key: k})
 OPTIONAL MATCH (f)-[:DEFINES]->(s:Symbol)
-RETURN f.key AS key, f.reexports AS reexports, collect([s.key, s.name, s.kind]) AS symbols
+OPTIONAL MATCH (s)<-[x:XCALLS]-(c:Symbol)
+WITH f, s, collect(c.repo + '\t' + c.key + '\t' + toString(x.line) + '\t' + x.site) AS lost
+RETURN f.key AS key, f.reexports AS reexports, collect([s.key, s.name, s.kind, lost]) AS symbols
 """
 # after it: the names of the symbols it wrote, of their subclasses in the repository (a
 # member inherited through a changed class), and what the written files re-export now
@@ -237,30 +269,58 @@ RETURN f.key AS key, f.reexports AS reexports
 RELINK_RECORD = """
 MERGE (p:RelinkPending {library: $repo})
 SET p.everything = coalesce(p.everything, false) OR $everything,
-    p.names = coalesce(p.names, []) + [n IN $names WHERE NOT n IN coalesce(p.names, [])]
+    p.names = coalesce(p.names, []) + [n IN $names WHERE NOT n IN coalesce(p.names, [])],
+    p.lost = coalesce(p.lost, []) + [x IN $lost WHERE NOT x IN coalesce(p.lost, [])]
 RETURN size(p.names) AS pending
 """
 RELINK_PENDING = """
 MATCH (r:Repository {key: $repo})
 OPTIONAL MATCH (p:RelinkPending {library: $repo})
 RETURN coalesce(p.everything, false) AS everything, coalesce(p.names, []) AS names,
-       r.commit AS commit
+       coalesce(p.lost, []) AS lost, r.commit AS commit
 """
 # done: only what was read is cleared (a publish in between keeps its own names); the node
 # goes once nothing is left
 RELINK_DONE = """
 MATCH (p:RelinkPending {library: $repo})
 SET p.names = [n IN coalesce(p.names, []) WHERE NOT n IN $names],
+    p.lost = [x IN coalesce(p.lost, []) WHERE NOT x IN $lost],
     p.everything = CASE WHEN $everything THEN false ELSE p.everything END
-WITH p, size(p.names) = 0 AND NOT p.everything AS empty
+WITH p, size(p.names) = 0 AND size(p.lost) = 0 AND NOT p.everything AS empty
 FOREACH (_ IN CASE WHEN empty THEN [1] ELSE [] END | DELETE p)
 RETURN count(*) AS updated
 """
-# the dependent's sites into the library's modules and the names of its current targets there
-RELINK_LINKED_NAMES = """
-MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->(t:Symbol)
+# the dependent's links into the library (a re-link of everything)
+RELINK_LINKED = """
+MATCH (s:Symbol {repo: $dependent})-[e:XCALLS]->()
 WHERE e.repo = $repo
-RETURN s.key AS src, e.line AS line, t.name AS name
+RETURN s.key AS src, e.line AS line
+"""
+# the sites (of every dependent) linked now to a definition of the library named one of
+# ``$names``: through the name index, never a scan of a dependent's links
+RELINK_LINKED_BY_NAME = """
+UNWIND $names AS n
+MATCH (t:Symbol {name: n})
+WHERE t.repo = $repo
+MATCH (s:Symbol)-[e:XCALLS]->(t)
+RETURN s.repo AS dependent, s.key AS src, e.line AS line
+"""
+# the dependent's sites into one of ``$modules`` whose ``local`` or ``rest`` may hold one of
+# ``$names`` (a superset: the caller keeps those with the identifier itself); a JS namespace
+# called (``local`` '*', no ``rest``) is its default export
+RELINK_SITES_NAMED = """
+UNWIND $modules AS name
+MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
+WHERE any(n IN $names WHERE e.local CONTAINS n OR e.rest CONTAINS n)
+   OR (e.local = '*' AND e.rest = '' AND 'default' IN $names)
+RETURN s.key AS src, e.line AS line, m.name AS module, e.local AS local, e.rest AS rest
+"""
+# a full count of a dependent replaces what a library's publish recorded of its lost links
+RELINK_LOST_CLEAR = """
+MATCH (p:RelinkPending)
+WHERE any(x IN coalesce(p.lost, []) WHERE x STARTS WITH $prefix)
+SET p.lost = [x IN p.lost WHERE NOT x STARTS WITH $prefix]
+RETURN count(p) AS updated
 """
 # the links left in place take the library's new commit (a property, no edge rewritten)
 RELINK_STAMP = """

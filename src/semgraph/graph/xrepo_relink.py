@@ -9,16 +9,22 @@ library (a member inherited through a changed class), and the re-exports the cha
 gained or lost; and the names the library's modules re-export any of them under, followed when
 the re-link runs (:func:`aliases`: ``export {default as disc} from``, ``from .m import T as
 U``); a module re-exported whole that came or went (``export *``) re-links every site. A symbol
-whose row changed otherwise (lines, counts) is linked to as before.
+whose row changed otherwise (lines, counts) is linked to as before. The calls of other
+repositories linked into a symbol the delta dropped (their ``XCALLS`` went with it) are
+recorded too (``lost``, :func:`lost_links`).
 
 :func:`relink_dependents` then re-links each dependent in a transaction of its own: only the
 dependent's sites into the library's modules whose identifiers (``local``, ``rest``) meet a
 changed name, or linked now to a definition of such a name (a site is its symbol and line;
-every site into the library when a module it re-exports whole, ``export *``, came or went);
-the links left in place take the library's new commit (a property). Once every dependent is
-done, the names it read are cleared (the node goes when empty); a crash before that leaves
-them, and the job's retry re-links again (a re-link is idempotent). A removal re-links
-everything into the repository.
+every site into the library when a module it re-exports whole, ``export *``, came or went).
+What it reads follows the change: the linked sites through the library's name index, the
+others as the rows into the library's modules whose text holds a name (filtered in the
+server), and the counts of the calls it touched only, before and after
+(:mod:`semgraph.graph.xrepo_counts`; a ``lost`` call counts linked before). The links left
+in place take the library's new commit (a property). Once every dependent is done, the
+names it read are cleared (the node goes when empty); a crash before that leaves them, and
+the job's retry re-links again (a re-link is idempotent). A removal re-links everything
+into the repository.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from typing import Any
 
 from semgraph.db import Graph
 from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo import LinkStats, Provider, link, provider_of, sites_into
+from semgraph.graph.xrepo import LinkStats, link, sites_into
+from semgraph.graph.xrepo_counts import Provider, provider_of
+from semgraph.resolve.symtab import external_key
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 MAX_ALIASES = 10_000  # (module, name) pairs followed through a library's re-exports
@@ -41,6 +49,7 @@ class Pending:
     everything: bool
     names: tuple[str, ...]
     commit: str
+    lost: tuple[str, ...] = ()  # calls whose links the publish dropped (:func:`lost_links`)
 
 
 @dataclass
@@ -48,6 +57,8 @@ class Held:
     """What a delta publish's changed and removed files held before it wrote."""
 
     symbols: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (name, kind)
+    #: key -> the calls linked into it from other repositories (``repo<TAB>src<TAB>line<TAB>site``)
+    linked: dict[str, list[str]] = field(default_factory=dict)
     reexports: dict[str, set[str]] = field(default_factory=dict)  # file key -> entries
 
 
@@ -55,7 +66,8 @@ def before(tx: Any, file_keys: list[str]) -> Held:
     """Before a delta publish writes: what its changed and removed files held."""
     held = Held()
     for r in tx.run(q.RELINK_BEFORE, keys=file_keys) if file_keys else []:
-        held.symbols.update({k: (n, kind) for k, n, kind in r["symbols"] if k is not None})
+        held.symbols.update({k: (n, kind) for k, n, kind, _ in r["symbols"] if k is not None})
+        held.linked.update({k: calls for k, _, _, calls in r["symbols"] if k and calls})
         held.reexports[r["key"]] = set(r["reexports"] or ())
     return held
 
@@ -85,6 +97,14 @@ def changed_names(tx: Any, rows: Any) -> set[str]:
             local = entry.split("\t", 1)[0]
             out |= {local, f"{_path(key)}\t{local}"}
     return {n for n in out if n and not n.endswith("\t")}
+
+
+def lost_links(rows: Any) -> list[str]:
+    """The calls of other repositories that were linked into a symbol this delta publish
+    dropped (its ``XCALLS`` went with it): the re-link counts them as linked before, as the
+    dependent's counts did (``repo<TAB>src<TAB>line<TAB>site``)."""
+    held: Held = rows.held
+    return sorted({c for k in rows.symbols_dropped for c in held.linked.get(k, ())})
 
 
 def _path(key: str) -> str:
@@ -119,10 +139,14 @@ def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
     return out
 
 
-def record(tx: Any, repo: str, everything: bool, names: set[str]) -> None:
-    """Add what a publish of ``repo`` changed to its pending re-link."""
-    if everything or names:
-        tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names)).single()
+def record(
+    tx: Any, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
+) -> None:
+    """Add what a publish of ``repo`` changed to its pending re-link (and the calls whose
+    links it dropped, :func:`lost_links`)."""
+    if everything or names or lost:
+        tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names),
+               lost=lost or []).single()  # fmt: skip
 
 
 def dependents(tx: Any, repo: str) -> list[str]:
@@ -133,37 +157,71 @@ def dependents(tx: Any, repo: str) -> list[str]:
 def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
     """The dependent's symbols whose links a change of ``library`` can change: those with a
     site into a module it provides, and those linked into it now."""
-    sites, linked = _into(tx, dependent, library)
+    modules = _modules(tx, dependent, library)
+    sites = sites_into(tx, dependent, modules)
+    linked = tx.run(q.RELINK_LINKED, dependent=dependent, repo=library)
     return sorted({r["src"] for r in sites} | {r["src"] for r in linked})
 
 
-def relink_lines(tx: Any, dependent: str, library: str, names: set[str]) -> set[tuple[str, int]]:
+def linked_by_name(tx: Any, library: str, names: set[str]) -> dict[str, set[tuple[str, int]]]:
+    """Per dependent, its sites (symbol key, line) linked now to a definition of ``library``
+    named one of ``names`` (through the name index: what the change touched)."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    plain = sorted(n for n in names if "\t" not in n)
+    for r in tx.run(q.RELINK_LINKED_BY_NAME, names=plain, repo=library) if plain else []:
+        out.setdefault(r["dependent"], set()).add((r["src"], r["line"]))
+    return out
+
+
+def relink_lines(
+    tx: Any,
+    dependent: str,
+    library: str,
+    names: set[str],
+    linked: set[tuple[str, int]] | None = None,
+) -> set[tuple[str, int]]:
     """The dependent's sites (symbol key, line) whose link a change of ``library`` touching
     ``names`` can change: into a module it provides, with an identifier (``local``,
-    ``rest``) among them, or linked now to a definition of such a name."""
-    sites, linked = _into(tx, dependent, library)
+    ``rest``) among them, or ``linked`` now to a definition of such a name (read when not
+    given). The sites are read through their modules, only those whose text holds a name."""
     if "*" in names:  # a module re-exported whole came or went (JS): any name may have
-        return {(r["src"], r["line"]) for r in [*sites, *linked]}
-    out = {(r["src"], r["line"]) for r in linked if r["name"] in names}
-    for r in sites:
-        found = _IDENT.findall(f"{r['local']}.{r['rest']}")
+        every = tx.run(q.RELINK_LINKED, dependent=dependent, repo=library)
+        into = sites_into(tx, dependent, _modules(tx, dependent, library))
+        return {(r["src"], r["line"]) for r in [*into, *every]}
+    if linked is None:
+        linked = linked_by_name(tx, library, names).get(dependent, set())
+    plain = sorted(n for n in names if "\t" not in n)
+    modules = _modules(tx, dependent, library)
+    found = tx.run(q.RELINK_SITES_NAMED, modules=modules, names=plain,
+                   prefix=external_key(dependent, "")) if plain and modules else []  # fmt: skip
+    out = set(linked)
+    for r in found:
+        tokens = _IDENT.findall(f"{r['local']}.{r['rest']}")
         if r["local"] == "*" and not r["rest"]:  # a JS namespace called: the default export
-            found.append("default")
-        if not names.isdisjoint(found):
+            tokens.append("default")
+        if not names.isdisjoint(tokens):
             out.add((r["src"], r["line"]))
     return out
 
 
-def _into(tx: Any, dependent: str, library: str) -> tuple[list[Any], list[Any]]:
-    """The dependent's sites into the modules ``library`` provides, and its links into it."""
+def _modules(tx: Any, dependent: str, library: str) -> list[str]:
+    """The dependent's external modules that ``library`` provides."""
     provided = [
         Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
         for r in tx.run(q.LINK_PROVIDED, repo=library)
     ]
     found = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
-    modules = [m for m in found if provider_of(m, provided) is not None]
-    linked = list(tx.run(q.RELINK_LINKED_NAMES, dependent=dependent, repo=library))
-    return sites_into(tx, dependent, modules), linked
+    return [m for m in found if provider_of(m, provided) is not None]
+
+
+def _lost(entries: tuple[str, ...]) -> dict[str, frozenset[tuple[str, int, str]]]:
+    """The recorded lost links (``repo<TAB>src<TAB>line<TAB>site``) per dependent."""
+    out: dict[str, set[tuple[str, int, str]]] = {}
+    for entry in entries:
+        repo, src, line, site = [*entry.split("\t", 3), "", "", ""][:4]
+        if line.lstrip("-").isdigit():
+            out.setdefault(repo, set()).add((src, int(line), site))
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def relink_dependents(
@@ -178,17 +236,24 @@ def relink_dependents(
         everything or bool(row and row["everything"]),
         tuple(row["names"]) if row else (),
         (row["commit"] or "") if row else "",
+        tuple(row["lost"]) if row else (),
     )
-    if not pending.everything and not pending.names:  # only the commit may have changed
-        if keys and pending.commit:
+    if not pending.everything and not pending.names and not pending.lost:
+        if keys and pending.commit:  # only the commit may have changed
             with graph.transaction(f"links into {library} at its commit") as tx:
                 tx.run(q.RELINK_STAMP_ALL, dependents=keys, repo=library,
                        commit=pending.commit).single()  # fmt: skip
         return {}
     names = None if pending.everything else set(pending.names)
+    linked: dict[str, set[tuple[str, int]]] = {}
     if names is not None and keys:  # the names its modules re-export the changed ones under
         with graph.transaction(f"aliases in {library}") as tx:
             names |= aliases(tx, library, names)
+            if "*" in names:  # a module re-exported whole came or went: every site
+                names = None
+            else:
+                linked = linked_by_name(tx, library, names)
+    lost = _lost(pending.lost)
     out: dict[str, LinkStats] = {}
     for key in keys:
         began = time.monotonic()
@@ -196,7 +261,10 @@ def relink_dependents(
             if names is None:
                 stats = link(tx, key, relink_sources(tx, key, library))
             else:
-                stats = link(tx, key, lines=relink_lines(tx, key, library, names))
+                gone = lost.get(key, frozenset())
+                lines = relink_lines(tx, key, library, names, linked.get(key, set()))
+                lines |= {(src, line) for src, line, _ in gone}
+                stats = link(tx, key, lines=lines, lost=gone)
             if pending.commit:
                 found = tx.run(q.RELINK_STAMP, dependent=key, repo=library, commit=pending.commit)
                 rec = found.single()
@@ -204,6 +272,6 @@ def relink_dependents(
         stats.duration_s = time.monotonic() - began
         out[key] = stats
     with graph.transaction(f"relinked after {library}") as tx:
-        tx.run(q.RELINK_DONE, repo=library, names=list(pending.names),
+        tx.run(q.RELINK_DONE, repo=library, names=list(pending.names), lost=list(pending.lost),
                everything=pending.everything).single()  # fmt: skip
     return out
