@@ -48,18 +48,20 @@ def _dependent(key: str, calls: int, n_lib: int) -> dict[str, str]:
     """``calls`` calls into corelib (f0, the one every dependent calls, then spread over
     the functions a rename leaves alone) and as many into the standard library."""
     picks = [0] + [n_lib // 2 + i % (n_lib // 2) for i in range(calls - 1)]
-    funcs = []
-    for start in range(0, calls, 50):  # 50 calls per function: a dependent's usual shape
-        body = "".join(
-            f"    corelib.f{p}(1)\n    os.path.join('a', str({j}))\n"
-            for j, p in enumerate(picks[start : start + 50])
-        )
-        funcs.append(f"def handler_{start}():\n{body}\n\n")
-    return {
+    files = {
         "pyproject.toml": f'[project]\nname = "{key}"\ndependencies = ["corelib>=1"]\n',
         f"{key}/__init__.py": "",
-        f"{key}/main.py": "import os\n\nimport corelib\n\n\n" + "".join(funcs),
     }
+    for first in range(0, calls, 500):  # 500 calls per file, 50 per function
+        funcs = []
+        for start in range(first, min(first + 500, calls), 50):
+            body = "".join(
+                f"    corelib.f{p}(1)\n    os.path.join('a', str({j}))\n"
+                for j, p in enumerate(picks[start : start + 50])
+            )
+            funcs.append(f"def handler_{start}():\n{body}\n\n")
+        files[f"{key}/m{first}.py"] = "import os\n\nimport corelib\n\n\n" + "".join(funcs)
+    return files
 
 
 def measure(graph: Any, settings: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:

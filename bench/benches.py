@@ -13,6 +13,7 @@ from bench.figures_crossrepo import (
     figures_crossrepo_js,
     figures_crossrepo_jvm,
     figures_crossrepo_ruby,
+    figures_relink_scale,
 )
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
@@ -422,6 +423,18 @@ BENCHES = [
         "3.1 itself: Ripper finds every call on a constant path in the dependents, the "
         "interpreter loads rack and names where each runs (source_location; for .new the "
         "class, const_source_location). bench/ruby_calls.rb.",
+    ),
+    Bench(
+        "relink-scale",
+        "bench.bench_relink_scale",
+        ["--sizes", "20,200,2000,20000", "--rounds", "3"],
+        ["--sizes", "20,200", "--rounds", "1"],
+        figures_relink_scale,
+        note="Issue 30: one synthetic library and one dependent per size (calls into the "
+        "library, as many into the standard library); the library renames 3 functions (one "
+        "every dependent calls) and publishes, then restores them, each round; each "
+        "dependent's re-link is compared with a fresh full link of it in the same graph, "
+        "lowest of the rounds.",
     ),
     Bench(
         "console",

@@ -157,3 +157,23 @@ def figures_crossrepo_jvm(out: str, args: Sequence[str] | None = None) -> list[F
             f"Maven cross-repository links, {r['pairs']} (javac's attribution)", r
         )
     return figs
+
+
+def figures_relink_scale(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_relink_scale.py``: a re-link against a full link, per size."""
+    figs: list[Figure] = []
+    for r in records.read(out, "relink.scale"):
+        for row in r["sizes"]:
+            figs.append(
+                Figure(
+                    f"re-link of one dependent with {row['calls_into_library']} calls into the "
+                    f"library ({row['external_sites']} external sites), {r['renamed']} names "
+                    "changed",
+                    f"{row['relink_ms']} ms ({row['relink_sites']} sites re-linked, "
+                    f"{row['relink_rows']} link rows, {row['relink_stamped']} stamped)",
+                    f"fresh full link {row['full_link_ms']} ms",
+                    x(row["relink_ms"], row["full_link_ms"]),
+                    "- (proportional to the change: flat while the dependent grows)",
+                )
+            )
+    return figs
