@@ -45,6 +45,28 @@ from bench.records import emit
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def scored(ours: set[Any], oracle: set[Any], false: int = 20) -> dict[str, Any]:
+    """Our edges against an oracle's (comparable tuples): counts, precision, recall, and
+    the first ``false`` edges the oracle does not have."""
+    hit = ours & oracle
+    return {
+        "ours": len(ours),
+        "oracle": len(oracle),
+        "agreed": len(hit),
+        "precision": round(len(hit) / len(ours), 4) if ours else 0.0,
+        "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
+        "false": sorted(map(list, ours - oracle))[:false],
+    }
+
+
+def said(label: str, result: dict[str, Any]) -> str:
+    """The line a bench prints for a :func:`scored` result."""
+    counts = f"{result['agreed']} agreed, {result['ours']} ours, {result['oracle']} oracle"
+    return (
+        f"{label} accuracy: precision {result['precision']}, recall {result['recall']} ({counts})"
+    )
+
+
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -135,24 +157,17 @@ def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
         for t in row["targets"]:
             if t["path"].startswith(("click/", "itsdangerous/")):
                 oracle.add((row["path"], row["line"], t["path"], t["name"]))
-    hit = ours & oracle
     unanswered = {e for e in ours if (e[0], e[1]) not in answered}
     result = {
         "pairs": "flask 3.0.3 -> click 8.1.7, itsdangerous 2.2.0",
-        "ours": len(ours),
-        "oracle": len(oracle),
-        "agreed": len(hit),
+        **scored(ours, oracle, false=10),
         "ours_unanswered_by_oracle": len(unanswered),
-        "precision": round(len(hit) / len(ours), 4) if ours else 0.0,
-        "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
         "oracle_s": round(oracle_s, 1),
-        "false": sorted(map(list, ours - oracle))[:10],
         "missed": sorted(map(list, oracle - ours))[:60],
     }
     libraries = {k: v for k, v in roots.items() if k != "flask"}
     result |= adjudicate(graph, ours, oracle, libraries)  # disagreements, decided at run time
-    print(f"accuracy: precision {result['precision']}, recall {result['recall']} "
-          f"({len(hit)} agreed, {len(ours)} ours, {len(oracle)} oracle); "
+    print(f"{said('python', result)}; "
           f"{len(result['decided'])} disagreements decided at run time: precision "
           f"{result['precision_decided']}, recall {result['recall_decided']}",
           flush=True)  # fmt: skip

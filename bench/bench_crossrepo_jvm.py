@@ -27,7 +27,7 @@ SOURCES = "src/main/java"
 def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     from tests.integration.xrepo_corpus import checkout, corpus
 
-    from bench.bench_crossrepo import _publish
+    from bench.bench_crossrepo import _publish, said, scored
     from semgraph.graph.xrepo_relink import relink_dependents
 
     cache = corpus()
@@ -61,22 +61,15 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
         if row["class"].startswith("org.apache.commons.lang3."):
             target = f"{SOURCES}/{row['class'].replace('.', '/')}.java"
             oracle.add((f"{SOURCES}/{row['path']}", row["line"], target, row["name"]))
-    hit = ours & oracle
     result = {
         "pairs": "commons-text 1.10.0 -> commons-lang3 3.12.0",
-        "ours": len(ours),
-        "oracle": len(oracle),
+        **scored(ours, oracle),
         "oracle_calls": answered,
-        "agreed": len(hit),
-        "precision": round(len(hit) / len(ours), 4) if ours else 0.0,
-        "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
         "index_s": round(index_s, 1),
         "oracle_s": round(oracle_s, 1),
-        "false": sorted(map(list, ours - oracle))[:20],
         "missed": sorted(map(list, oracle - ours))[:40],
     }
-    print(f"maven accuracy: precision {result['precision']}, recall {result['recall']} "
-          f"({len(hit)} agreed, {len(ours)} ours, {len(oracle)} oracle)", flush=True)  # fmt: skip
+    print(said("maven", result), flush=True)
     return result
 
 

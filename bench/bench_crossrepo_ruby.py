@@ -50,7 +50,7 @@ def _counts(name: str, *sets: set[tuple[Any, ...]]) -> list[int]:
 def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     from tests.integration.xrepo_corpus import checkout, corpus
 
-    from bench.bench_crossrepo import _publish
+    from bench.bench_crossrepo import _publish, said, scored
     from semgraph.graph.xrepo_relink import relink_dependents
 
     ruby = ensure_ruby()
@@ -87,22 +87,16 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     result = {
         "pairs": "sinatra 3.0.5, rack-protection 3.0.5, rack-test 2.0.2 -> rack 2.2.22",
         "per_dependent": {name: _counts(name, ours, oracle, hit) for name in DEPENDENTS},
-        "ours": len(ours),
-        "oracle": len(oracle),
-        "agreed": len(hit),
-        "precision": round(len(hit) / len(ours), 4) if ours else 0.0,
-        "recall": round(len(hit) / len(oracle), 4) if oracle else 0.0,
+        **scored(ours, oracle),
         "index_s": round(index_s, 1),
         "oracle_s": round(oracle_s, 1),
-        "false": sorted(map(list, ours - oracle))[:20],
         "missed": sorted(
             [r["repo"], r["path"], r["line"], f"{r['receiver']}.{r['name']}", r["target"]]
             for r in rows
             if tuple(r[k] for k in key) not in ours
         )[:40],
     }
-    print(f"gem accuracy: precision {result['precision']}, recall {result['recall']} "
-          f"({len(hit)} agreed, {len(ours)} ours, {len(oracle)} oracle)", flush=True)  # fmt: skip
+    print(said("gem", result), flush=True)
     return result
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from semgraph.indexer.extract import extract_all
 from semgraph.model import FileFacts
@@ -42,3 +43,13 @@ def edges_from(tmp_path: Path, files: Mapping[str, str], qn: str) -> set[tuple[i
         ).fetchall()
         db.close()
     return {(line - start, callee) for line, callee in rows}
+
+
+def resolution_rows(tmp_path: Path, facts: list[FileFacts], *queries: str) -> list[list[Any]]:
+    """The rows of each query over the resolution of ``facts`` (its SQLite tables)."""
+    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
+        db = sqlite3.connect(res.path)
+        try:
+            return [db.execute(query).fetchall() for query in queries]
+        finally:
+            db.close()

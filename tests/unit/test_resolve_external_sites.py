@@ -15,7 +15,7 @@ from typing import Any
 from semgraph.resolve.compare import differences
 from semgraph.resolve.incremental import resolve_incremental
 from semgraph.resolve.resolver import resolve
-from tests.parsed_python import python_facts
+from tests.parsed_python import python_facts, resolution_rows
 
 CLI = (
     "import click\n"
@@ -37,13 +37,11 @@ CLI = (
 
 
 def sites(tmp_path: Path, files: Mapping[str, str]) -> list[tuple[str, int, str, str, str]]:
-    facts = python_facts(files)
-    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
-        db = sqlite3.connect(res.path)
-        rows = db.execute(
-            "SELECT path, line, module, local, rest FROM external_sites ORDER BY path, line"
-        ).fetchall()
-        db.close()
+    (rows,) = resolution_rows(
+        tmp_path,
+        python_facts(files),
+        "SELECT path, line, module, local, rest FROM external_sites ORDER BY path, line",
+    )
     return rows
 
 

@@ -14,28 +14,20 @@ from semgraph.manifests import jvm
 from semgraph.model import Chunk
 from semgraph.resolve.open_sites import MAX_CANDIDATES, parts
 from semgraph.resolve.resolver import resolve
-from tests.parsed_python import language_facts
+from tests.parsed_python import language_facts, resolution_rows
 
 Rows = list[tuple[int, str, str, str]]
 
 
 def resolved(tmp_path: Path, files: Mapping[str, tuple[str, str]]) -> tuple[Rows, list[str]]:
     """(the external sites as (line, module, local, rest), the call edges as 'line qn')."""
-    facts = language_facts(files)
-    with resolve(lambda: iter(facts), "r", tmp_path / "res") as res:
-        db = sqlite3.connect(res.path)
-        sites = db.execute(
-            "SELECT line, module, local, rest FROM external_sites ORDER BY line, module"
-        ).fetchall()
-        edges = [
-            f"{line} {qn}"
-            for line, qn in db.execute(
-                "SELECT e.line, d.qn FROM call_edges e JOIN symbols d ON d.key = e.dst_key "
-                "ORDER BY e.line"
-            )
-        ]
-        db.close()
-    return sites, edges
+    sites, calls = resolution_rows(
+        tmp_path,
+        language_facts(files),
+        "SELECT line, module, local, rest FROM external_sites ORDER BY line, module",
+        "SELECT e.line, d.qn FROM call_edges e JOIN symbols d ON d.key = e.dst_key ORDER BY e.line",
+    )
+    return sites, [f"{line} {qn}" for line, qn in calls]
 
 
 CS = """using System;
