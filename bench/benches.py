@@ -10,6 +10,7 @@ from bench.figures_backlog import figures_backlog
 from bench.figures_console import figures_console
 from bench.figures_crossrepo import (
     figures_crossrepo,
+    figures_crossrepo_go,
     figures_crossrepo_js,
     figures_crossrepo_jvm,
     figures_crossrepo_ruby,
@@ -423,6 +424,18 @@ BENCHES = [
         "3.1 itself: Ripper finds every call on a constant path in the dependents, the "
         "interpreter loads rack and names where each runs (source_location; for .new the "
         "class, const_source_location). bench/ruby_calls.rb.",
+    ),
+    Bench(
+        "crossrepo-go",
+        "bench.bench_crossrepo_go",
+        [],
+        [],
+        figures_crossrepo_go,
+        note="Issue 30, Go modules: tablewriter 0.0.5, fatih/color 1.15.0, testify 1.8.4 and "
+        "go-multierror 1.1.1 with the modules they import at the versions their go.mod "
+        "requires (Go module proxy), scored against the Go type checker (go/packages and "
+        "go/types, bench/go_calls) at every call of a function or method declared in an "
+        "indexed library, tests included.",
     ),
     Bench(
         "relink-scale",

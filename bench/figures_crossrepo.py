@@ -149,6 +149,40 @@ def figures_crossrepo_ruby(out: str, args: Sequence[str] | None = None) -> list[
     return figs
 
 
+def figures_crossrepo_go(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_crossrepo_go.py``: Go module links against go/types."""
+    figs: list[Figure] = []
+    for r in records.read(out, "crossrepo.go_accuracy"):
+        figs += _precision_recall(
+            f"Go cross-repository links, {len(r['per_dependent'])} modules and what they import "
+            "(the Go type checker)",
+            r,
+        )
+        figs.append(
+            Figure(
+                f"Go precision over our links into files of this platform's build (linux/amd64, "
+                f"`go list`; {r['variants']} more links reach the same function's variant for "
+                "another platform, which the type checker of one platform cannot see)",
+                f"{r['precision_build']} of {r['ours_build']}",
+                "-",
+                "-",
+                f">= {PRECISION_TARGET}",
+                ok(r["precision_build"] >= PRECISION_TARGET),
+            )
+        )
+        figs.append(
+            Figure(
+                "Go recall over calls of package-level functions (no method on a value)",
+                f"{r['recall_functions']} of {r['oracle_functions']} oracle edges",
+                "-",
+                "-",
+                ">= 0.85",
+                ok(r["recall_functions"] >= 0.85),
+            )
+        )
+    return figs
+
+
 def figures_crossrepo_jvm(out: str, args: Sequence[str] | None = None) -> list[Figure]:
     """Rows of ``bench/bench_crossrepo_jvm.py``: Maven links against javac."""
     figs: list[Figure] = []

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent: the public packages the cross-repository tests index (issue 30), fetched from
 # the package registries CI reaches into a cache (fast on re-run: nothing is fetched twice).
-# PyPI: the sdists of flask and the libraries it imports; the Go module proxy: a module and
-# one that imports it; npm: a chain of packages that import one another (ESM, default and
+# PyPI: the sdists of flask and the libraries it imports; the Go module proxy: two modules and
+# a module each imports (go-runewidth: its package is runewidth); npm: a chain of packages that import one another (ESM, default and
 # named imports); Maven Central: commons-text and the commons-lang3 it imports (sources jar and
 # pom; okhttp and okio, Kotlin; cats-core and cats-kernel, Scala); crates.io: serde_json and the itoa and ryu crates it calls;
 # Debian's packages: the gems sinatra, rack-protection and rack-test and the rack they call (Ruby sources and gemspecs; no gem
@@ -21,7 +21,8 @@ for spec in flask==3.0.3 click==8.1.7 itsdangerous==2.2.0; do
       -d "$dest/pypi" "$spec" >&2
   fi
 done
-for mod in github.com/hashicorp/errwrap@v1.0.0 github.com/hashicorp/go-multierror@v1.1.1; do
+for mod in github.com/hashicorp/errwrap@v1.0.0 github.com/hashicorp/go-multierror@v1.1.1 \
+  github.com/olekukonko/tablewriter@v0.0.5 github.com/mattn/go-runewidth@v0.0.9; do
   if [ ! -f "$dest/gomod/$mod/go.mod" ]; then
     echo "xrepo-corpus: downloading $mod from the Go module proxy" >&2
     GOMODCACHE="$dest/gomod" GOFLAGS=-modcacherw "$go" mod download "$mod" >&2

@@ -217,6 +217,30 @@ def test_go_multierror_links_into_errwrap(graph: Graph, settings: Settings, tmp_
     ]
 
 
+def test_tablewriter_links_into_go_runewidth_by_the_name_its_package_is_imported_under(
+    graph: Graph, settings: Settings, tmp_path: Path
+) -> None:
+    """go-runewidth's package is ``runewidth``: an import without an alias binds the name the
+    Go tools assume (the path's last element less ``go-``), so ``runewidth.StringWidth`` is
+    a site into github.com/mattn/go-runewidth. ``IsEastAsian`` is defined once per platform
+    (runewidth_posix.go, _windows.go, _js.go, _appengine.go): the call links each."""
+    repos = _index(graph, settings, tmp_path, ["go-runewidth", "tablewriter"])
+    sha = repos["go-runewidth"][1]
+    width = "runewidth.StringWidth"
+    variants = [f"runewidth_{p}.IsEastAsian" for p in ("posix", "windows", "js", "appengine")]
+    calls = [("util.DisplayWidth", 21, width), ("wrap.WrapString", 31, width),
+             ("wrap.WrapWords", 59, width), ("wrap.WrapWords", 61, width),
+             *[("wrap_test.TestUnicode", 38, v) for v in variants],
+             *[("wrap_test.TestDisplayWidth", 50, v) for v in variants]]  # fmt: skip
+    link = ("cross_repo", sha, "definition")
+    assert xcalls(graph, "tablewriter") == {(a, n, "go-runewidth", b, *link) for a, n, b in calls}
+    assert counts(graph, "tablewriter")["linked"] == 6  # a call, whatever its candidates
+    found = dependencies(graph, "tablewriter")["depends_on"]
+    assert [(d["name"], d["chosen"]) for d in found] == [
+        ("github.com/mattn/go-runewidth", "go-runewidth")
+    ]
+
+
 NPM_CHAIN = ["find-up", "locate-path", "p-locate", "p-limit", "yocto-queue"]
 
 

@@ -1,7 +1,8 @@
 """Public packages that depend on one another (issue 30), fetched from the registries by
 ``ops/xrepo-corpus.sh`` (idempotent; ``ops/install.sh`` runs it too) and turned into git
 repositories: flask 3.0.3 with click 8.1.7 and itsdangerous 2.2.0 (PyPI sdists),
-go-multierror 1.1.1 with errwrap 1.0.0 (Go module proxy), and find-up 6.3.0 -> locate-path
+go-multierror 1.1.1 with errwrap 1.0.0 and tablewriter 0.0.5 with go-runewidth 0.0.9 (Go
+module proxy), and find-up 6.3.0 -> locate-path
 7.2.0 -> p-locate 6.0.0 -> p-limit 4.0.0 -> yocto-queue 1.0.0 (npm tarballs), and
 commons-text 1.10.0 with commons-lang3 3.12.0, okhttp 4.12.0 with okio 3.6.0 and cats-core
 2.10.0 with cats-kernel 2.10.0, Scala 2.13 (Maven Central: sources jar and pom; okio's JVM
@@ -24,6 +25,8 @@ PYPI = {"flask": "flask-3.0.3", "click": "click-8.1.7", "itsdangerous": "itsdang
 GOMOD = {
     "errwrap": "github.com/hashicorp/errwrap@v1.0.0",
     "go-multierror": "github.com/hashicorp/go-multierror@v1.1.1",
+    "tablewriter": "github.com/olekukonko/tablewriter@v0.0.5",
+    "go-runewidth": "github.com/mattn/go-runewidth@v0.0.9",
 }
 
 NPM = {

@@ -27,6 +27,7 @@ exported instance (:func:`instance_of`).
 from __future__ import annotations
 
 import posixpath
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Protocol
@@ -48,6 +49,10 @@ class Lookups(Protocol):
 
 
 Handler = Callable[[Lookups, ImportFile, str, list[str], str | None], ImportOutcome]
+
+
+_MAJOR = re.compile(r"v[0-9]+")
+_IDENT_HEAD = re.compile(r"\w*")
 
 
 def _star_file(target: str) -> ImportOutcome:
@@ -219,6 +224,22 @@ HANDLERS: dict[str, Handler] = {
     "bash": bash,
     "lua": lua,
 }
+
+
+def go_package_name(path: str) -> str:
+    """The name a Go import binds without an alias when the package clause is not read, by
+    the Go tools' own assumption: the last element of the path (the one before it for a
+    major version, ``/v2``), less a ``go-`` prefix, up to the first character no identifier
+    has (``github.com/mattn/go-runewidth`` -> ``runewidth``, ``gopkg.in/yaml.v3`` ->
+    ``yaml``)."""
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return path
+    base = parts[-1]
+    if len(parts) > 1 and _MAJOR.fullmatch(base):
+        base = parts[-2]
+    base = base.removeprefix("go-")
+    return _IDENT_HEAD.match(base).group(0) or base  # type: ignore[union-attr]
 
 
 def js_external(

@@ -223,7 +223,7 @@ class ImportResolver:
 
     def _go(self, f: ImportFile, module: str, names: list[str], alias: str | None) -> ImportOutcome:
         module = module.strip('"')
-        local = alias or module.rsplit("/", 1)[-1]
+        local = alias or import_handlers.go_package_name(module)
         directory = self._go_dir(module)
         if directory is None:
             binds = () if local in ("_", ".") else ((local, "external", module),)
