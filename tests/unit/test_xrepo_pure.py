@@ -220,3 +220,27 @@ def test_lost_links_are_read_per_dependent_and_a_malformed_entry_is_left_out() -
     assert _lost(entries) == {
         "svc": frozenset({("svc|a.py|a.go", 3, "lib.f0"), ("svc|b.py|b", 7, "f0")})
     }
+
+
+class _Tx:
+    def __init__(self) -> None:
+        self.runs: list[dict[str, object]] = []
+
+    def run(self, query: str, **params: object) -> _Tx:
+        self.runs.append(params)
+        return self
+
+    def single(self) -> None:
+        return None
+
+
+def test_a_publish_that_dropped_too_many_linked_calls_re_links_everything() -> None:
+    from semgraph.graph.xrepo_relink import MAX_LOST, record
+
+    tx = _Tx()
+    record(tx, "lib", False, {"f"}, [f"svc\tk\t{i}\tlib.f" for i in range(3)])
+    assert tx.runs[-1]["everything"] is False and len(tx.runs[-1]["lost"]) == 3  # type: ignore[arg-type]
+    record(tx, "lib", False, {"f"}, [f"svc\tk\t{i}\tlib.f" for i in range(MAX_LOST + 1)])
+    assert tx.runs[-1]["everything"] is True and tx.runs[-1]["lost"] == []
+    record(tx, "lib", False, set(), [])
+    assert len(tx.runs) == 2  # nothing changed: nothing recorded

@@ -42,6 +42,7 @@ from semgraph.resolve.symtab import external_key
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 MAX_ALIASES = 10_000  # (module, name) pairs followed through a library's re-exports
+MAX_LOST = 20_000  # calls whose links a publish dropped, kept on the pending node
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,10 @@ def record(
     tx: Any, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
 ) -> None:
     """Add what a publish of ``repo`` changed to its pending re-link (and the calls whose
-    links it dropped, :func:`lost_links`)."""
+    links it dropped, :func:`lost_links`; more than :data:`MAX_LOST` of them: everything is
+    re-linked and counted again, the node stays small)."""
+    if lost and len(lost) > MAX_LOST:
+        everything, lost = True, []
     if everything or names or lost:
         tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names),
                lost=lost or []).single()  # fmt: skip
