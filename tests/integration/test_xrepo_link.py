@@ -231,6 +231,17 @@ def test_cli_callers_across_repos_impact_and_repos_deps(
     assert lib["provides"][0]["name"] == "lib"
     assert [(d["repo"], d["links"]) for d in lib["dependents"]] == [("svc", 4)]
     assert "depended on by svc" in cli("repos", "deps", "lib")
+    assert deps["counts"] == {"linked": 4, "ambiguous": 0, "unprovided": 1, "unmatched": 1}
+    assert "cross-repository calls: 4 linked, 0 ambiguous, 1 unprovided, 1 unmatched" in cli(
+        "repos", "deps", "svc"
+    )
+    # lib's first publish left everything to re-link (no job ran relink_dependents here)
+    assert lib["relink_pending"] == {"everything": True, "names": 0, "lost": 0}
+    assert "re-link pending for its dependents: everything" in cli("repos", "deps", "lib")
+    assert cli("repos", "deps", "nosuch", "--json")["counts"]["linked"] is None
+    assert "xrepo calls: 4 linked, 0 ambiguous, 1 unprovided, 1 unmatched" in cli(
+        "repos", "show", "svc"
+    )
 
 
 PHPLIB = {

@@ -112,6 +112,8 @@ def show_cmd(
         f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
         f"indexes:     {', '.join(shown['indexes']) or '-'}",
     ]
+    if repo.get("xrepo_linked") is not None:  # issue 30: its external calls, linked or why not
+        lines.append(f"xrepo calls: {_links({k: repo.get('xrepo_' + k) for k in _XREPO})}")
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]
     for line in lines:
         out.print(line, markup=False)
@@ -155,6 +157,21 @@ def deps_cmd(
                   f"{d['links']} links)", markup=False)  # fmt: skip
     if not any(found[k] for k in ("provides", "depends_on", "dependents")):
         out.print(f"{key}: no package identity recorded", markup=False)
+    if found["counts"]["linked"] is not None:
+        out.print(f"cross-repository calls: {_links(found['counts'])}", markup=False)
+    pending = found["relink_pending"]
+    if pending:
+        what = "everything" if pending["everything"] else f"{pending['names']} names"
+        out.print(f"re-link pending for its dependents: {what}, {pending['lost']} lost links",
+                  markup=False)  # fmt: skip
+
+
+_XREPO = ("linked", "ambiguous", "unprovided", "unmatched")
+
+
+def _links(counts: dict[str, Any]) -> str:
+    """A repository's cross-repository counts, one per external call."""
+    return ", ".join(f"{counts.get(k) or 0} {k}" for k in _XREPO)
 
 
 @repos_app.command("remove")

@@ -145,6 +145,16 @@ RETURN d.key AS repo, p.ecosystem AS ecosystem, p.name AS name, e.spec AS spec,
        e.chosen = $repo AS chosen
 ORDER BY repo, ecosystem, name
 """
+# the repository's cross-repository counts (one per external call) and what its last
+# publishes left for its dependents' re-link
+XREPO_STATE = """
+MATCH (r:Repository {key: $repo})
+OPTIONAL MATCH (p:RelinkPending {library: $repo})
+RETURN r.xrepo_linked AS linked, r.xrepo_ambiguous AS ambiguous,
+       r.xrepo_unprovided AS unprovided, r.xrepo_unmatched AS unmatched,
+       p IS NOT NULL AS pending, coalesce(p.everything, false) AS everything,
+       size(coalesce(p.names, [])) AS names, size(coalesce(p.lost, [])) AS lost
+"""
 LINKS_INTO = """
 MATCH (t:Symbol {repo: $repo})<-[e:XCALLS]-(s:Symbol)
 RETURN s.repo AS repo, count(e) AS links
@@ -237,8 +247,14 @@ def dependencies(graph: Graph, repo: str) -> dict[str, Any]:
     dependents = graph.query("dependents", DEPENDENTS_OF, repo=repo)
     for d in dependents:
         d["links"] = links.get(d["repo"], 0)
+    state = graph.query("xrepo state", XREPO_STATE, repo=repo)
+    row = state[0] if state else {}
     return {
         "repo": repo,
+        "counts": {k: row.get(k) for k in ("linked", "ambiguous", "unprovided", "unmatched")},
+        "relink_pending": (
+            {k: row[k] for k in ("everything", "names", "lost")} if row.get("pending") else None
+        ),
         "provides": graph.query("provides", PROVIDES_OF, repo=repo),
         "depends_on": graph.query("depends on", DEPENDS_OF, repo=repo),
         "dependents": dependents,
