@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,23 +111,34 @@ def _repo(root: Path, files: dict[str, str]) -> str:
 # -- accuracy -----------------------------------------------------------------------------
 
 
-def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
+def index_corpus(
+    graph: Any, settings: Any, tmp: Path, names: Sequence[str]
+) -> tuple[dict[str, Path], float]:
+    """An empty graph, then each package of the fetched corpus checked out under ``tmp/ws``
+    and published in turn, its dependents re-linked after it as the reindex job does: the
+    checkouts by name, and the seconds it took."""
     from tests.integration.xrepo_corpus import checkout, corpus
 
-    from bench.accuracy_oracles import JEDI_SCRIPT, ensure_jedi
-    from bench.crossrepo_runtime import adjudicate
     from semgraph.graph.xrepo_relink import relink_dependents
 
     cache = corpus()
-    ws = tmp / "ws"
-    names = ["flask", "click", "itsdangerous"]
     graph.query("reset", "MATCH (n) DETACH DELETE n")
     roots: dict[str, Path] = {}
+    began = time.monotonic()
     for name in names:
-        root, sha = checkout(cache, name, ws)
+        root, sha = checkout(cache, name, tmp / "ws")
         roots[name] = root
         _publish(graph, settings, tmp, root, name, sha)
         relink_dependents(graph, name)
+    return roots, time.monotonic() - began
+
+
+def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
+    from bench.accuracy_oracles import JEDI_SCRIPT, ensure_jedi
+    from bench.crossrepo_runtime import adjudicate
+
+    ws = tmp / "ws"
+    roots, _ = index_corpus(graph, settings, tmp, ["flask", "click", "itsdangerous"])
     shutil.rmtree(ws / "unpack", ignore_errors=True)
     ours = {
         (f"flask/{r['sp']}", r["line"], f"{r['repo']}/{r['tp']}", r["name"])
@@ -309,10 +320,14 @@ def one_file_push(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
 
 
 def run_accuracy(
-    prefix: str, kind: str, measure: Callable[[Any, Any, Path], dict[str, Any]]
+    prefix: str,
+    kind: str,
+    measure: Callable[[Any, Any, Path], dict[str, Any]],
+    label: str | None = None,
 ) -> None:
-    """Run one accuracy measure (the npm and Maven benches) on the configured graph server
-    in a scratch directory, and print its record ``kind``."""
+    """Run one accuracy measure (the npm, Maven, gem and Go benches) on the configured graph
+    server in a scratch directory, print its :func:`said` line (``label``: the ecosystem;
+    None: the measure prints its own) and its record ``kind``."""
     sys.path.insert(0, str(ROOT))  # tests.integration.xrepo_corpus: the fetched packages
     from semgraph.config import load_settings
     from semgraph.db import connect_graph
@@ -321,7 +336,10 @@ def run_accuracy(
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         with connect_graph(settings) as graph:
-            emit(kind, **measure(graph, settings, tmp))
+            record = measure(graph, settings, tmp)
+            if label is not None:
+                print(said(label, record), flush=True)
+            emit(kind, **record)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -183,11 +183,7 @@ def _go_calls(tool: Path, root: Path, cache: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
 
 
-def main() -> None:
+if __name__ == "__main__":
     from bench.bench_crossrepo import run_accuracy
 
     run_accuracy("semgraph-bench-xrepo-go-", "crossrepo.go_accuracy", accuracy)
-
-
-if __name__ == "__main__":
-    main()

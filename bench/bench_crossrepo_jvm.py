@@ -25,21 +25,9 @@ SOURCES = "src/main/java"
 
 
 def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
-    from tests.integration.xrepo_corpus import checkout, corpus
+    from bench.bench_crossrepo import index_corpus, scored
 
-    from bench.bench_crossrepo import _publish, said, scored
-    from semgraph.graph.xrepo_relink import relink_dependents
-
-    cache = corpus()
-    graph.query("reset", "MATCH (n) DETACH DELETE n")
-    roots = {}
-    began = time.monotonic()
-    for name in ("commons-text", "commons-lang3"):
-        root, sha = checkout(cache, name, tmp / "ws")
-        roots[name] = root
-        _publish(graph, settings, tmp, root, name, sha)
-        relink_dependents(graph, name)
-    index_s = time.monotonic() - began
+    roots, index_s = index_corpus(graph, settings, tmp, ("commons-text", "commons-lang3"))
     ours = {
         (r["sp"], r["line"], r["tp"], r["name"])
         for r in graph.query(
@@ -69,15 +57,10 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
         "oracle_s": round(oracle_s, 1),
         "missed": sorted(map(list, oracle - ours))[:40],
     }
-    print(said("maven", result), flush=True)
     return result
 
 
-def main() -> None:
+if __name__ == "__main__":
     from bench.bench_crossrepo import run_accuracy
 
-    run_accuracy("semgraph-bench-xrepo-jvm-", "crossrepo.jvm_accuracy", accuracy)
-
-
-if __name__ == "__main__":
-    main()
+    run_accuracy("semgraph-bench-xrepo-jvm-", "crossrepo.jvm_accuracy", accuracy, "maven")

@@ -48,22 +48,10 @@ def _counts(name: str, *sets: set[tuple[Any, ...]]) -> list[int]:
 
 
 def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
-    from tests.integration.xrepo_corpus import checkout, corpus
-
-    from bench.bench_crossrepo import _publish, said, scored
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from bench.bench_crossrepo import index_corpus, scored
 
     ruby = ensure_ruby()
-    cache = corpus()
-    graph.query("reset", "MATCH (n) DETACH DELETE n")
-    roots = {}
-    began = time.monotonic()
-    for name in (*DEPENDENTS, "rack"):
-        root, sha = checkout(cache, name, tmp / "ws")
-        roots[name] = root
-        _publish(graph, settings, tmp, root, name, sha)
-        relink_dependents(graph, name)
-    index_s = time.monotonic() - began
+    roots, index_s = index_corpus(graph, settings, tmp, (*DEPENDENTS, "rack"))
     ours = {
         (r["repo"], r["sp"], r["line"], r["tp"], r["tl"])
         for r in graph.query(
@@ -96,15 +84,10 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
             if tuple(r[k] for k in key) not in ours
         )[:40],
     }
-    print(said("gem", result), flush=True)
     return result
 
 
-def main() -> None:
+if __name__ == "__main__":
     from bench.bench_crossrepo import run_accuracy
 
-    run_accuracy("semgraph-bench-xrepo-ruby-", "crossrepo.ruby_accuracy", accuracy)
-
-
-if __name__ == "__main__":
-    main()
+    run_accuracy("semgraph-bench-xrepo-ruby-", "crossrepo.ruby_accuracy", accuracy, "gem")

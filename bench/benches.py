@@ -15,6 +15,7 @@ from bench.figures_crossrepo import (
     figures_crossrepo_jvm,
     figures_crossrepo_ruby,
     figures_relink_scale,
+    figures_xrepo_push_ab,
 )
 from bench.figures_fleet import figures_coldhost, figures_lanes
 from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
@@ -436,6 +437,17 @@ BENCHES = [
         "requires (Go module proxy), scored against the Go type checker (go/packages and "
         "go/types, bench/go_calls) at every call of a function or method declared in an "
         "indexed library, tests included.",
+    ),
+    Bench(
+        "xrepo-push-ab",
+        "bench.bench_xrepo_push_ab",
+        ["--baseline", "5fd8ba6", "--rounds", "5"],
+        ["--baseline", "5fd8ba6", "--rounds", "1"],
+        figures_xrepo_push_ab,
+        note="Issue 30, session 16: a one-file push of flask (a dependent) and of click (a "
+        "library) with this code and session 15's (5fd8ba6, a git worktree), in one run, "
+        "taking turns, each in a fresh process on an empty graph with click, itsdangerous and "
+        "flask indexed.",
     ),
     Bench(
         "relink-scale",

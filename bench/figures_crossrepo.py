@@ -4,6 +4,7 @@ against jedi over both sides, the re-link of a library's dependents, ``callers
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from bench import records
@@ -210,4 +211,31 @@ def figures_relink_scale(out: str, args: Sequence[str] | None = None) -> list[Fi
                     "- (proportional to the change: flat while the dependent grows)",
                 )
             )
+    return figs
+
+
+def figures_xrepo_push_ab(out: str, args: Sequence[str] | None = None) -> list[Figure]:
+    """Rows of ``bench/bench_xrepo_push_ab.py``: the medians over rounds, this code against
+    the baseline's measured in the same run."""
+    rows = records.read(out, "xrepo.push_ab")
+    figs: list[Figure] = []
+    for repo, what in (("flask", "a dependent"), ("click", "a library")):
+        for key, name in (("publish_ms", "publish"), ("link_ms", "its link"),
+                          ("relink_ms", "re-link of its dependents after it")):  # fmt: skip
+            got = {
+                code: statistics.median(r[repo][key] for r in rows if r["code"] == code)
+                for code in ("this", "baseline")
+                if any(r["code"] == code for r in rows)
+            }
+            if len(got) == 2:
+                figs.append(
+                    Figure(
+                        f"one-file push of {repo} ({what}): {name}, median of "
+                        f"{sum(r['code'] == 'this' for r in rows)} rounds",
+                        f"{got['this']:.1f} ms",
+                        f"baseline {got['baseline']:.1f} ms",
+                        x(got["this"], got["baseline"]),
+                        "- (no slower than the baseline)",
+                    )
+                )
     return figs

@@ -69,8 +69,7 @@ def count_all(
     for r in tx.run(q.LINK_COUNT_SITES, repo=repo):
         found[classify(r["modules"], r["linked"], providers, ambiguous)] += r["n"]
     _set(stats, found)
-    tx.run(q.LINK_COUNTS, repo=repo, **{c: found[c] for c in CLASSES}).single()
-    tx.run(q.RELINK_LOST_CLEAR, prefix=repo + "\t").single()
+    tx.run(q.LINK_COUNTS, repo=repo, prefix=repo + "\t", **{c: found[c] for c in CLASSES}).single()
 
 
 def count_lines(

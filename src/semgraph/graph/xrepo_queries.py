@@ -176,11 +176,18 @@ CREATE (a)-[:XCALLS {line: row.line, site: row.site, tier: 'cross_repo', repo: r
                      commit: row.commit, via: row.via, candidates: row.candidates}]->(b)
 RETURN count(*) AS created
 """
+# a full count's totals; it replaces what a library's publish recorded of the repository's
+# lost links (``$prefix``: ``repo<TAB>``), in the same statement (the push's hot path)
 LINK_COUNTS = """
 MATCH (r:Repository {key: $repo})
 SET r.xrepo_linked = $linked, r.xrepo_ambiguous = $ambiguous,
     r.xrepo_unprovided = $unprovided, r.xrepo_unmatched = $unmatched
-RETURN count(*) AS updated
+WITH r
+OPTIONAL MATCH (p:RelinkPending)
+WHERE any(x IN coalesce(p.lost, []) WHERE x STARTS WITH $prefix)
+WITH r, collect(p) AS stale
+FOREACH (p IN stale | SET p.lost = [x IN p.lost WHERE NOT x STARTS WITH $prefix])
+RETURN count(r) AS updated
 """
 # the counts read from the external modules' sites (the repository's external call sites,
 # never all its symbols)
@@ -314,13 +321,6 @@ MATCH (m:ExternalModule {key: $prefix + name})<-[e:CALLS_EXTERNAL]-(s:Symbol)
 WHERE any(n IN $names WHERE e.local CONTAINS n OR e.rest CONTAINS n)
    OR (e.local = '*' AND e.rest = '' AND 'default' IN $names)
 RETURN s.key AS src, e.line AS line, m.name AS module, e.local AS local, e.rest AS rest
-"""
-# a full count of a dependent replaces what a library's publish recorded of its lost links
-RELINK_LOST_CLEAR = """
-MATCH (p:RelinkPending)
-WHERE any(x IN coalesce(p.lost, []) WHERE x STARTS WITH $prefix)
-SET p.lost = [x IN p.lost WHERE NOT x STARTS WITH $prefix]
-RETURN count(p) AS updated
 """
 # the links left in place take the library's new commit (a property, no edge rewritten)
 RELINK_STAMP = """
