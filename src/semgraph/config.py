@@ -120,7 +120,7 @@ class Settings(BaseSettings):
     # one bearer token with every scope (read, enqueue, admin), "api_token" in the audit log
     api_token: str | None = None
     # reads (search, graph, jobs, runs, MCP) without a token; false: with a token configured
-    # they need one, without one only on loopback (issue 18); true logs a WARNING at start
+    # they need one, without one only on loopback; true logs a WARNING at start
     api_read_open: bool = False
     # TOML file of scoped tokens, reloaded on SIGHUP and on change (docs/runbook.md)
     api_tokens_file: Path | None = None
@@ -139,7 +139,7 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]{1,2})?)$")
     embedding_max_chars: int = Field(default=8000, ge=64, le=1_000_000)  # text given to the model
-    # the model runtime (issue 20): auto = torch on CUDA when a GPU is visible, else OpenVINO;
+    # the model runtime: auto = torch on CUDA when a GPU is visible, else OpenVINO;
     # the quantisation applies to OpenVINO (torch runs fp32); both are part of the model id
     embedding_backend: str = Field(default="auto", pattern=r"^(auto|openvino|torch)$")
     embedding_quantization: str = Field(default="int8", pattern=r"^(int8|bf16|fp32)$")
@@ -165,7 +165,7 @@ class Settings(BaseSettings):
     search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
     search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
     search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
-    # the documented bound of a query (issue 28): a longer one is cut there, with a notice,
+    # the documented bound of a query: a longer one is cut there, with a notice,
     # never refused; a POST /search body over search_max_body_bytes is answered 413
     search_max_query_chars: int = Field(default=32_768, ge=10, le=1_000_000)
     search_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
@@ -204,7 +204,7 @@ class Settings(BaseSettings):
     # and rewrites only those files' documents; above it (or 0) it loads a fresh index
     search_incremental_max_changed_ratio: float = Field(default=0.5, ge=0, le=1)
     # resolve only what a push can affect, from the last resolution kept on this host under
-    # <state_dir>/resolve-cache/ (a cache: equal to a full resolve, issue 25; the model test
+    # <state_dir>/resolve-cache/ (a cache: equal to a full resolve; the model test
     # and bench_incremental's --check on sympy prove it); above this share of the code files
     # to resolve again, a full resolve (bench/NOTES.md)
     resolve_cache: bool = True
@@ -248,7 +248,7 @@ class Settings(BaseSettings):
     claim_conflict_retries: int = Field(default=1000, ge=1, le=100_000)  # cap on the tries
     worker_name: str = Field(default="", max_length=200)  # default: the host name
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
-    # lanes (issue 26, semgraph.queue.lanes): a worker of the small lane claims only the
+    # lanes (semgraph.queue.lanes): a worker of the small lane claims only the
     # jobs of small repositories; large takes only large ones; any takes both. A repository
     # is small when its record holds both figures and neither is over its bound (a first
     # index, or a repository without a record, is large)

@@ -201,7 +201,7 @@ def _tokens_configured(settings: Settings) -> bool:
 
 def exposure_refusal(settings: Settings) -> str | None:
     """Why ``semgraph serve`` must not start with these settings (one line), or None: reads
-    with no token configured are served on a loopback address only (issue 18)."""
+    with no token configured are served on a loopback address only."""
     host = settings.web_host
     if _tokens_configured(settings) or settings.api_read_open or is_loopback_host(host):
         return None

@@ -185,7 +185,7 @@ class SkippedFile:
 @dataclass(frozen=True, slots=True)
 class FileSummary:
     """A parsed file known by what its resolution rows depend on, its record not decoded (a
-    parse-cache hit in the spill, issue 25): the incremental resolver compares ``row_digest``
+    parse-cache hit in the spill): the incremental resolver compares ``row_digest``
     with the previous resolution's and calls ``load`` only for the files that differ."""
 
     path: str

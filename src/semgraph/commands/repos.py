@@ -112,7 +112,7 @@ def show_cmd(
         f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
         f"indexes:     {', '.join(shown['indexes']) or '-'}",
     ]
-    if repo.get("xrepo_linked") is not None:  # issue 30: its external calls, linked or why not
+    if repo.get("xrepo_linked") is not None:  # its external calls, linked or why not
         lines.append(f"xrepo calls: {_links({k: repo.get('xrepo_' + k) for k in _XREPO})}")
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]
     for line in lines:

@@ -33,7 +33,7 @@ class PublishStats:
     state_rows: int = 0  # files (and the externals) whose published state was written
     state_bytes: int = 0  # bytes of published state written (pubstate.payload_bytes)
     state_read_s: float = 0.0  # delta: reading the published state from the graph
-    xrepo: dict[str, Any] = field(default_factory=dict)  # the link (issue 30): LinkStats
+    xrepo: dict[str, Any] = field(default_factory=dict)  # the link: LinkStats
     xrepo_s: float = 0.0  # package edges and the link, in the same transaction
 
     @property

@@ -50,7 +50,7 @@ ORDER BY target, line, qualified_name
 LIMIT $limit
 """
 
-# across repositories (issue 30): the cross-repository links too (their tier: cross_repo)
+# across repositories: the cross-repository links too (their tier: cross_repo)
 CALLERS_STEP_ACROSS = CALLERS_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
 CALLEES_STEP_ACROSS = CALLEES_STEP.replace("[e:CALLS]", "[e:CALLS|XCALLS]")
 
@@ -117,7 +117,7 @@ RETURN n.key AS key, labels(n) AS labels, properties(n) AS props
 PARITY_NODES = "UNION ALL".join(
     _PARITY_NODE.format(label=label) for label in ("File", "Symbol", "ExternalModule")
 )
-# the package edges and the cross-repository links (issue 30) are no rows of the model:
+# the package edges and the cross-repository links are no rows of the model:
 # they are compared by the link's own parity test
 PARITY_EDGES = """
 MATCH (a:Repository {key: $repo})-[e:CONTAINS]->(b)

@@ -47,8 +47,8 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("Symbol", "qualified_name"),
     IndexSpec("ExternalModule", "key", unique=True),
     IndexSpec("ExternalModule", "repo"),
-    IndexSpec("Package", "key", unique=True),  # issue 30: PROVIDES / DEPENDS_ON
-    IndexSpec("RelinkPending", "library", unique=True),  # issue 30: a library's pending re-link
+    IndexSpec("Package", "key", unique=True),  # PROVIDES / DEPENDS_ON
+    IndexSpec("RelinkPending", "library", unique=True),  # a library's pending re-link
     # labels that statements scan (job and run lists, queue stats, repositories, old workers)
     IndexSpec("JobQueue"),
     IndexSpec("Worker"),

@@ -1,5 +1,5 @@
 """A file's bytes at a published blob, read from the repository's bare mirror on whichever
-host asks (issue 26: nothing a reader needs lives on the disk of the host that indexed).
+host asks (nothing a reader needs lives on the disk of the host that indexed).
 
 The graph records every file's git blob id (``File.blob_sha``) and the repository's source
 (``Repository.url``). Any host can therefore read a published file: ``git cat-file`` in its

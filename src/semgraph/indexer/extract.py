@@ -43,7 +43,7 @@ from semgraph.indexer.describe import (
     signature,
 )
 from semgraph.indexer.imports import IMPORTERS, js_exports, text
-from semgraph.indexer.more_imports import MORE_IMPORTERS
+from semgraph.indexer.namespace_imports import NAMESPACE_IMPORTERS
 from semgraph.indexer.treeparse import PARSE_BUDGET_S, first_error_line, longest_line, parse_within
 from semgraph.model import Binding, CallSite, FileFacts, Import, ParseStatus, Symbol, SymbolKind
 
@@ -319,7 +319,7 @@ def extract_facts(
     if language == "python":
         defs, binds = _collapse_overloads(defs, binds)
     symbols = _symbols(defs, language)
-    importer = (IMPORTERS | MORE_IMPORTERS)[language]
+    importer = (IMPORTERS | NAMESPACE_IMPORTERS)[language]
     imports = [imp for node in import_nodes for imp in importer(node)]
     calls = _calls(call_nodes, defs, module)
     bindings = _bindings(binds, defs, module)

@@ -1,4 +1,4 @@
-"""Blob ids from git's index instead of reading and hashing every file (issue 25, item 4).
+"""Blob ids from git's index instead of reading and hashing every file.
 
 After a checkout, git's index holds the blob id of every tracked file, and the work tree holds
 exactly those blobs' contents unless git converted them on the way out: end-of-line

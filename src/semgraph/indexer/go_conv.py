@@ -1,4 +1,4 @@
-"""Go *conversion facts* (issue 25): where a value may become a value of another (interface)
+"""Go *conversion facts*: where a value may become a value of another (interface)
 type, recorded as :class:`semgraph.model.Binding` rows that :mod:`semgraph.resolve.go_reach`
 reads to tell which of the repository's types reach an external interface (``http.Handler``,
 ``http.ResponseWriter``), so that a call on a value of that interface dispatches to exactly

@@ -1,5 +1,5 @@
-"""The root-level manifests of a checked-out work tree, read for package identity (issue 30;
-the parsing is :mod:`semgraph.manifests`, pure). Symbolic links are never followed (a
+"""The root-level manifests of a checked-out work tree, read for package identity (the
+parsing is :mod:`semgraph.manifests`, pure). Symbolic links are never followed (a
 manifest linked to ``/etc/passwd`` is not read), and no file is read past the size limit."""
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ class ParseStats:
     child_peak_rss_bytes: int = 0
     pool_size: int = 0
     child_pids: set[int] = field(default_factory=set)
-    # seconds inside the phase (issue 25): walk (listing + classifying candidates), hash
+    # seconds inside the phase: walk (listing + classifying candidates), hash
     # (reading files for their blob id), cache_read / cache_write (the parse cache),
     # spill_reused (appending cached results to the spill), pool_wait (waiting for children)
     timings_s: dict[str, float] = field(default_factory=dict)

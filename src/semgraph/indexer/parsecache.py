@@ -8,7 +8,7 @@ A job reads the previous cache and, when the parse phase succeeded, leaves a cac
 exactly the files of this job (so the cache never grows beyond the repository): with a valid
 previous cache, that cache is updated in place in one SQLite transaction (the rows of the
 files parsed this time replace or join its own, the rows of files gone are deleted: a push
-costs the change, issue 25); otherwise a NEW file written during the job replaces it with an
+costs the change); otherwise a NEW file written during the job replaces it with an
 atomic rename. A missing, unreadable or corrupt cache is a miss (logged), never an error: the
 cache only saves work, it never decides content. The previous cache is read in one scan in
 path order, as the walk looks files up.
@@ -40,7 +40,7 @@ from semgraph.model import ParseStatus
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "parse.sqlite"
-CACHE_FORMAT = "2"  # 2: each row's language and resolution row digest (issue 25)
+CACHE_FORMAT = "2"  # 2: each row's language and resolution row digest
 META_KEYS = ("fingerprint", "format")
 
 CREATE_TABLES = (
@@ -115,7 +115,7 @@ class ParseCache:
         self.new_path = self.directory / f"{CACHE_FILE}.new-{os.getpid()}"
         self.hits = 0
         self.misses = 0
-        self.read_s = 0.0  # seconds reading the previous cache (issue 25's phase table)
+        self.read_s = 0.0  # seconds reading the previous cache (the parse phase's steps)
         self.write_s = 0.0  # seconds writing the new one
         self.commit_s = 0.0
         self._blobs: dict[str, str] | None = None  # path -> blob of the previous cache

@@ -108,7 +108,7 @@ class Reindex:
         self.stats: dict[str, Any] = {}
         self.staging: str | None = None
         self.committed = False
-        self.identity: Identity | None = None  # the manifests' packages (issue 30)
+        self.identity: Identity | None = None  # the manifests' packages
         self.commit_in_doubt = False  # the connection broke during COMMIT; outcome unknown
         self.repo_key = ""
         self.commit = ""
@@ -165,7 +165,7 @@ class Reindex:
 
     def _parse(self, co: CheckoutResult, fp: str) -> ParseStats:
         try:
-            self.identity = read_identity(co.workspace)  # issue 30: before the tree is let go
+            self.identity = read_identity(co.workspace)  # before the tree is let go
             self.stats["manifest_errors"] = self.identity.errors[:20]
             if not self.settings.parse_cache:
                 return parse_repository(

@@ -4,7 +4,7 @@ holds caches only).
 
 The cache is ``<state_dir>/resolve-cache/<sha256 of the repo key>.sqlite``: the resolution's
 own SQLite file, moved there (one rename) after a job whose graph publish committed. A job
-moves it into its work directory (one rename, not a copy of hundreds of megabytes: issue 25's
+moves it into its work directory (one rename, not a copy of hundreds of megabytes: a
 one-second resolve), so a job that fails leaves no cache and the next one resolves fully;
 only one job of a repository runs at a time. It is
 tagged with the job fingerprint (parser, grammars, options) and the resolver's version; a

@@ -13,8 +13,8 @@ A block's payload (zstd-compressed unless codec is raw) is a run of msgpack arra
 Records are buffered into blocks of about ``block_bytes`` so compression works on more than
 one small record; memory is bounded by one block.
 
-A ``BLK2`` block (format 2) holds records that arrive already compressed (a parse-cache hit,
-issue 25): its payload, never compressed as a whole, is a run of msgpack arrays
+A ``BLK2`` block (format 2) holds records that arrive already compressed (a parse-cache hit):
+its payload, never compressed as a whole, is a run of msgpack arrays
 ``[kind, path, zstd frame of the record's msgpack]``, so an unchanged file costs the spill a
 copy, not a decompression and a compression, and a reader that wants a few paths skips the
 others without decompressing them. Blocks of both kinds alternate in record order. Format 3

@@ -39,7 +39,7 @@ def spill_facts(
 def graph_named(files: Iterator[FileFacts], renamed: dict[str, str]) -> Iterator[FileFacts]:
     """The files with their chunks' symbols named as the graph names them: in a src layout
     resolution drops the source root from the modules (``src.pkg.mod.f`` is ``pkg.mod.f``),
-    and a search hit must name the symbol a graph query takes (issue 27)."""
+    and a search hit must name the symbol a graph query takes."""
     for facts in files:
         prefix = renamed.get(facts.path)
         if prefix:

@@ -1,5 +1,5 @@
 """This host's caches of repositories, and the sweep that deletes those of repositories the
-graph no longer knows (issue 26: a removal clears every host's caches).
+graph no longer knows (a removal clears every host's caches).
 
 A removal job deletes the caches of the host that runs it (:mod:`semgraph.repos.removal`);
 every other host that ever ran a job of the repository still holds its own. So each worker's

@@ -1,4 +1,4 @@
-"""Package identity from a repository's manifests (issue 30): what the repository *provides*
+"""Package identity from a repository's manifests: what the repository *provides*
 (a distribution, a Go module, an npm package, a crate, Maven coordinates, ...) and what it
 *depends on*, read statically from the manifest files at its root. Nothing is executed:
 ``setup.py`` and ``*.gemspec`` are read as text (``setup.py`` through :mod:`ast`, literals

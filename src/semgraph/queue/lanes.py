@@ -1,4 +1,4 @@
-"""Lanes and soft affinity: which pending jobs a worker may claim (issue 26).
+"""Lanes and soft affinity: which pending jobs a worker may claim.
 
 **Lanes.** A worker runs in one lane (``semgraph worker --lane``, ``SEMGRAPH_WORKER_LANE``):
 ``small`` claims only the jobs of small repositories, ``large`` only those of large ones,

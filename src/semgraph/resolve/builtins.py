@@ -198,7 +198,7 @@ def _words(names: str) -> frozenset[str]:
     return frozenset(names.split())
 
 
-# the languages added by issue 16 (the commonest builtins of each, not a full list)
+# csharp, kotlin, scala, ruby, php, swift, bash, lua: the commonest builtins of each
 BUILTIN_CALLS |= {
     "csharp": frozenset(["nameof", "typeof", "sizeof"]),
     "kotlin": _words(

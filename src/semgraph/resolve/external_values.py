@@ -1,5 +1,5 @@
-"""Which outside definition an external value names, kept for the cross-repository link
-(issue 30): an ``("external", ...)`` value of :mod:`semgraph.resolve.typed` may carry the
+"""Which outside definition an external value names, kept for the cross-repository link:
+an ``("external", ...)`` value of :mod:`semgraph.resolve.typed` may carry the
 import it started from and the dotted path after it, so that ``runner.invoke()`` with a
 fixture ``runner`` returning ``CliRunner()`` (``from click.testing import CliRunner``) is
 the site ``("click.testing", "CliRunner", "invoke")``.

@@ -1,4 +1,4 @@
-"""Which of the repository's Go types reach an *external* interface (issue 25), from the
+"""Which of the repository's Go types reach an *external* interface, from the
 conversion facts the parser records (:mod:`semgraph.indexer.go_conv`), so that a call on a
 value of that interface (``h.ServeHTTP(w, r)`` with ``h http.Handler``, ``w.Write(b)`` with
 ``w http.ResponseWriter``) is dispatched in tier ``interface`` to exactly those types' methods.

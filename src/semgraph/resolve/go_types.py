@@ -1,4 +1,4 @@
-"""Go's rules for receiver types (issue 14), used by :mod:`semgraph.resolve.typed`,
+"""Go's rules for receiver types, used by :mod:`semgraph.resolve.typed`,
 :mod:`semgraph.resolve.scope` and :mod:`semgraph.resolve.tiers` where Go differs.
 
 * A type's methods may be declared in any file of its package: ``func (s *Server) Handle()``

@@ -173,7 +173,7 @@ class ImportResolver:
 
     def exports_of(self, f: ImportFile, module_binds: dict[str, tuple[str, str]]) -> list[str]:
         """JS/TS: ``exported\tpath\tmember`` of each export a name lookup does not find
-        (``File.reexports``, issue 30): a local name through the module's own imports, an
+        (``File.reexports``): a local name through the module's own imports, an
         instance of a class as the class."""
         out: set[str] = set()
         rows = self.db.execute(

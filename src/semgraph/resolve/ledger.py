@@ -28,7 +28,7 @@ from semgraph.model import FileFacts
 # version is stale: a full resolve)
 RESOLVER_VERSION = "resolve-8"  # 2: Go dispatch through external interfaces (go_reach);
 # 3: test-only conversions reach only test files; a package directory's family is its code's;
-# external call sites recorded for the cross-repository link (issue 30); 4: self/super sites
+# external call sites recorded for the cross-repository link; 4: self/super sites
 # inherited through the file's own classes; 5: sites through typed values and classes of other
 # files, with their tokens (resolve.xsites); 6: JS/TS sites name the export they reach, and
 # the exports of JS/TS files (File.reexports); 7: C#/Ruby/Swift calls into a namespace imported

@@ -1,4 +1,4 @@
-"""Memoised receiver types and name lookups for the call phase of one resolution (issue 25).
+"""Memoised receiver types and name lookups for the call phase of one resolution.
 
 Evaluating receivers (:mod:`semgraph.resolve.typed`) is a recursive walk: a receiver names a
 binding, whose value is a call, whose function's return type names a class, whose attribute

@@ -1,4 +1,4 @@
-"""Python source roots (issue 14): in a src layout the module of ``src/pkg/api.py`` is
+"""Python source roots: in a src layout the module of ``src/pkg/api.py`` is
 ``pkg.api``, what an import of it says, not ``src.pkg.api``.
 
 The roots come from the repository's packaging metadata, read from the parsed model's text

@@ -294,7 +294,7 @@ class Resolution:
 
     def reexports_of(self, path: str, family: str = "python") -> list[str]:
         """``local\tpath\tmember`` of each module-level ``from .m import name`` binding of
-        ``path`` to a member of another file: what a package re-exports (issue 30). JS/TS:
+        ``path`` to a member of another file: what a package re-exports. JS/TS:
         what the module's ``export`` statements name (``default``, ``export {a as b}``,
         ``export ... from``; member ``*``: all of a module), resolved by the resolver."""
         if family == "js":

@@ -1,4 +1,4 @@
-"""Rust's dependency crates (issue 30): since the 2018 edition a crate the package depends on
+"""Rust's dependency crates: since the 2018 edition a crate the package depends on
 is in scope in every file without a ``use`` (``itoa::Buffer::new()``). The crates are read
 from every ``Cargo.toml`` of the repository (the ``packaging`` table of
 :mod:`semgraph.resolve.symtab`: ``[dependencies]``, ``[dev-dependencies]``,

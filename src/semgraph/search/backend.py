@@ -11,7 +11,7 @@ OpenVINO is not installed. An explicit ``openvino`` raises instead.
 
 The model id (:func:`backend_model_id`) names the backend and quantisation and the export
 recipe's key for OpenVINO, so vectors of two backends are never reused for one another:
-``<model>@<hash>`` for torch (the id every index before issue 20 has), and
+``<model>@<hash>`` for torch (the id of every index made before the OpenVINO backend), and
 ``<model>@<hash>+openvino-int8-<recipe hash>`` for OpenVINO.
 """
 

@@ -4,7 +4,7 @@ sources (deterministic: sorted files, every n-th function), never from a hub.
 Each function's source is cut from its file's lines, split once per file. ``ast``'s own
 ``get_source_segment`` splits the whole file again for every function, which made this
 step most of the first export's time (290 of 381 s wall, ``embedding_export_done``'s
-``steps_s``, issue 27); the texts are the same (a test compares them).
+``steps_s``); the texts are the same (a test compares them).
 """
 
 from __future__ import annotations

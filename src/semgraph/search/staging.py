@@ -51,7 +51,7 @@ class Staged:
     index: str  # the staging index's name
     stats: IndexStats
     incremental: dict[str, Any] | None  # what the clone reused, when it was one
-    # seconds of the phase's steps (issue 25): plan, create or clone, delete (the changed
+    # seconds of the phase's steps: plan, create or clone, delete (the changed
     # files' old documents), load (decode the spill, embed, bulk), refresh
     timings_s: dict[str, float] = field(default_factory=dict)
 

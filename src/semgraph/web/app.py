@@ -247,7 +247,7 @@ def create_app(
     receiver = WebhookReceiver(policy, repo_key_for, partial(keys_named, graph))
     tokens = TokenTable(settings)  # a bad tokens file is a ConfigError here, before serving
     ctx = WebContext(settings, graph, search, store, receiver, batcher, owns, tokens)
-    mcp_http = McpHttp(settings, graph, search, store)  # the agent interface (issue 15)
+    mcp_http = McpHttp(settings, graph, search, store)  # the agent interface
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -288,6 +288,6 @@ def create_app(
     app.include_router(repos_api.router)
     mcp_route = mcp_http.endpoint(require_read)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)
-    mount_console(app, ctx)  # the web console (issue 29): its own modules
+    mount_console(app, ctx)  # the web console: its own modules
     install_openapi(app, settings)
     return app

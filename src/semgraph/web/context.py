@@ -103,7 +103,7 @@ def require_read(
     request: Request,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> WebContext:
-    """The read rule (issue 18). A token, when given, must be known and carry ``read``.
+    """The read rule. A token, when given, must be known and carry ``read``.
     Without one a read is served only when reads are opened explicitly
     (``api_read_open``), or when no token is configured at all and the request came in on
     a loopback address. The caller is left in ``request.state.principal``

@@ -1,4 +1,4 @@
-"""The repository lifecycle on the HTTP API (issue 19): ``GET /repos/{key}`` shows one
+"""The repository lifecycle on the HTTP API: ``GET /repos/{key}`` shows one
 repository (state, record, graph counts, indexes, jobs) and ``DELETE /repos/{key}`` queues
 its removal (202 with the job id; a worker runs the ``remove`` job,
 :mod:`semgraph.repos.removal`). Both need the ``admin`` scope. ``GET /repos`` (every live

@@ -28,7 +28,7 @@
     operand: (_) @receiver
     field: (field_identifier) @callee)) @call
 
-; typed names (issue 14, semgraph.indexer.typed): locals from constructors, composite literals
+; typed names (semgraph.indexer.typed): locals from constructors, composite literals
 ; and function values, declared variables, parameters and method receivers, struct fields,
 ; declared results (the first one), and an interface's methods (untyped names in its scope:
 ; its method set, for interface dispatch)
@@ -100,7 +100,7 @@
            (array_type) (map_type)] @bind.type) @returns
 (method_declaration result: (parameter_list . (parameter_declaration type: (_) @bind.type))) @returns
 
-; conversion facts (issue 25, semgraph.indexer.go_conv): values passed, assigned, keyed into a
+; conversion facts (semgraph.indexer.go_conv): values passed, assigned, keyed into a
 ; literal or returned, and the parameters typed by another package's type, so that a call on
 ; a value of an external interface finds the repository's types that reach it
 (call_expression function: (_) @conv.slot arguments: (argument_list (_) @conv.arg)) @conv

@@ -1,4 +1,4 @@
-"""The web console (issue 29): server-rendered pages for the people who run and use
+"""The web console: server-rendered pages for the people who run and use
 semgraph, at ``/`` on the API port, behind the API's tokens and scopes.
 
 :func:`mount` adds the console's routes to the application: the log-in and log-out pages

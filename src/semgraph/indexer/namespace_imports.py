@@ -1,5 +1,7 @@
-"""Import statements of the languages added by issue 16, from the ``@import`` nodes of their
-extraction queries (the first eight are in :mod:`semgraph.indexer.imports`).
+"""Import statements of the languages whose imports name a namespace, a package or a script
+(csharp, kotlin, scala, ruby, php, swift, bash, lua), from the ``@import`` nodes of their
+extraction queries (python, javascript, typescript, go, java, rust, c and cpp are in
+:mod:`semgraph.indexer.imports`).
 
 What :class:`Import` holds, per language:
 
@@ -217,7 +219,7 @@ def lua_imports(node: Node) -> list[Import]:
     return [_imp(node, value, [], alias)] if value else []
 
 
-MORE_IMPORTERS: dict[str, Callable[[Node], list[Import]]] = {
+NAMESPACE_IMPORTERS: dict[str, Callable[[Node], list[Import]]] = {
     "csharp": csharp_imports,
     "kotlin": kotlin_imports,
     "scala": scala_imports,
