@@ -21,10 +21,8 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.faults import Faults, arm_from_env
-from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
-from semgraph.logs import event
 from semgraph.maintenance import hostcaches, leftovers
 from semgraph.maintenance.search import maintain_search
 from semgraph.queue.registry import JobContext, on_maintenance, register
@@ -85,22 +83,7 @@ class JobKinds:
             progress=self.progress,
             embedder=self.embedder(ctx.settings),
         )
-        result = run.run()
-        # its dependents' links follow its new definitions: one transaction each;
-        # a failure fails the job, and its retry (a no-op reindex) re-links again
-        relinked = relink_dependents(ctx.graph, run.repo_key)
-        if relinked:
-            event(
-                log,
-                logging.INFO,
-                "xrepo_relinked",
-                f"re-linked {len(relinked)} dependents",
-                repo=run.repo_key,
-                job_id=ctx.job.id,
-                dependents=len(relinked),
-                rows=sum(s.rows for s in relinked.values()),
-                duration_s=round(sum(s.duration_s for s in relinked.values()), 3),
-            )
+        result = run.run()  # its phases end with the re-link of its dependents
         parsed = result.stats.get("parse")
         if isinstance(parsed, dict) and isinstance(parsed.get("files_by_status"), dict):
             # the files indexed: the repository's size, recorded for the lanes

@@ -20,8 +20,9 @@ from semgraph.errors import JobError, SearchRequestError
 from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
-from semgraph.indexer.pipeline import PublishDiverged, Reindex
+from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest, ReindexResult
+from semgraph.indexer.run_state import PublishDiverged
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search

@@ -153,8 +153,11 @@ def deps_cmd(
         )
         out.print(f"depends on {d['ecosystem']}:{d['name']} {d['spec']}  <- {who}", markup=False)
     for d in found["dependents"]:
-        out.print(f"depended on by {d['repo']} ({d['ecosystem']}:{d['name']} {d['spec']}, "
-                  f"{d['links']} links)", markup=False)  # fmt: skip
+        out.print(
+            f"depended on by {d['repo']} ({d['ecosystem']}:{d['name']} {d['spec']}, "
+            f"{d['links']} links)",
+            markup=False,
+        )
     if not any(found[k] for k in ("provides", "depends_on", "dependents")):
         out.print(f"{key}: no package identity recorded", markup=False)
     if found["counts"]["linked"] is not None:
@@ -162,8 +165,10 @@ def deps_cmd(
     pending = found["relink_pending"]
     if pending:
         what = "everything" if pending["everything"] else f"{pending['names']} names"
-        out.print(f"re-link pending for its dependents: {what}, {pending['lost']} lost links",
-                  markup=False)  # fmt: skip
+        out.print(
+            f"re-link pending for its dependents: {what}, {pending['lost']} lost links",
+            markup=False,
+        )
 
 
 _XREPO = ("linked", "ambiguous", "unprovided", "unmatched")

@@ -228,11 +228,20 @@ def update_worktree(mirror: Path, commit: str, workspace: Path, timeout_s: float
     if Path(alternates.strip()).resolve() != (mirror / "objects").resolve():
         return False
     git(
-        ["-c", "advice.detachedHead=false", "-C", str(workspace), "checkout", "--quiet",
-         "--force", "--detach", commit],
+        [
+            "-c",
+            "advice.detachedHead=false",
+            "-C",
+            str(workspace),
+            "checkout",
+            "--quiet",
+            "--force",
+            "--detach",
+            commit,
+        ],
         timeout_s=timeout_s,
         what=f"cannot move the work tree to {commit}",
-    )  # fmt: skip
+    )
     git(
         ["-C", str(workspace), "clean", "--quiet", "-ffdx"],
         timeout_s=timeout_s,

@@ -173,8 +173,9 @@ def js_exports(node: Node) -> list[Import]:
                 name = text(spec.child_by_field_name("name")) or "default"
                 alias = text(spec.child_by_field_name("alias")) or name
                 out.append(_imp(node, module, [name], alias))
-    if source is not None and not any(c.type in ("export_clause", "namespace_export")
-                                      for c in node.named_children):  # fmt: skip
+    if source is not None and not any(
+        c.type in ("export_clause", "namespace_export") for c in node.named_children
+    ):
         out.append(_imp(node, module, ["*"], "*"))
     return out
 

@@ -84,13 +84,11 @@ def _packages(top: Path) -> list[str]:
             entries = list(os.scandir(where))
         except OSError:
             continue
-        code = any(e.name.endswith(JVM_CODE) and e.is_file(follow_symlinks=False)
-                   for e in entries)  # fmt: skip
+        code = any(e.name.endswith(JVM_CODE) and e.is_file(follow_symlinks=False) for e in entries)
         if code and where != str(top):
             out.append(os.path.relpath(where, top).replace(os.sep, "."))
             continue
-        todo += sorted((e.path for e in entries if e.is_dir(follow_symlinks=False)),
-                       reverse=True)  # fmt: skip
+        todo += sorted((e.path for e in entries if e.is_dir(follow_symlinks=False)), reverse=True)
     return sorted(out)
 
 

@@ -1,118 +1,51 @@
 """The reindex job: a sequence of named phases (docs/architecture.md, data flow).
 
     checkout -> parse (pool -> spill) -> resolve -> embed + staging index
-             -> ONE graph transaction -> alias flip -> cleanup
+             -> ONE graph transaction -> alias flip -> re-link dependents -> cleanup
 
 Before the graph commit, any failure deletes the staging index and leaves the live state
 untouched. After the commit, a failed alias flip marks the run ``diverged`` and raises the
 ``index_diverged`` alert; ``semgraph check --repair`` (also run by the worker at start)
-finishes the flip or requeues the repository. The ``finally`` block always closes the pool
-(inside the parse phase), calls ``malloc_trim(0)``, deletes the workspace and spill, and
-logs RSS before and after.
-
-The class is over 300 lines because the phases, the outcomes and the failure handling share
-one run's state; what each phase does lives in the module it calls.
+finishes the flip or requeues the repository. Once the commit is served, the repositories
+that depend on this one are re-linked to its new definitions (:mod:`semgraph.graph.xrepo_relink`,
+one transaction each): the ``relink`` phase, timed with the others and recorded in the run
+with its dependents, rows and outcome. It runs after a no-op too, so that the retry of a job
+whose re-link failed re-links again. The pool is closed inside the parse phase; the run's
+state, its failure handling and the ``finally`` block are :mod:`semgraph.indexer.run_state`.
 
 Fault points (:mod:`semgraph.faults`), in order: ``reindex.after_checkout``,
 ``reindex.after_spill``, ``reindex.during_staging``, ``reindex.after_staging``, the
 publish's (``publish.batch``, ``publish.before_commit``), ``reindex.after_graph_commit``,
-``reindex.alias_flip``, ``reindex.after_alias_flip``.
+``reindex.alias_flip``, ``reindex.after_alias_flip``, ``reindex.relink``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import shutil
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
-
-import elasticsearch
+from typing import Any
 
 from semgraph import memory
-from semgraph.alerts import Alerter
-from semgraph.config import Settings
-from semgraph.db import Graph
-from semgraph.errors import GraphError, GraphUnavailable, JobError
-from semgraph.faults import PROCESS, Faults
+from semgraph.errors import GraphUnavailable
 from semgraph.graph.publish_stats import PublishStats
-from semgraph.graph.reader import GraphReader
-from semgraph.graph.runs import RunStatus, RunStore
 from semgraph.graph.writer import GraphWriter, RepoInfo
+from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer import resolvecache
-from semgraph.indexer.checkout import CheckoutResult, checkout, worktree_lock, worktree_path
+from semgraph.indexer.checkout import CheckoutResult, checkout
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import ParseCache
-from semgraph.indexer.request import (
-    ReindexRequest,
-    ReindexResult,
-    RunOutcome,
-    as_json_stats,
-    fingerprint,
-    new_run_id,
-)
-from semgraph.indexer.sources import repo_key_for
+from semgraph.indexer.request import ReindexResult, RunOutcome, as_json_stats, fingerprint
+from semgraph.indexer.run_state import PublishDiverged, RelinkFailed, RunState
 from semgraph.indexer.staging import run_files
-from semgraph.logs import event
-from semgraph.manifests import Identity
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
-from semgraph.search.embed import Embedder
-from semgraph.search.index import SearchIndex
 from semgraph.search.staging import Staged, StagingRequest, stage
 
-log = logging.getLogger(__name__)
 
-Checkpoint = Callable[[str], None]
-T = TypeVar("T")
-
-
-class PublishDiverged(JobError):
-    """The graph committed but the alias flip failed: the run is diverged."""
-
-
-class Reindex:
+class Reindex(RunState):
     """One reindex run. ``run()`` executes the phases in order."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        graph: Graph,
-        es: elasticsearch.Elasticsearch,
-        request: ReindexRequest,
-        *,
-        checkpoint: Checkpoint | None = None,
-        progress: Callable[[Any], None] | None = None,
-        embedder: Embedder | None = None,
-        faults: Faults = PROCESS,
-    ) -> None:
-        self.settings = settings
-        self.graph = graph
-        self.request = request
-        self.checkpoint: Checkpoint = checkpoint or (lambda name: None)
-        self.progress = progress
-        self.embedder = embedder or Embedder(settings)
-        self.index = SearchIndex(es, settings, faults=faults)
-        self.reader = GraphReader(graph)
-        self.runs = RunStore(graph)
-        self.alerter = Alerter(settings)
-        self.faults = faults
-        self.run_id = new_run_id()
-        self.workdir = settings.state_dir / "jobs" / self.run_id
-        self.spill = self.workdir / "parse.spill"
-        self.phases: dict[str, float] = {}
-        self.stats: dict[str, Any] = {}
-        self.staging: str | None = None
-        self.committed = False
-        self.identity: Identity | None = None  # the manifests' packages
-        self.commit_in_doubt = False  # the connection broke during COMMIT; outcome unknown
-        self.repo_key = ""
-        self.commit = ""
-        self._held = contextlib.ExitStack()  # the work tree's lock, while checkout and parse run
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -196,9 +129,13 @@ class Reindex:
 
     def _resolve(self, fp: str) -> Resolution:
         resolution = resolvecache.resolve_job(
-            self.settings, self.spill, self.repo_key, self.workdir / "resolve", fp,
+            self.settings,
+            self.spill,
+            self.repo_key,
+            self.workdir / "resolve",
+            fp,
             force=self.request.force,
-        )  # fmt: skip
+        )
         self.stats["resolve_incremental"] = as_json_stats(resolution.incremental)
         self.stats["resolution"] = as_json_stats(resolution.counts)
         self.stats["resolution_rate"] = round(resolution.rate, 4)
@@ -269,59 +206,62 @@ class Reindex:
             ) from exc
         INDEX_DIVERGED.labels(repo=self.repo_key).set(0)
 
+    def _relink(self) -> dict[str, Any]:
+        self._fault("relink")
+        relinked = relink_dependents(self.graph, self.repo_key)
+        return {
+            "outcome": "ok",
+            "dependents": len(relinked),
+            "sites": sum(s.sites for s in relinked.values()),
+            "rows": sum(s.rows for s in relinked.values()),
+        }
+
     # -- outcomes ---------------------------------------------------------------------------
 
     def _noop(self, fp: str) -> ReindexResult:
-        self.runs.finish(self.run_id, RunOutcome.NOOP, time.time(), fingerprint=fp)
         self._log(logging.INFO, "reindex_noop", "unchanged commit and fingerprint")
-        return ReindexResult(self.run_id, self.repo_key, self.commit, RunOutcome.NOOP)
+        return self._finish(RunOutcome.NOOP, fp)
 
     def _succeeded(self, fp: str) -> ReindexResult:
+        self._log(logging.INFO, "reindex_succeeded", "reindex published", commit=self.commit)
+        return self._finish(RunOutcome.SUCCEEDED, fp)
+
+    def _finish(self, outcome: RunOutcome, fp: str) -> ReindexResult:
+        """Re-link the dependents, then record the run with every phase's time, the re-link's
+        included; a failed re-link is recorded in the run, then fails the job."""
+        failed: Exception | None = None
+        try:
+            self.stats["relink"] = self._phase("relink", self._relink)
+        except Exception as exc:
+            failed = exc
+            self.stats["relink"] = {"outcome": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        relink = self.stats["relink"]
+        if failed is not None or relink["dependents"]:
+            self._log(
+                logging.WARNING if failed else logging.INFO,
+                "xrepo_relinked",
+                f"re-link of the dependents: {relink['outcome']}",
+                duration_s=self.phases["relink"],
+                **{k: v for k, v in relink.items() if k != "outcome"},
+            )
         self.runs.finish(
             self.run_id,
-            RunOutcome.SUCCEEDED,
+            outcome,
             time.time(),
             fingerprint=fp,
             phases_s=json.dumps(self.phases),
             stats=json.dumps(self.stats, default=str),
             resolution_rate=self.stats.get("resolution_rate"),
+            relink=relink,  # its own field: `runs show` and the console name it
         )
-        self._log(logging.INFO, "reindex_succeeded", "reindex published", commit=self.commit)
+        self.recorded = True
+        if failed is not None:
+            raise RelinkFailed(f"re-linking the dependents of {self.repo_key} failed") from failed
         return ReindexResult(
-            self.run_id,
-            self.repo_key,
-            self.commit,
-            RunOutcome.SUCCEEDED,
-            dict(self.phases),
-            dict(self.stats),
+            self.run_id, self.repo_key, self.commit, outcome, dict(self.phases), dict(self.stats)
         )
 
     # -- helpers ----------------------------------------------------------------------------
-
-    def _phase(self, name: str, fn: Callable[[], T]) -> T:
-        self.checkpoint(name)
-        started = time.monotonic()
-        self._log(logging.INFO, "phase_start", f"phase {name}", phase=name)
-        try:
-            return fn()
-        finally:
-            self.phases[name] = round(time.monotonic() - started, 4)
-            self._log(
-                logging.INFO,
-                "phase_end",
-                f"phase {name} done",
-                phase=name,
-                seconds=self.phases[name],
-            )
-
-    def _workspace(self) -> tuple[Path, bool]:
-        """The repository's reused work tree (locked until the parse phase has read it), or
-        a fresh one under the job's directory."""
-        if not self.settings.checkout_reuse_worktree:
-            return self.workdir / "workspace", False
-        key = repo_key_for(self.request.source)
-        self._held.enter_context(worktree_lock(self.settings, key))
-        return worktree_path(self.settings, key), True
 
     def _unchanged(self, fp: str) -> bool:
         published = self.reader.repository(self.repo_key)
@@ -333,68 +273,4 @@ class Reindex:
             and published.get("fingerprint") == fp
             and live is not None
             and self.index.index_run_id(live) == published.get("run_id")
-        )
-
-    def _graph_has_run(self) -> bool:
-        try:
-            published = self.reader.repository(self.repo_key)
-        except GraphError:
-            self.commit_in_doubt = True  # keep the staging index: repair may need it
-            return False
-        return published is not None and published.get("run_id") == self.run_id
-
-    def _staging_created(self, name: str) -> None:
-        self.staging = name
-
-    def _fault(self, point: str) -> None:
-        self.faults.point(f"reindex.{point}", run_id=self.run_id, repo=self.repo_key)
-
-    def _log(self, level: int, action: str, msg: str = "", **fields: Any) -> None:
-        event(
-            log,
-            level,
-            action,
-            msg,
-            job_id=self.request.job_id,
-            repo=self.repo_key,
-            run_id=self.run_id,
-            **fields,
-        )
-
-    # -- failure and cleanup ----------------------------------------------------------------
-
-    def _on_failure(self, exc: BaseException) -> None:
-        if isinstance(exc, PublishDiverged):
-            return  # recorded in _flip; the staging index is what repair flips to
-        if not self.committed and not self.commit_in_doubt and self.staging is not None:
-            try:
-                self.index.delete_index(self.staging)
-            except Exception as cleanup_exc:  # the sweep removes orphans later
-                self._log(
-                    logging.WARNING, "staging_cleanup_failed", str(cleanup_exc), index=self.staging
-                )
-        if self.repo_key:
-            status = RunStatus.DIVERGED if self.committed else RunStatus.FAILED
-            try:
-                self.runs.finish(
-                    self.run_id,
-                    status,
-                    time.time(),
-                    error=f"{type(exc).__name__}: {exc}"[:2000],
-                    phases_s=json.dumps(self.phases),
-                )
-            except Exception as record_exc:  # the sweep marks the run abandoned later
-                self._log(logging.WARNING, "run_record_failed", str(record_exc))
-
-    def _cleanup(self, rss_before: int) -> None:
-        self._held.close()
-        trimmed = memory.malloc_trim()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        self._log(
-            logging.INFO,
-            "job_cleanup",
-            "workspace and spill removed",
-            rss_before=rss_before,
-            rss_after=memory.rss_bytes(),
-            malloc_trim=trimmed,
         )

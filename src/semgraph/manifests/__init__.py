@@ -38,10 +38,18 @@ __all__ = ["Dependency", "Identity", "Provided", "identity", "is_manifest"]
 #: the file names (at the repository's root) :func:`identity` reads, and the suffixes
 MANIFEST_NAMES = frozenset(
     {
-        "pyproject.toml", "setup.cfg", "setup.py", "go.mod", "package.json", "Cargo.toml",
-        "pom.xml", "build.gradle", "build.gradle.kts", "composer.json",
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "go.mod",
+        "package.json",
+        "Cargo.toml",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "composer.json",
     }
-)  # fmt: skip
+)
 MANIFEST_SUFFIXES = (".csproj", ".gemspec")
 
 

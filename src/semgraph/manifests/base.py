@@ -13,8 +13,15 @@ MAX_ENTRIES = 2_000
 MAX_NAME_CHARS = 300
 
 PYPI, GO, NPM, CARGO, MAVEN, NUGET, COMPOSER, GEM = (
-    "pypi", "go", "npm", "cargo", "maven", "nuget", "composer", "gem",
-)  # fmt: skip
+    "pypi",
+    "go",
+    "npm",
+    "cargo",
+    "maven",
+    "nuget",
+    "composer",
+    "gem",
+)
 
 
 @dataclass(frozen=True, slots=True)

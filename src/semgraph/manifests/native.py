@@ -101,8 +101,11 @@ def _exports(doc: dict[str, Any]) -> tuple[str, ...]:
     ``exports``: the ``main`` (or ``module``) file, else Node's default ``index.js``."""
     value = doc.get("exports")
     if isinstance(value, dict) and any(isinstance(k, str) and k.startswith(".") for k in value):
-        rows = [f"{k[:MAX_NAME_CHARS]}\t{_target(v)}" for k, v in value.items()
-                if isinstance(k, str) and k.startswith(".")]  # fmt: skip
+        rows = [
+            f"{k[:MAX_NAME_CHARS]}\t{_target(v)}"
+            for k, v in value.items()
+            if isinstance(k, str) and k.startswith(".")
+        ]
         return tuple(sorted(rows))[:MAX_ENTRIES]
     if value is not None:  # a string, a list, or conditions of "." alone
         return (f".\t{_target(value)}",)

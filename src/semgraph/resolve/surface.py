@@ -123,8 +123,10 @@ def star_names(db: sqlite3.Connection, item: Item) -> set[str]:
     ]
     out: set[str] = set()
     for path in paths:
-        out |= {r[0] for r in db.execute(
-            "SELECT name FROM symbols WHERE path = ? AND toplevel = 1", (path,))}  # fmt: skip
+        out |= {
+            r[0]
+            for r in db.execute("SELECT name FROM symbols WHERE path = ? AND toplevel = 1", (path,))
+        }
         for mod, imported, local in db.execute(
             "SELECT module, names, alias FROM imports_raw WHERE path = ?", (path,)
         ):

@@ -49,9 +49,16 @@ def _phases(run: dict[str, Any]) -> str:
         phases = {}
     if not isinstance(phases, dict) or not phases:
         return "—"
-    return ", ".join(
+    text = ", ".join(
         f"{esc(k)} {float(v):.2f} s" for k, v in phases.items() if isinstance(v, int | float)
     )
+    relink = run.get("relink")
+    if isinstance(relink, dict) and relink.get("outcome") == "ok":
+        text += esc(f" (re-link: {relink.get('dependents')} dependents, {relink.get('rows')} rows)")
+    elif isinstance(relink, dict):
+        error = str(relink.get("error", ""))[:300]
+        text += esc(f" (re-link {relink.get('outcome')}: {error})")
+    return text
 
 
 def run_rows(runs: list[dict[str, Any]]) -> list[list[str]]:
