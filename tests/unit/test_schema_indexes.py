@@ -198,7 +198,6 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
     assert {
         "semgraph.graph.publish_queries",
         "semgraph.graph.queries",
-        "semgraph.graph.runs",
         "semgraph.queue.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
@@ -208,7 +207,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.publish_queries.PUBLISH_FILES",
         "semgraph.graph.publish_queries.PUBLISH_DROP['Symbol']",
         "semgraph.queue.queries.WORKER_HEARTBEAT_AGE",
-        "semgraph.graph.runs.ABANDON_JOB_RUNS",
+        "semgraph.graph.queries.ABANDON_JOB_RUNS",
         "semgraph.queue.queries.RECORD_ATTEMPT",
         "semgraph.repos.graph.DELETE_SLICES[0][1]",
     ):

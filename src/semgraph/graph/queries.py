@@ -199,3 +199,11 @@ RETURN e.line AS line, t.name AS name, t.qualified_name AS qualified_name, t.kin
 ORDER BY line, name, qualified_name
 LIMIT $limit
 """
+
+# a job's running runs closed inside the queue's recovery transaction (JobStore.recover),
+# through semgraph.graph.runs.abandon_job_runs
+ABANDON_JOB_RUNS = """
+MATCH (r:IndexRun {job_id: $job_id, status: 'running'})
+SET r.status = 'abandoned', r.finished_at = $now, r.abandoned_reason = $reason
+RETURN count(r) AS n
+"""

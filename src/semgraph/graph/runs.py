@@ -155,18 +155,9 @@ class RunStore:
 
 # -- the runs of a job whose worker died (inside the queue's recovery transaction) -----------
 
-# the only :IndexRun Cypher outside semgraph.graph.queries: it runs inside the queue's
-# recovery transaction (JobStore.recover), through abandon_job_runs
-ABANDON_JOB_RUNS = """
-MATCH (r:IndexRun {job_id: $job_id, status: 'running'})
-SET r.status = 'abandoned', r.finished_at = $now, r.abandoned_reason = $reason
-RETURN count(r) AS n
-"""
-
-
 def abandon_job_runs(tx: neo4j.Transaction, job_id: str, *, now: float, reason: str) -> int:
     """Mark the job's running ``:IndexRun`` nodes ``abandoned``, in the caller's transaction
     (the queue's recovery: the job and its runs change together or not at all). Returns how
     many runs it closed."""
-    record = tx.run(ABANDON_JOB_RUNS, job_id=job_id, now=now, reason=reason).single()
+    record = tx.run(q.ABANDON_JOB_RUNS, job_id=job_id, now=now, reason=reason).single()
     return int(record["n"]) if record else 0
