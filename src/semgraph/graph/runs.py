@@ -155,6 +155,7 @@ class RunStore:
 
 # -- the runs of a job whose worker died (inside the queue's recovery transaction) -----------
 
+
 def abandon_job_runs(tx: neo4j.Transaction, job_id: str, *, now: float, reason: str) -> int:
     """Mark the job's running ``:IndexRun`` nodes ``abandoned``, in the caller's transaction
     (the queue's recovery: the job and its runs change together or not at all). Returns how
