@@ -147,12 +147,7 @@ class Dialect:
         """
         label, prop = spec.label, spec.prop
         if self.kind is ServerKind.MEMGRAPH:
-            if prop is None:
-                return [f"CREATE INDEX ON :{label}"]
-            index = f"CREATE INDEX ON :{label}({prop})"
-            if spec.unique:
-                return [f"CREATE CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE", index]
-            return [index]
+            return _memgraph_ddl("CREATE", spec)
         if prop is None:
             return []
         if spec.unique:
@@ -164,15 +159,9 @@ class Dialect:
 
     def drop_ddl(self, spec: IndexSpec) -> list[str]:
         """The statements that remove what :meth:`create_ddl` created."""
-        label, prop = spec.label, spec.prop
         if self.kind is ServerKind.MEMGRAPH:
-            if prop is None:
-                return [f"DROP INDEX ON :{label}"]
-            index = f"DROP INDEX ON :{label}({prop})"
-            if spec.unique:
-                return [f"DROP CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE", index]
-            return [index]
-        if prop is None:
+            return _memgraph_ddl("DROP", spec)
+        if spec.prop is None:
             return []
         kind = "CONSTRAINT" if spec.unique else "INDEX"
         return [f"DROP {kind} {spec.name} IF EXISTS"]
@@ -232,3 +221,15 @@ class Dialect:
     @property
     def config_query(self) -> str | None:
         return "SHOW CONFIG" if self.kind is ServerKind.MEMGRAPH else None
+
+
+def _memgraph_ddl(verb: str, spec: IndexSpec) -> list[str]:
+    """Memgraph's ``CREATE`` or ``DROP`` of ``spec``: a label index, or a label-property index
+    behind the uniqueness constraint of a unique key (which creates no index of its own)."""
+    label, prop = spec.label, spec.prop
+    if prop is None:
+        return [f"{verb} INDEX ON :{label}"]
+    index = f"{verb} INDEX ON :{label}({prop})"
+    if spec.unique:
+        return [f"{verb} CONSTRAINT ON (n:{label}) ASSERT n.{prop} IS UNIQUE", index]
+    return [index]

@@ -22,7 +22,6 @@ import resource
 import sys
 import threading
 from functools import cache
-from types import TracebackType
 
 from semgraph.errors import ConfigError
 
@@ -172,10 +171,5 @@ class RssSampler:
     def __enter__(self) -> RssSampler:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()

@@ -186,20 +186,13 @@ def materialise(mirror: Path, commit: str, workspace: Path, timeout_s: float) ->
         timeout_s=timeout_s,
         what=f"cannot create workspace {workspace}",
     )
-    git(
-        [
-            "-c",
-            "advice.detachedHead=false",
-            "-C",
-            str(workspace),
-            "checkout",
-            "--quiet",
-            "--detach",
-            commit,
-        ],
-        timeout_s=timeout_s,
-        what=f"cannot check out {commit}",
-    )
+    _detach(workspace, commit, timeout_s, f"cannot check out {commit}")
+
+
+def _detach(workspace: Path, commit: str, timeout_s: float, what: str, *flags: str) -> None:
+    """Check ``commit`` out in ``workspace`` as a detached HEAD, quietly."""
+    quiet = ["-c", "advice.detachedHead=false", "-C", str(workspace), "checkout", "--quiet"]
+    git([*quiet, *flags, "--detach", commit], timeout_s=timeout_s, what=what)
 
 
 def worktree_path(settings: Settings, repo_key: str) -> Path:
@@ -227,21 +220,7 @@ def update_worktree(mirror: Path, commit: str, workspace: Path, timeout_s: float
         return False
     if Path(alternates.strip()).resolve() != (mirror / "objects").resolve():
         return False
-    git(
-        [
-            "-c",
-            "advice.detachedHead=false",
-            "-C",
-            str(workspace),
-            "checkout",
-            "--quiet",
-            "--force",
-            "--detach",
-            commit,
-        ],
-        timeout_s=timeout_s,
-        what=f"cannot move the work tree to {commit}",
-    )
+    _detach(workspace, commit, timeout_s, f"cannot move the work tree to {commit}", "--force")
     git(
         ["-C", str(workspace), "clean", "--quiet", "-ffdx"],
         timeout_s=timeout_s,

@@ -55,7 +55,10 @@ class _Chunker:
         self.out: list[Chunk] = []
 
     def emit(self, start: int, end: int, sym: Symbol | None) -> None:
-        text = "\n".join(self.lines[start - 1 : end])
+        self.append(start, end, "\n".join(self.lines[start - 1 : end]), sym)
+
+    def append(self, start: int, end: int, text: str, sym: Symbol | None) -> None:
+        """A chunk of ``text`` (lines ``start``-``end``, under ``sym``), unless it is blank."""
         if not text.strip():
             return
         self.out.append(
@@ -99,18 +102,7 @@ class _Chunker:
     def long_line(self, line: int, sym: Symbol | None) -> None:
         text = self.lines[line - 1]
         for i in range(0, len(text), self.max_chars):
-            piece = text[i : i + self.max_chars]
-            if piece.strip():
-                self.out.append(
-                    Chunk(
-                        start_line=line,
-                        end_line=line,
-                        text=piece,
-                        content_hash=content_hash(piece),
-                        symbol=sym.qualified_name if sym else None,
-                        kind=sym.kind if sym else None,
-                    )
-                )
+            self.append(line, line, text[i : i + self.max_chars], sym)
 
     def region(self, start: int, end: int, nodes: list[_Node], label: Symbol | None) -> None:
         cur = start

@@ -28,7 +28,6 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import zstandard
@@ -154,12 +153,7 @@ class ParseCache:
     def __enter__(self) -> ParseCache:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._new is not None:
             self.discard()
         self._close_old()

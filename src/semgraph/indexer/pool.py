@@ -34,7 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.queues import SimpleQueue
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 import pebble
@@ -271,10 +270,5 @@ class ParsePool:
     def __enter__(self) -> ParsePool:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         self.close(graceful=exc_type is None)

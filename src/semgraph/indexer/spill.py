@@ -38,7 +38,6 @@ import struct
 import zlib
 from collections.abc import Container, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any, BinaryIO
 
 import msgpack
@@ -109,12 +108,7 @@ class SpillWriter:
     def __enter__(self) -> SpillWriter:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         if exc_type is None:
             self.close()
         else:
