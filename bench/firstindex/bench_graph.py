@@ -21,6 +21,8 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +97,12 @@ def run_size(n_files: int, n_queries: int, seed: int, republish: bool) -> dict[s
             latency: dict[str, list[float]] = {"def": [], "callers": [], "callees": []}
             for _ in range(n_queries):
                 name = rng.choice(names)
-                for kind, call in (
-                    ("def", lambda n=name: reader.definitions(n, repo=repo_key)),
-                    ("callers", lambda n=name: reader.callers(n, repo=repo_key)),
-                    ("callees", lambda n=name: reader.callees(n, repo=repo_key)),
-                ):
+                calls: tuple[tuple[str, Callable[[], object]], ...] = (
+                    ("def", partial(reader.definitions, name, repo=repo_key)),
+                    ("callers", partial(reader.callers, name, repo=repo_key)),
+                    ("callees", partial(reader.callees, name, repo=repo_key)),
+                )
+                for kind, call in calls:
                     t0 = time.perf_counter()
                     call()
                     latency[kind].append((time.perf_counter() - t0) * 1000)

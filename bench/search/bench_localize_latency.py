@@ -22,6 +22,7 @@ import argparse
 import random
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench.harness.records import emit
@@ -86,7 +87,7 @@ def main() -> None:
     asked = texts(es, settings, args.repo, args.texts)
     hops = LocalizeOptions(callees=0.2, callers=0.2)  # the graph hops on: the target
     rerank = LocalizeOptions(callees=0.2, callers=0.2, rerank=0.5)
-    methods = {
+    methods: dict[str, Callable[[str], object]] = {
         "localize": lambda t: localize(
             es, graph, settings, embedder, t, repo=args.repo, options=hops
         ),

@@ -56,7 +56,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def timed(client: httpx.Client, text: str, mode: str, long_max: int, repo: str = REPO) -> float:
     started = time.perf_counter()
-    body = {"q": text, "repo": repo, "mode": mode, "k": 10}
+    body: dict[str, str | int] = {"q": text, "repo": repo, "mode": mode, "k": 10}
     resp = client.post("/search", json=body)
     if resp.status_code == 405:  # a build without POST /search
         resp = client.get("/search", params={**body, "q": text[:long_max]})

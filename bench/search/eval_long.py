@@ -133,7 +133,7 @@ def file_ranks(hits: list[Any], targets: frozenset[str]) -> int | None:
 @contextmanager
 def variant(embed: str, words: str) -> Iterator[None]:
     """Swap what the product's search embeds and which BM25 words it keeps."""
-    from semgraph.search import bodies, longquery, query
+    from semgraph.search import bodies, longquery, query, split
 
     windows: dict[str, Callable[[str], list[str]]] = {
         "first": lambda text: [text],  # the model reads its first 128 tokens (before)
@@ -143,16 +143,18 @@ def variant(embed: str, words: str) -> Iterator[None]:
         "pool4": lambda text: longquery.embedding_windows(text, max_windows=4),
     }
     bm25: dict[str, Callable[[str], list[str]]] = {
-        "all": lambda text: longquery.query_words(text),  # every word, repeats kept (before)
+        "all": lambda text: split.query_words(text),  # every word, repeats kept (before)
         "capped": longquery.bm25_words,
     }
-    saved = (query.embedding_windows, bodies.bm25_words)
-    query.embedding_windows = windows[embed]  # type: ignore[assignment]
-    bodies.bm25_words = bm25[words]  # type: ignore[assignment]
+    # the names as the two modules imported them, swapped in their namespaces
+    query_ns, bodies_ns = vars(query), vars(bodies)
+    saved = (query_ns["embedding_windows"], bodies_ns["bm25_words"])
+    query_ns["embedding_windows"] = windows[embed]
+    bodies_ns["bm25_words"] = bm25[words]
     try:
         yield
     finally:
-        query.embedding_windows, bodies.bm25_words = saved  # type: ignore[assignment]
+        query_ns["embedding_windows"], bodies_ns["bm25_words"] = saved
 
 
 VARIANTS = [
