@@ -5,12 +5,13 @@
 Each benchmark runs in its own subprocess against the stack named by ``SEMGRAPH_*`` (start a
 private one: ``SEMGRAPH_STATE_DIR=... SEMGRAPH_BOLT_URI=... SEMGRAPH_ES_URL=...
 semgraph services up``); its full output is kept in ``bench/results/NAME.log`` and its figures
-are read from the JSON lines it prints (``bench.records``) into one table: value, the baseline
-measured in the same run, the ratio, the target (met, **missed**, or **not measured** with the
-reason) and the command that reproduces it, with the 1-minute load average when it started.
+are read from the JSON lines it prints (``bench.harness.records``) into one table: value, the
+baseline measured in the same run, the ratio, the target (met, **missed**, or **not measured**
+with the reason) and the command that reproduces it, with the 1-minute load average when it
+started.
 The report starts with the machine (cores, RAM, CPU model, load, Neo4j/Elasticsearch/Python
 versions). The side-by-side peers section is read from ``bench/peers.json``, written by
-``python -m bench.peers`` (not run here: it installs the peers from PyPI).
+``python -m bench.firstindex.peers`` (not run here: it installs the peers from PyPI).
 
 ``--from-logs`` re-renders the report from ``bench/results/NAME.log`` (NAME as in ``BENCHES``)
 without running anything. A log may be the one this script writes, or one kept by hand: one or
@@ -25,9 +26,9 @@ The default run uses the sizes the issue asks for (whole job at 1k/5k/20k files,
 takes hours, almost all of it CPU embedding. ``--quick`` takes minutes (small repositories;
 figures marked as quick).
 
-The parts: ``bench.benches`` (what runs, with which arguments), ``bench.runner`` (a run and its
-log, the machine), ``bench.logs`` (reading kept logs), ``bench.figures`` and
-``bench.figures_*`` (a run's rows, built from its JSON lines), ``bench.render`` (the report).
+The parts, in ``bench.harness``: ``benches`` (what runs, with which arguments), ``runner`` (a
+run and its log, the machine), ``logs`` (reading kept logs), ``figures`` and ``figures.*`` (a
+run's rows, built from its JSON lines), ``render`` (the report).
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.benches import BENCHES
-from bench.logs import outcomes_from_log
-from bench.render import render, render_peers
-from bench.runner import ROOT, machine, run_bench
+from bench.harness.benches import BENCHES
+from bench.harness.logs import outcomes_from_log
+from bench.harness.render import render, render_peers
+from bench.harness.runner import ROOT, machine, run_bench
 
 
 def main(argv: Sequence[str] | None = None) -> None:

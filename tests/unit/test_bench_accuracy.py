@@ -1,6 +1,7 @@
-"""The accuracy benchmark's matching and scoring (bench.accuracy_score, the readers of
-bench.accuracy_oracles, bench.bench_accuracy.our_sites, bench.figures_accuracy): small
-hand-made oracle answers and resolver rows, no oracle run."""
+"""The accuracy benchmark's matching and scoring (bench.accuracy.accuracy_score, the readers of
+bench.accuracy.accuracy_oracles, bench.accuracy.bench_accuracy.our_sites,
+bench.harness.figures.accuracy): small hand-made oracle answers and resolver rows, no oracle
+run."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from bench import records
-from bench.accuracy_oracles import Definitions, go_calls, read_callgraph, read_jedi
-from bench.accuracy_score import OracleSite, OurSite, receiver_shape, score
-from bench.bench_accuracy import our_sites
-from bench.figures import MET, MISSED
-from bench.figures_accuracy import figures_accuracy
+from bench.accuracy.accuracy_oracles import Definitions, go_calls, read_callgraph, read_jedi
+from bench.accuracy.accuracy_score import OracleSite, OurSite, receiver_shape, score
+from bench.accuracy.bench_accuracy import our_sites
+from bench.harness import records
+from bench.harness.figures import MET, MISSED
+from bench.harness.figures.accuracy import figures_accuracy
 
 
 def test_score_counts_right_wrong_false_and_recall() -> None:
@@ -275,7 +276,7 @@ def test_figures_judge_the_issue_targets() -> None:
 
 
 def test_accuracy_stays_out_of_the_quick_run() -> None:
-    from bench.benches import BENCHES
+    from bench.harness.benches import BENCHES
 
     accuracy = next(b for b in BENCHES if b.name == "accuracy")
     assert accuracy.in_quick is False and accuracy.default == []

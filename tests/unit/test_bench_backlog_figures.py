@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bench.figures import MET, MISSED, NOT_MEASURED
-from bench.figures_backlog import figures_backlog
-from bench.records import line
+from bench.harness.figures import MET, MISSED, NOT_MEASURED
+from bench.harness.figures.backlog import figures_backlog
+from bench.harness.records import line
 
 
 def mode(name: str, workers: int, wall: float, p95: float, **extra: object) -> str:

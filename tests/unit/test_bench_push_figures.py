@@ -1,5 +1,6 @@
-"""The report's rows for the resolver and push benchmarks (bench.figures_resolve,
-bench.figures_push, bench.figures_replay), and the kept-log forms they come in (bench.logs).
+"""The report's rows for the resolver and push benchmarks (bench.harness.figures.resolve,
+bench.harness.figures.push, bench.harness.figures.replay), and the kept-log forms they come in
+(bench.harness.logs).
 
 The samples are lines as the benchmarks print them, with figures of real runs
 (bench/results/*.log): a builder that no longer reads what its benchmark prints fails here,
@@ -12,13 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import records
-from bench.benches import BENCHES
-from bench.figures import MET, MISSED, NOT_MEASURED, Figure
-from bench.figures_push import figures_cli, figures_pushphases, figures_sharedelta
-from bench.figures_replay import figures_replay
-from bench.figures_resolve import figures_incremental, figures_push_resolve, figures_resolve
-from bench.logs import outcomes_from_log
+from bench.harness import records
+from bench.harness.benches import BENCHES
+from bench.harness.figures import MET, MISSED, NOT_MEASURED, Figure
+from bench.harness.figures.push import figures_cli, figures_pushphases, figures_sharedelta
+from bench.harness.figures.replay import figures_replay
+from bench.harness.figures.resolve import figures_incremental, figures_push_resolve, figures_resolve
+from bench.harness.logs import outcomes_from_log
 
 
 def js(*rows: dict[str, Any]) -> str:
@@ -313,14 +314,15 @@ def test_a_kept_log_with_env_prefixed_commands_labels_and_a_run_in_progress(
     """push-resolve.log as several sessions keep it: env-prefixed commands, a trailing
     ``# before, round 1`` label, a comment that leads up to the next command, a run cut off."""
     (tmp_path / "push-resolve.log").write_text(
-        '$ python -m bench.bench_push_resolve T sympy/core/basic.py "    def copy(self):"\n'
+        '$ python -m bench.push.bench_push_resolve T sympy/core/basic.py "    def copy(self):"\n'
         "# sympy at e950d313;  22:51:26 up  2:50,  0 user,  load average: 0.19, 0.85, 2.21\n"
         + _push(1.238)
         + "\n# session 9: before and after, interleaved\n"
-        "$ PYTHONPATH=/w/src:/w python -m bench.bench_push_resolve T F '    def copy(self):'"
+        "$ PYTHONPATH=/w/src:/w python -m bench.push.bench_push_resolve T F '    def copy(self):'"
         "   # before, round 1\n"
         + _push(2.024)
-        + "$ PYTHONPATH=/m/src python -m bench.bench_push_resolve T F '  # x'   # after, round 1\n"
+        + "$ PYTHONPATH=/m/src python -m bench.push.bench_push_resolve T F '  # x'"
+        + "   # after, round 1\n"
         + js({"run": "parse-first", "wall_s": 48.27})
     )
     first, before, after = outcomes_from_log(_bench("push-resolve"), tmp_path)
@@ -335,21 +337,21 @@ def test_a_kept_log_with_env_prefixed_commands_labels_and_a_run_in_progress(
 
 def test_a_bare_command_another_programs_command_and_more_log_files(tmp_path: Path) -> None:
     (tmp_path / "incremental.log").write_text(
-        "python -m bench.bench_incremental S W --check --only body\n"
+        "python -m bench.push.bench_incremental S W --check --only body\n"
         + js({"run": "full", "cpu_s": 124.8}, _scenario("body", 0.322, 1, []))
     )
     [inc] = outcomes_from_log(_bench("incremental"), tmp_path)
     assert inc.args == ["S", "W", "--check", "--only", "body"]
     assert row(inc.figures, "body:").verdict == MET
     (tmp_path / "replay.log").write_text(
-        "$ python -m bench.bench_replay --commits 2\n"
+        "$ python -m bench.push.bench_replay --commits 2\n"
         + _step(0, [], "full")
         + _step(1, [])
         + "# stopped by hand\n$ python -m semgraph check --graph-parity K --json   (rc 0)\n"
         + rec("replay.parity", rc=0, report={"live_rows": 5, "model_rows": 5, "ok": True})
         + "$ python -m semgraph repos list\nsome text\n"
     )
-    (tmp_path / "replay-click.log").write_text("$ python -m bench.bench_replay --commits 1\n")
+    (tmp_path / "replay-click.log").write_text("$ python -m bench.push.bench_replay --commits 1\n")
     run, check, other, click = outcomes_from_log(_bench("replay"), tmp_path)
     assert run.notes == ["stopped by hand"] and not run.error
     assert row(run.figures, "every push's").verdict == NOT_MEASURED
@@ -359,7 +361,7 @@ def test_a_bare_command_another_programs_command_and_more_log_files(tmp_path: Pa
 
 
 def test_lanes_rows_judge_the_small_lane_only() -> None:
-    from bench.figures_fleet import figures_lanes
+    from bench.harness.figures.fleet import figures_lanes
 
     out = js(
         {"record": "lanes.mode", "lanes": "any+any", "p50_s": 99.0, "p95_s": 102.0, "hold_s": 90},
@@ -375,7 +377,7 @@ def test_lanes_rows_judge_the_small_lane_only() -> None:
 
 
 def test_coldhost_rows_pair_cold_and_warm_by_phase() -> None:
-    from bench.figures_fleet import figures_coldhost
+    from bench.harness.figures.fleet import figures_coldhost
 
     def rnd(host: str, job: float) -> dict[str, object]:
         phases = {"job (wall)": job, "parse": job / 2}

@@ -1,5 +1,5 @@
 """The replay benchmark's pure parts: which commits it walks, what a step's record says,
-and the summary over the steps (``bench.replay_stats``)."""
+and the summary over the steps (``bench.push.replay_stats``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from bench.replay_stats import (
+from bench.push.replay_stats import (
     FULL_MODE,
     percentile,
     read_steps,
@@ -113,7 +113,7 @@ def test_summary_of_no_push() -> None:
 
 def test_steps_are_read_back_from_a_log() -> None:
     log = [
-        "$ python -m bench.bench_replay --commits 2",
+        "$ python -m bench.push.bench_replay --commits 2",
         '{"record": "replay.repo", "pushes": 2}',
         json.dumps({"record": "replay.step", **_step(0, 9.0, 1.0)}),
         "[replay] a progress line",

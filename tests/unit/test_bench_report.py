@@ -1,4 +1,4 @@
-"""bench.run_all's report reads each benchmark's JSON lines (bench.records) into its rows.
+"""bench.run_all's report reads each benchmark's JSON lines (bench.harness.records) into its rows.
 
 The samples are records as the benchmarks print them (bench/bench_*.py, next to their text
 lines), with the figures of real runs (bench/results/*.log): a builder that no longer reads
@@ -11,16 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import records, run_all
-from bench.benches import BENCHES
-from bench.figures import MET, MISSED, NOT_MEASURED, Bench, Figure, arg, ints
-from bench.figures_job import figures_embed, figures_memory, figures_parse, figures_reindex
-from bench.figures_retrieval import figures_retrieval
-from bench.figures_stores import figures_delta, figures_graph, figures_queue
-from bench.figures_webhook import figures_webhook
-from bench.logs import outcomes_from_log
-from bench.render import render
-from bench.runner import run_bench
+from bench import run_all
+from bench.harness import records
+from bench.harness.benches import BENCHES
+from bench.harness.figures import MET, MISSED, NOT_MEASURED, Bench, Figure, arg, ints
+from bench.harness.figures.job import figures_embed, figures_memory, figures_parse, figures_reindex
+from bench.harness.figures.retrieval import figures_retrieval
+from bench.harness.figures.stores import figures_delta, figures_graph, figures_queue
+from bench.harness.figures.webhook import figures_webhook
+from bench.harness.logs import outcomes_from_log
+from bench.harness.render import render
+from bench.harness.runner import run_bench
 
 
 def lines(*recs: tuple[str, dict[str, Any]]) -> str:
@@ -540,7 +541,8 @@ def test_report_from_kept_logs_in_run_all_format(tmp_path: Path) -> None:
     bench = next(b for b in BENCHES if b.name == "parse")
     _log(
         tmp_path / "parse.log",
-        f"$ python -m bench.bench_parse --sizes 1000,20000\n# load 3.50, rc 0, 90.0 s\n{PARSE_OUT}"
+        "$ python -m bench.firstindex.bench_parse --sizes 1000,20000\n"
+        f"# load 3.50, rc 0, 90.0 s\n{PARSE_OUT}"
         "\n----- stderr (tail) -----\n",
     )
     [out] = outcomes_from_log(bench, tmp_path)
@@ -550,7 +552,10 @@ def test_report_from_kept_logs_in_run_all_format(tmp_path: Path) -> None:
     text = render(info, [out], False, 90.0, "## Side by side with peers\n")
     assert "loaded 2-core machine" in text
     assert "| parse phase peak RSS, worker (parent), 20,000 files | 66.6 MiB |" in text
-    assert "`python -m bench.bench_parse --sizes 1000,20000` — 90 s, load 3.50 at start" in text
+    assert (
+        "`python -m bench.firstindex.bench_parse --sizes 1000,20000` — 90 s, load 3.50 at start"
+        in text
+    )
     assert "**Targets:** 4 met, 2 missed, 0 not measured." in text
 
 
@@ -558,7 +563,7 @@ def test_failed_bench_is_not_measured_with_its_reason(tmp_path: Path) -> None:
     graph = next(b for b in BENCHES if b.name == "graph")
     _log(
         tmp_path / "graph.log",
-        "$ python -m bench.bench_graph --sizes 1000,10000\n# load 1.00, rc 1, 2.0 s\n\n"
+        "$ python -m bench.firstindex.bench_graph --sizes 1000,10000\n# load 1.00, rc 1, 2.0 s\n\n"
         "----- stderr (tail) -----\nTraceback (most recent call last):\n  File x\n"
         "semgraph.errors.GraphUnavailable: no server at bolt://127.0.0.1:1\n",
     )
@@ -597,11 +602,11 @@ def test_hand_kept_log_with_several_runs_and_no_run_all_header(tmp_path: Path) -
         tmp_path / "webhook.log",
         "# webhook latency, final tree; 2 cores shared\n\n"
         "## final tree (3e8a3f7)\n### round 1\n"
-        "$ python -m bench.bench_webhook --burst 500 --concurrency 50,8 --skip-push\n"
+        "$ python -m bench.push.bench_webhook --burst 500 --concurrency 50,8 --skip-push\n"
         "# uptime at start:  03:14:24 up  3:24,  0 user,  load average: 17.78, 12.98, 10.31\n"
         f"{burst}# rc 0\n"
         "### push part\n"
-        "$ python -m bench.bench_webhook --skip-burst --files 5000 --rounds 2\n"
+        "$ python -m bench.push.bench_webhook --skip-burst --files 5000 --rounds 2\n"
         f"# started 03:20 UTC, load 9.50 9.00 8.00\n{push}",
     )
     first, second = outcomes_from_log(webhook, tmp_path)
@@ -625,7 +630,7 @@ def test_hand_kept_log_with_an_inline_traceback_is_failed(tmp_path: Path) -> Non
     memory = next(b for b in BENCHES if b.name == "memory")
     _log(
         tmp_path / "memory.log",
-        "$ python -m bench.bench_memory --sizes 1000,5000,20000 --small-files\n"
+        "$ python -m bench.firstindex.bench_memory --sizes 1000,5000,20000 --small-files\n"
         + MEMORY_1K_OUT
         + "Traceback (most recent call last):\n  File x\nSystemExit: job at 5000 files failed:\n",
     )
@@ -663,18 +668,19 @@ def test_from_logs_renders_the_logs_named_as_the_benches(tmp_path: Path) -> None
     """``--from-logs`` reads graph.log, memory.log and webhook.log, whatever kept them."""
     _log(
         tmp_path / "graph.log",
-        f"$ python -m bench.bench_graph {' '.join(GRAPH_ARGS)}\n# load 9.12, rc 0, 500.0 s\n"
+        f"$ python -m bench.firstindex.bench_graph {' '.join(GRAPH_ARGS)}\n"
+        "# load 9.12, rc 0, 500.0 s\n"
         f"{GRAPH_OUT}\n----- stderr (tail) -----\n",
     )
     _log(
         tmp_path / "memory.log",
-        f"$ python -m bench.bench_memory {' '.join(MEMORY_ARGS)}\n"
+        f"$ python -m bench.firstindex.bench_memory {' '.join(MEMORY_ARGS)}\n"
         "# started 2026-11-30 02:52 UTC, uptime:  02:52:53 up  3:03,  0 user,  load average: "
         f"7.09, 7.22, 5.75\n{MEMORY_OUT}",
     )
     _log(
         tmp_path / "webhook.log",
-        f"$ python -m bench.bench_webhook {' '.join(WEBHOOK_ARGS)}\n# rc 0\n{WEBHOOK_OUT}",
+        f"$ python -m bench.push.bench_webhook {' '.join(WEBHOOK_ARGS)}\n# rc 0\n{WEBHOOK_OUT}",
     )
     out = tmp_path / "RESULTS.md"
     run_all.main(
@@ -695,7 +701,7 @@ def test_from_logs_renders_the_logs_named_as_the_benches(tmp_path: Path) -> None
     assert "| machine | not recorded: no readable machine.json" in text
     for heading in ("### graph", "### memory", "### webhook"):
         assert heading in text
-    assert "`python -m bench.bench_memory --sizes 1000,5000,20000 --small-files`" in text
+    assert "`python -m bench.firstindex.bench_memory --sizes 1000,5000,20000 --small-files`" in text
     assert "time not recorded, load 7.09 at start, exit status not recorded" in text
     assert "- not measured: memory: whole job peak RSS, worker and pool child, 20,000 files" in text
     assert "- missed: graph: graph publish throughput, 10,000 files" not in text  # context
@@ -704,7 +710,7 @@ def test_from_logs_renders_the_logs_named_as_the_benches(tmp_path: Path) -> None
         "| 1,468.7 MiB | 1,049.1 MiB at 1,000 files | 1.400 | ratio <= 1.3 | **missed** | 9.76 |"
         in text
     )
-    assert "Not measured yet: run `python -m bench.peers`" in text
+    assert "Not measured yet: run `python -m bench.firstindex.peers`" in text
 
 
 def test_an_oversized_noisy_log_still_yields_its_figures(tmp_path: Path) -> None:
@@ -712,7 +718,7 @@ def test_an_oversized_noisy_log_still_yields_its_figures(tmp_path: Path) -> None
     noise = "burst of 1 deliveries, 1 concurrent:\n  {" + "x" * 200 + "\n"
     _log(
         tmp_path / "memory.log",
-        f"$ python -m bench.bench_memory {' '.join(MEMORY_ARGS)}\n"
+        f"$ python -m bench.firstindex.bench_memory {' '.join(MEMORY_ARGS)}\n"
         + noise * 20_000
         + MEMORY_OUT
         + "Z" * 2_000_000,
@@ -725,7 +731,7 @@ def test_a_traceback_logged_by_a_successful_run_is_not_a_failure(tmp_path: Path)
     parse = next(b for b in BENCHES if b.name == "parse")
     _log(
         tmp_path / "parse.log",
-        f"$ python -m bench.bench_parse --sizes 1000,20000\n# rc 0\n{PARSE_OUT}"
+        f"$ python -m bench.firstindex.bench_parse --sizes 1000,20000\n# rc 0\n{PARSE_OUT}"
         "Traceback (most recent call last):\n  File x\nBrokenPipeError: retried\n",
     )
     [out] = outcomes_from_log(parse, tmp_path)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bench.figures import MET, MISSED
-from bench.figures_reuse import figures_firstindex, figures_reuse
-from bench.records import line
+from bench.harness.figures import MET, MISSED
+from bench.harness.figures.reuse import figures_firstindex, figures_reuse
+from bench.harness.records import line
 
 REUSE = "\n".join(
     [

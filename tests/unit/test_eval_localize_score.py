@@ -1,11 +1,11 @@
-"""The localisation evaluation's scoring (bench/eval_localize_score.py): which commits count,
+"""The localisation evaluation's scoring (bench/search/eval_localize_score.py): which commits count,
 their answer, the changed lines of a diff, ranks and the summary's accuracies."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.eval_localize_score import (
+from bench.search.eval_localize_score import (
     MAX_LINES_PER_FILE,
     acc,
     answer_files,

@@ -1,5 +1,6 @@
 """The outside retrieval evaluation's pure parts: stripping documentation, first sentences,
-the halves, matching hits to targets and the scores (bench/eval_corpus.py, bench/eval_run.py)."""
+the halves, matching hits to targets and the scores (bench/search/eval_corpus.py,
+bench/search/eval_run.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import ast
 from dataclasses import dataclass
 
 import pytest
-from bench.eval_corpus import first_sentence, half, strip_comments_treesitter, strip_python
-from bench.eval_run import bootstrap_diff, mrr, rank_of, recall
+from bench.search.eval_corpus import first_sentence, half, strip_comments_treesitter, strip_python
+from bench.search.eval_run import bootstrap_diff, mrr, rank_of, recall
 
 
 def test_strip_python_removes_docstrings_and_comments_and_still_parses() -> None:

@@ -171,7 +171,7 @@ def test_the_docstring_evaluation_is_searched_exactly_as_before() -> None:
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "bench" / "eval"
+    root = Path(__file__).resolve().parents[2] / "bench" / "search" / "eval"
     lines = (root / "queries.jsonl").read_text("utf-8").splitlines()
     texts = [json.loads(line)["query"] for line in lines if line.strip()]
     texts += [q["query"] for q in json.loads((root / "questions.json").read_text("utf-8"))]

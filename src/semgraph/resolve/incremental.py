@@ -59,7 +59,7 @@ from semgraph.resolve.typed import TypedNames
 log = logging.getLogger(__name__)
 
 # above this fraction of the code files to re-resolve, a full resolution is as cheap
-# (bench/bench_incremental.py measures it; bench/NOTES.md)
+# (bench/push/bench_incremental.py measures it; bench/NOTES.md)
 DEFAULT_MAX_FRACTION = 0.5
 TYPED_HOPS = 8  # rounds of names grown through declared types (a chain of return types)
 

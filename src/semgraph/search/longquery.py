@@ -17,7 +17,7 @@ Three pure steps, each leaving a short query exactly as it was:
   only; a longer text is cut on whitespace into windows of about :data:`WINDOW_CHARS`
   characters, of which the query embeds :data:`MAX_WINDOWS` (one: the title and the start
   of the body, cut explicitly instead of silently by the tokenizer after reading 30 kB).
-  Measured on long texts (``bench/eval_long.py``, ``bench/NOTES.md`` "Long queries"):
+  Measured on long texts (``bench/search/eval_long.py``, ``bench/NOTES.md`` "Long queries"):
   pooling 4 or 8 windows (:func:`pool`, the normalised mean of normalised vectors) lost
   kNN file Acc@5 0.65 -> 0.48/0.45, and the title + first paragraph
   (:func:`title_paragraph`) lost Acc@1 with ``role=source``; both stay here for the
