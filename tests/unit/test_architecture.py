@@ -15,6 +15,7 @@ imports of ``semgraph.cli``, held to the same rules.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("analysis", ["semgraph.resolve"]),
     ("stores", ["semgraph.graph", "semgraph.services"]),
     ("queue and search", ["semgraph.queue", "semgraph.search"]),
+    ("answers", ["semgraph.localize"]),
     ("indexer", ["semgraph.indexer"]),
     ("repository lifecycle", ["semgraph.repos"]),
     ("checks", ["semgraph.check", "semgraph.doctor"]),
@@ -249,3 +251,20 @@ def test_no_module_over_400_lines_and_each_over_300_says_why() -> None:
         and "over 300 lines" not in (ast.get_docstring(ast.parse(MODULES[m].read_text())) or "")
     ]
     assert unexplained == []
+
+
+def test_the_search_never_reads_the_graph() -> None:
+    """``semgraph.search`` answers from Elasticsearch alone: no module of it imports the
+    graph store or holds a Cypher statement (localisation, which reads both, is a layer up:
+    ``semgraph.localize``)."""
+    search = [m for m in MODULES if m == "semgraph.search" or m.startswith("semgraph.search.")]
+    assert len(search) > 10
+    reads = [
+        f"{imp.source}:{imp.line} -> {imp.target}"
+        for imp in ALL
+        if imp.source in search
+        and (imp.target == "semgraph.graph" or imp.target.startswith("semgraph.graph."))
+    ]
+    assert reads == []
+    cypher = [m for m in search if re.search(r"\b(MATCH|MERGE)\b", MODULES[m].read_text())]
+    assert cypher == []

@@ -199,6 +199,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.publish_queries",
         "semgraph.graph.queries",
         "semgraph.graph.runs",
+        "semgraph.localize.queries",
         "semgraph.queue.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
@@ -211,6 +212,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.runs.ABANDON_JOB_RUNS",
         "semgraph.queue.queries.RECORD_ATTEMPT",
         "semgraph.repos.graph.DELETE_SLICES[0][1]",
+        "semgraph.localize.queries.LOCALIZE_NAMED",
     ):
         assert expected in names
     assert len(names) >= 60

@@ -56,8 +56,8 @@ def localize_cmd(
     """Rank the files of REPO, and the symbols within them, that an issue text points to,
     each with its evidence: matching chunks, traceback frames, names, call-graph hops."""
     from semgraph.db import connect_graph, connect_search
+    from semgraph.localize.locate import LocalizeOptions, localize
     from semgraph.search.embed import Embedder
-    from semgraph.search.localize import LocalizeOptions, localize
     from semgraph.search.query import validate
 
     settings = settings_from(ctx)

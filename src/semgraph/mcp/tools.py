@@ -14,12 +14,12 @@ from semgraph.errors import (
     SearchQueryError,
     StoreError,
 )
+from semgraph.localize.locate import MAX_FILES, SEARCH_CHUNKS, localize
+from semgraph.localize.rank import LocalizeOptions
 from semgraph.mcp import graph_tools, source
 from semgraph.mcp.backend import Allow, Backend, Scope
 from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
 from semgraph.search.embed import Embedder
-from semgraph.search.localize import MAX_FILES, SEARCH_CHUNKS, localize
-from semgraph.search.localize_rank import LocalizeOptions
 from semgraph.search.query import MAX_K, search_answer
 
 _embedder_lock = threading.Lock()

@@ -1,6 +1,6 @@
 """Localisation over HTTP: ``POST /localize`` (a JSON body: issue texts do not belong in a
 URL) and ``GET /localize`` (query parameters, for short texts), answering what
-``semgraph localize --json`` prints (:meth:`semgraph.search.localize.LocalizeAnswer.to_dict`).
+``semgraph localize --json`` prints (:meth:`semgraph.localize.locate.LocalizeAnswer.to_dict`).
 
 A mode of its own rather than ``mode=localize`` on ``/search``: the answer is another shape
 (files with symbols and evidence, not chunk hits), it needs one repository (the graph hops
@@ -16,8 +16,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from semgraph.search.localize import MAX_FILES, LocalizeOptions, localize
-from semgraph.search.localize_rank import OPTIONS_PATTERN
+from semgraph.localize.locate import MAX_FILES, LocalizeOptions, localize
+from semgraph.localize.rank import OPTIONS_PATTERN
 from semgraph.search.query import validate
 from semgraph.web.context import ReadCaller, ReadCtx, WebContext
 from semgraph.web.scope import check_repo
