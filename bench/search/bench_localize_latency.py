@@ -1,4 +1,4 @@
-"""``localize`` latency on a large index, graph hops included (issue 28, item 4: p95 at
+"""``localize`` latency on a large index, graph hops included (the target: p95 at
 most 1 s on a 20,000-file index), against hybrid search on the same texts in the same run.
 
     python -m bench.search.bench_localize_latency --repo KEY [--texts 30] [--rounds 2]
@@ -75,8 +75,8 @@ def main() -> None:
 
     from semgraph.config import load_settings
     from semgraph.db import connect_graph, connect_search
+    from semgraph.localize.locate import LocalizeOptions, localize
     from semgraph.search.embed import Embedder
-    from semgraph.search.localize import LocalizeOptions, localize
     from semgraph.search.query import search_answer
 
     settings = load_settings()

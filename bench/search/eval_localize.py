@@ -1,5 +1,5 @@
-"""From a commit message to the code it changed (issue 28, item 3): BM25, kNN, hybrid and
-``localize`` on real history, each repository indexed at each chosen commit's parent.
+"""From a commit message to the code it changed (the localisation's accuracy): BM25, kNN,
+hybrid and ``localize`` on real history, each repository indexed at each chosen commit's parent.
 
     python -m bench.search.eval_localize [--repos pallets/click:python,...] [--per-repo 45]
         [--resume LOG] > bench/results/localize-eval.log
@@ -101,8 +101,8 @@ def candidates(repo: str, language: str, most: int) -> list[score.Commit]:
 
 def function_targets(graph: Any, repo: str, key: str, commit: score.Commit) -> list[str]:
     """The innermost symbols of the parent whose lines the commit changed."""
+    from semgraph.localize import queries as lq
     from semgraph.resolve.symtab import file_key
-    from semgraph.search import localize_queries as lq
 
     frames = []
     for path in commit.files:
@@ -127,7 +127,7 @@ def search_ranks(ctx: Any, key: str, text: str, mode: str) -> tuple[list[str], l
 
 
 def localize_ranks(ctx: Any, key: str, text: str, spec: str | None) -> tuple[list[str], list[str]]:
-    from semgraph.search.localize import LocalizeOptions, localize
+    from semgraph.localize.locate import LocalizeOptions, localize
 
     got = localize(
         ctx.es,

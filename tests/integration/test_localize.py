@@ -1,6 +1,6 @@
 """Localisation against the real stores: a small repository indexed by the real job, issue
 texts with a traceback, names and prose, each part switched on and off; the statements of
-:mod:`semgraph.search.localize_queries` run against the real Bolt server."""
+:mod:`semgraph.localize.queries` run against the real Bolt server."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from semgraph.db import Graph
 from semgraph.errors import SearchQueryError
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexRequest
+from semgraph.localize import queries as lq
+from semgraph.localize.locate import LocalizeOptions, localize
 from semgraph.resolve.symtab import file_key
-from semgraph.search import localize_queries as lq
-from semgraph.search.localize import LocalizeOptions, localize
 from tests.repos import make_repo
 from tests.shared_kinds import shared_embedder, shared_search
 

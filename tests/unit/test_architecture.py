@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("analysis", ["semgraph.resolve"]),
     ("stores", ["semgraph.graph", "semgraph.services"]),
     ("queue and search", ["semgraph.queue", "semgraph.search"]),
+    ("answers", ["semgraph.localize"]),
     ("indexer", ["semgraph.indexer"]),
     ("repository lifecycle", ["semgraph.repos"]),
     ("checks", ["semgraph.check", "semgraph.doctor"]),
@@ -275,3 +276,20 @@ def test_code_says_what_not_which_ticket() -> None:
     assert _lines_matching(re.compile(r"\bissues? #?\d+", re.I), (".py", ".scm")) == []
     history = re.compile(r"(^|_)(more|new|old|extra|misc|legacy|temp)(_|$)|_v\d+$")
     assert [m for m in MODULES if history.search(m.rsplit(".", 1)[-1])] == []
+
+
+def test_the_search_never_reads_the_graph() -> None:
+    """``semgraph.search`` answers from Elasticsearch alone: no module of it imports the
+    graph store or holds a Cypher statement (localisation, which reads both, is a layer up:
+    ``semgraph.localize``)."""
+    search = [m for m in MODULES if m == "semgraph.search" or m.startswith("semgraph.search.")]
+    assert len(search) > 10
+    reads = [
+        f"{imp.source}:{imp.line} -> {imp.target}"
+        for imp in ALL
+        if imp.source in search
+        and (imp.target == "semgraph.graph" or imp.target.startswith("semgraph.graph."))
+    ]
+    assert reads == []
+    cypher = [m for m in search if re.search(r"\b(MATCH|MERGE)\b", MODULES[m].read_text())]
+    assert cypher == []

@@ -8,8 +8,7 @@ import re
 import pytest
 
 from semgraph.errors import SearchQueryError
-from semgraph.search.localize_rank import MAX_EVIDENCE, OPTIONS_PATTERN, Board, LocalizeOptions
-from semgraph.search.mentions import (
+from semgraph.localize.mentions import (
     MAX_FRAMES,
     MAX_NAMES,
     extract,
@@ -17,6 +16,7 @@ from semgraph.search.mentions import (
     match_tail,
     path_suffixes,
 )
+from semgraph.localize.rank import MAX_EVIDENCE, OPTIONS_PATTERN, Board, LocalizeOptions
 
 PY = """Crash in the parser
 Traceback (most recent call last):

@@ -198,6 +198,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
     assert {
         "semgraph.graph.publish_queries",
         "semgraph.graph.queries",
+        "semgraph.localize.queries",
         "semgraph.queue.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
@@ -210,6 +211,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.queries.ABANDON_JOB_RUNS",
         "semgraph.queue.queries.RECORD_ATTEMPT",
         "semgraph.repos.graph.DELETE_SLICES[0][1]",
+        "semgraph.localize.queries.LOCALIZE_NAMED",
     ):
         assert expected in names
     assert len(names) >= 60

@@ -3,7 +3,7 @@ function Acc@5/10 of BM25, kNN, hybrid, ``localize`` and its ablations, each hal
 as sent and cut to the old 2,000-character bound) and of its latency benchmark
 (``bench/search/bench_localize_latency.py``: p50/p95 per method on one indexed repository).
 
-Targets (issue 28): on the test half, ``localize`` file Acc@5 >= 85 % as sent and function
+Targets: on the test half, ``localize`` file Acc@5 >= 85 % as sent and function
 Acc@10 >= 60 %; ``localize`` p95 <= 1 s on a 20,000-file index, graph hops included.
 """
 
@@ -22,7 +22,7 @@ LATENCY_FILES = 20_000
 TRUNCATED = ("bm25", "knn", "hybrid", "localize")  # as bench.search.eval_localize asks them
 # the evaluation's `localize` is the defaults of the run that asked it (the call-graph hops
 # were on, 0.2 each, until session 11 turned them off); `loc-hops` is without them in every
-# run, which is what the product serves by default (semgraph.search.localize_rank)
+# run, which is what the product serves by default (semgraph.localize.rank)
 LABELS = {
     "localize": "localize, the asking run's defaults",
     "loc-hops": "localize without graph hops (the product default)",
@@ -99,7 +99,7 @@ def figures_localize_latency(out: str, args: Sequence[str] | None = None) -> lis
     return figs
 
 
-SEARCH_P95_TARGET_S = 0.7  # issue 28: search p95 stays where it was (0.6-0.7 s through HTTP)
+SEARCH_P95_TARGET_S = 0.7  # search p95 stays where it was (0.6-0.7 s through HTTP)
 
 
 def figures_search_latency(out: str, args: Sequence[str] | None = None) -> list[Figure]:

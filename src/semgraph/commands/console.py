@@ -18,7 +18,16 @@ if TYPE_CHECKING:
 
     from semgraph.config import Settings
 
-__all__ = ["emit_json", "err", "is_verbose", "json_option", "out", "set_verbose", "settings_from"]
+__all__ = [
+    "emit_json",
+    "env_option",
+    "err",
+    "is_verbose",
+    "json_option",
+    "out",
+    "set_verbose",
+    "settings_from",
+]
 
 
 class _LazyConsole:
@@ -63,8 +72,11 @@ def emit_json(data: Any) -> None:
     out.out(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
-def json_option() -> Any:
+def json_option(help: str = "Machine-readable output.") -> Any:
     """``--json``: the same switch and variable on every command."""
-    return typer.Option(
-        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
-    )
+    return typer.Option(False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help=help)
+
+
+def env_option(default: Any, *flags: str, env: str, help: str, **extra: Any) -> Any:
+    """An option that names its environment variable in ``--help``, as every option does."""
+    return typer.Option(default, *flags, envvar=env, show_envvar=True, help=help, **extra)

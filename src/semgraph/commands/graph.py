@@ -120,12 +120,6 @@ def _print_edges(answer: Any) -> None:
         out.print(f"not resolved in scope: {unresolved}", markup=False)
 
 
-def _check_depth(depth: int) -> int:
-    if depth < 1:
-        raise GraphInputError("--depth must be at least 1")
-    return depth
-
-
 @graph_app.command("def")
 def def_cmd(
     ctx: typer.Context,
@@ -138,40 +132,37 @@ def def_cmd(
     _print_answer(_reader_call(ctx, "definitions", name, repo=repo, limit=limit), as_json)
 
 
-@graph_app.command("callers")
-def callers_cmd(
-    ctx: typer.Context,
-    name: str = typer.Argument(..., help=NAME_HELP),
-    repo: str | None = _repo("GRAPH"),
-    depth: int = _depth(),
-    limit: int = _limit(50),
-    across_repos: bool = _across(),
-    as_json: bool = _json(),
-) -> None:
-    """Who calls NAME, each edge with its resolution tier."""
-    answer = _reader_call(
-        ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit,
-        across_repos=across_repos,
-    )  # fmt: skip
-    _print_answer(answer, as_json)
+def _calls(ctx: typer.Context, direction: str, name: str, depth: int, **kw: Any) -> Any:
+    """The reader's walk of the call graph (:meth:`semgraph.graph.reader.GraphReader.calls`),
+    a depth under 1 refused first, naming the flag."""
+    if depth < 1:
+        raise GraphInputError("--depth must be at least 1")
+    return _reader_call(ctx, "calls", direction, name, depth=depth, **kw)
 
 
-@graph_app.command("callees")
-def callees_cmd(
-    ctx: typer.Context,
-    name: str = typer.Argument(..., help=NAME_HELP),
-    repo: str | None = _repo("GRAPH"),
-    depth: int = _depth(),
-    limit: int = _limit(50),
-    across_repos: bool = _across(),
-    as_json: bool = _json(),
-) -> None:
-    """What NAME calls, each edge with its resolution tier."""
-    answer = _reader_call(
-        ctx, "callees", name, repo=repo, depth=_check_depth(depth), limit=limit,
-        across_repos=across_repos,
-    )  # fmt: skip
-    _print_answer(answer, as_json)
+def _calls_command(direction: str, doc: str) -> None:
+    """``graph callers`` and ``graph callees``: one command each, the walk's direction apart."""
+
+    def command(
+        ctx: typer.Context,
+        name: str = typer.Argument(..., help=NAME_HELP),
+        repo: str | None = _repo("GRAPH"),
+        depth: int = _depth(),
+        limit: int = _limit(50),
+        across_repos: bool = _across(),
+        as_json: bool = _json(),
+    ) -> None:
+        answer = _calls(
+            ctx, direction, name, depth, repo=repo, limit=limit, across_repos=across_repos
+        )
+        _print_answer(answer, as_json)
+
+    command.__doc__ = doc
+    graph_app.command(direction)(command)
+
+
+_calls_command("callers", "Who calls NAME, each edge with its resolution tier.")
+_calls_command("callees", "What NAME calls, each edge with its resolution tier.")
 
 
 @graph_app.command("impact")
@@ -187,10 +178,7 @@ def impact_cmd(
     as_json: bool = _json(),
 ) -> None:
     """What a change of NAME may affect: its transitive callers, by repository."""
-    answer = _reader_call(
-        ctx, "callers", name, repo=repo, depth=_check_depth(depth), limit=limit,
-        across_repos=across_repos,
-    )  # fmt: skip
+    answer = _calls(ctx, "callers", name, depth, repo=repo, limit=limit, across_repos=across_repos)
     answer.query = "impact"
     if as_json or answer.ambiguous or not answer.matches:
         _print_answer(answer, as_json)

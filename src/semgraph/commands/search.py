@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import typer
 
-from semgraph.commands.console import emit_json, out, settings_from
+from semgraph.commands.ask import (
+    TEXT_BOUND,
+    k_option,
+    mode_option,
+    print_answer,
+    read_stdin,
+    repo_option,
+)
+from semgraph.commands.console import env_option, json_option, settings_from
+
+if TYPE_CHECKING:
+    from semgraph.search.hits import SearchHit
+    from semgraph.search.query import SearchArgs
 
 
 def search_cmd(
@@ -14,56 +27,27 @@ def search_cmd(
     query: str = typer.Argument(
         ...,
         help="What to look for: an identifier, a description or a whole issue text; "
-        "- reads it from standard input. Cut at SEMGRAPH_SEARCH_MAX_QUERY_CHARS (32,768 "
-        "characters by default) with a notice, never refused.",
+        f"- reads it from standard input. {TEXT_BOUND}",
     ),
-    repo: str | None = typer.Option(
-        None,
-        "--repo",
-        envvar="SEMGRAPH_SEARCH_REPO",
-        show_envvar=True,
-        help="Only this repository (its key).",
+    repo: str | None = repo_option(None, "Only this repository (its key)."),
+    lang: str | None = env_option(
+        None, "--lang", env="SEMGRAPH_SEARCH_LANG", help="Only this language (python, go ...)."
     ),
-    lang: str | None = typer.Option(
-        None,
-        "--lang",
-        envvar="SEMGRAPH_SEARCH_LANG",
-        show_envvar=True,
-        help="Only this language (python, go ...).",
-    ),
-    path_prefix: str | None = typer.Option(
+    path_prefix: str | None = env_option(
         None,
         "--path-prefix",
-        envvar="SEMGRAPH_SEARCH_PATH_PREFIX",
-        show_envvar=True,
+        env="SEMGRAPH_SEARCH_PATH_PREFIX",
         help="Only paths starting with this prefix.",
     ),
-    role: str | None = typer.Option(
+    role: str | None = env_option(
         None,
         "--role",
-        envvar="SEMGRAPH_SEARCH_ROLE",
-        show_envvar=True,
+        env="SEMGRAPH_SEARCH_ROLE",
         help="Only files of this role: source, test, docs, changelog, example, i18n, generated.",
     ),
-    k: int = typer.Option(
-        10,
-        "-k",
-        min=1,
-        max=200,
-        envvar="SEMGRAPH_SEARCH_K",
-        show_envvar=True,
-        help="Number of results.",
-    ),
-    mode: str = typer.Option(
-        "hybrid",
-        "--mode",
-        envvar="SEMGRAPH_SEARCH_MODE",
-        show_envvar=True,
-        help="hybrid (BM25 + kNN, fused), bm25 or knn.",
-    ),
-    as_json: bool = typer.Option(
-        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the hits as JSON."
-    ),
+    k: int = k_option("SEMGRAPH_SEARCH_K", 200, "Number of results."),
+    mode: str = mode_option("hybrid (BM25 + kNN, fused), bm25 or knn."),
+    as_json: bool = json_option("Print the hits as JSON."),
 ) -> None:
     """Search indexed code: BM25 and kNN, each scaled to 0..1 and summed (score fusion).
 
@@ -76,46 +60,27 @@ def search_cmd(
 
     settings = settings_from(ctx)
     if query == "-":
-        query = _read_stdin(settings.search_max_body_bytes)
+        query = read_stdin(settings.search_max_body_bytes)
     # bad input fails before a model load
     validate(query, k=k, mode=mode, settings=settings, role=role)
     embedder = Embedder(settings) if mode != "bm25" else None
-    es = connect_search(settings)
-    try:
-        answer = search_answer(
-            es,
-            settings,
-            embedder,
-            query,
-            repo=repo,
-            lang=lang,
-            path_prefix=path_prefix,
-            k=k,
-            mode=mode,
-            role=role,
-        )
-    finally:
-        es.close()
-    if as_json:
-        emit_json(answer.to_dict())
-        return
-    hits = answer.hits
-    if answer.notice:
-        out.print(f"note: {answer.notice}", markup=False)
-    if not hits:
-        out.print("no results", markup=False)
-        return
-    for n, h in enumerate(hits, start=1):
-        symbol = f"  {h.symbol} ({h.kind})" if h.symbol else ""
-        role_note = f"  [{h.role}]" if h.role and h.role != "source" else ""
-        where = f"{h.repo}  {h.path}:{h.start_line}-{h.end_line}"
-        out.print(f"{n:>2}. {where}{symbol}  score={h.score:.4f}{role_note}", markup=False)
-        for line in h.snippet.splitlines():
-            out.print(f"      {line}", markup=False)
+    args: SearchArgs = {
+        "repo": repo,
+        "lang": lang,
+        "path_prefix": path_prefix,
+        "role": role,
+        "k": k,
+        "mode": mode,
+    }
+    with connect_search(settings) as es:
+        answer = search_answer(es, settings, embedder, query, **args)
+    print_answer(answer, as_json, answer.hits, "no results", _hit_lines)
 
 
-def _read_stdin(limit: int) -> str:
-    """The query from standard input: at most ``limit`` bytes read (the rest is left
-    unread; the query is cut to its bound anyway), decoded leniently."""
-    data = sys.stdin.buffer.read(limit)
-    return data.decode("utf-8", "replace")
+def _hit_lines(n: int, h: SearchHit) -> Iterator[str]:
+    symbol = f"  {h.symbol} ({h.kind})" if h.symbol else ""
+    role_note = f"  [{h.role}]" if h.role and h.role != "source" else ""
+    where = f"{h.repo}  {h.path}:{h.start_line}-{h.end_line}"
+    yield f"{n:>2}. {where}{symbol}  score={h.score:.4f}{role_note}"
+    for line in h.snippet.splitlines():
+        yield f"      {line}"

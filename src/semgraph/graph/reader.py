@@ -22,6 +22,13 @@ Visible = Callable[[str], bool]  # a repository key the caller may see
 MAX_NAME_CHARS = 1000
 MAX_DEPTH = 10
 _SEPARATORS = re.compile(r"::|#|/")
+# the statement of one hop, by direction and whether cross-repository links are followed
+_STEPS: dict[tuple[str, bool], str] = {
+    ("callers", False): q.CALLERS_STEP,
+    ("callers", True): q.CALLERS_STEP_ACROSS,
+    ("callees", False): q.CALLEES_STEP,
+    ("callees", True): q.CALLEES_STEP_ACROSS,
+}
 
 
 @dataclass
@@ -35,7 +42,7 @@ class Answer:
     edges: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False  # ``limit`` cut the answer
     unresolved_in_scope: dict[str, int] = field(default_factory=dict)
-    # across repositories (issue 30): the repositories the walk covered, and how many it met
+    # across repositories: the repositories the walk covered, and how many it met
     # that the caller may not see (a count, never a name); a hidden one is never walked through
     repositories: list[str] = field(default_factory=list)
     hidden_repositories: int = 0
@@ -84,8 +91,9 @@ class GraphReader:
         answer.ambiguous = len(rows) > 1
         return answer
 
-    def callers(
+    def calls(
         self,
+        direction: str,
         name: str,
         repo: str | None = None,
         depth: int = 1,
@@ -94,39 +102,17 @@ class GraphReader:
         across_repos: bool = False,
         visible: Visible | None = None,
     ) -> Answer:
-        step = q.CALLERS_STEP_ACROSS if across_repos else q.CALLERS_STEP
-        return self._walk("callers", step, name, repo, depth, limit, visible)
-
-    def callees(
-        self,
-        name: str,
-        repo: str | None = None,
-        depth: int = 1,
-        limit: int = 50,
-        *,
-        across_repos: bool = False,
-        visible: Visible | None = None,
-    ) -> Answer:
-        step = q.CALLEES_STEP_ACROSS if across_repos else q.CALLEES_STEP
-        return self._walk("callees", step, name, repo, depth, limit, visible)
-
-    def _walk(
-        self,
-        kind: str,
-        step: str,
-        name: str,
-        repo: str | None,
-        depth: int,
-        limit: int,
-        visible: Visible | None = None,
-    ) -> Answer:
+        """Walk the call graph from ``name`` for ``depth`` hops, ``direction`` ``callers``
+        (who calls it) or ``callees`` (what it calls); ``across_repos`` follows
+        cross-repository links too, through the repositories ``visible`` allows."""
+        step = _STEPS[direction, bool(across_repos)]
         if not 1 <= depth <= self.max_depth:
             raise GraphInputError(f"depth must be between 1 and {self.max_depth}, got {depth}")
         found = self.definitions(name, repo, limit=self._limit(limit))
         matches = found.matches
         if len(matches) > 1:  # a module named like a function does not make it ambiguous
             matches = [m for m in matches if m["kind"] != "module"] or matches
-        answer = Answer(kind, name, matches=matches, truncated=found.truncated)
+        answer = Answer(direction, name, matches=matches, truncated=found.truncated)
         if len(matches) != 1:
             answer.ambiguous = len(matches) > 1
             return answer
@@ -140,7 +126,7 @@ class GraphReader:
             if not frontier or remaining <= 0:
                 break
             rows = self.graph.query(
-                f"{kind} depth {level}", step, keys=frontier, limit=remaining + 1
+                f"{direction} depth {level}", step, keys=frontier, limit=remaining + 1
             )
             if len(rows) > remaining:
                 answer.truncated = True
@@ -156,11 +142,19 @@ class GraphReader:
                 if row["key"] not in seen:
                     seen.add(row["key"])
                     frontier.append(row["key"])
-            if kind == "callees" and level < depth:  # their calls are walked next
+            if direction == "callees" and level < depth:  # their calls are walked next
                 scope += frontier
-        answer.unresolved_in_scope = self._scope_stats(kind, scope, target["repo"])
+        answer.unresolved_in_scope = self._scope_stats(direction, scope, target["repo"])
         answer.repositories, answer.hidden_repositories = sorted(covered), len(hidden)
         return answer
+
+    def callers(self, name: str, *args: Any, **kwargs: Any) -> Answer:
+        """Who calls ``name``: :meth:`calls` toward it, same arguments."""
+        return self.calls("callers", name, *args, **kwargs)
+
+    def callees(self, name: str, *args: Any, **kwargs: Any) -> Answer:
+        """What ``name`` calls: :meth:`calls` away from it, same arguments."""
+        return self.calls("callees", name, *args, **kwargs)
 
     def _scope_stats(self, kind: str, keys: list[str], repo: str) -> dict[str, int]:
         """Callees: the call sites of the walked symbols that produced no edge. Callers: the

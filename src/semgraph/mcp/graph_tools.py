@@ -128,20 +128,24 @@ def walk(
     kind: str,
     name: str,
     depth: int | None,
-    offset: int,
-    limit: int,
     args: dict[str, Any],
     *,
     default_depth: int = 1,
 ) -> tuple[dict[str, Any], Answer, list[dict[str, Any]]]:
     """(head, reader answer, visible edges) of a callers/callees walk."""
     levels = _depth(depth, default_depth)
-    reader = scope.backend.reader
     across = bool(args.get("across_repos"))
+    visible = scope.visible if across else None
     answer = _read(
-        getattr(reader, kind), name, scope.repo, depth=levels, limit=ROW_CAP,
-        across_repos=across, visible=scope.visible if across else None,
-    )  # fmt: skip
+        scope.backend.reader.calls,
+        kind,
+        name,
+        scope.repo,
+        depth=levels,
+        limit=ROW_CAP,
+        across_repos=across,
+        visible=visible,
+    )
     matches = scope.filter(answer.matches)
     head: dict[str, Any] = {"tool": kind, "name": name, "depth": levels}
     if across:  # which repositories it covered; the hidden ones as a count, never a name
@@ -189,7 +193,8 @@ def callers_or_callees(
     limit: int,
     args: dict[str, Any],
 ) -> dict[str, Any]:
-    head, answer, edges = walk(scope, kind, name, depth, offset, limit, args)
+    """The ``callers`` or ``callees`` tool: a walk's page (no rows when ambiguous)."""
+    head, answer, edges = walk(scope, kind, name, depth, args)
     rows: list[Any] = edges if head["status"] != "ambiguous" else []
     page = Page(kind, args, scope.runs, rows, offset, limit, not answer.truncated)
     return page.render(head, scope.backend.tokens)
@@ -205,7 +210,7 @@ def impact(
     args: dict[str, Any],
 ) -> dict[str, Any]:
     """Transitive callers (default 3 levels): the symbols and files a change may affect."""
-    head, answer, edges = walk(scope, "callers", name, depth, offset, limit, args, default_depth=3)
+    head, answer, edges = walk(scope, "callers", name, depth, args, default_depth=3)
     head["tool"] = "impact"
     if head.get("empty_reason") == "symbol found, no callers":
         head["empty_reason"] = "symbol found, no callers: nothing else is affected"

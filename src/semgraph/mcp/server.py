@@ -8,8 +8,10 @@ Bad arguments, unknown tools and store failures are error results holding an err
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
@@ -103,14 +105,21 @@ def build_server(tools: Tools) -> SemgraphMCP:
     root.handlers[:] = handlers
     root.setLevel(level)
 
-    async def run(tool: str, **args: Any) -> CallToolResult:
-        allowed = ALLOWED_REPOS.get()
-        given = {k: v for k, v in args.items() if v is not None}
-        answer = await anyio.to_thread.run_sync(tools.call, tool, allowed, given)
-        return _result(answer)
+    def tool(declared: Callable[..., dict[str, Any]]) -> None:
+        """Register ``declared`` as the tool of its name: its signature and docstring are the
+        tool's schema, and it returns its arguments (``locals()``), which go to
+        :meth:`Tools.call` less those not given (None, or a switch left off)."""
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def search_code(
+        async def call(**args: Any) -> CallToolResult:
+            given = {k: v for k, v in declared(**args).items() if v is not None and v is not False}
+            allowed = ALLOWED_REPOS.get()
+            answer = await anyio.to_thread.run_sync(tools.call, declared.__name__, allowed, given)
+            return _result(answer)
+
+        server.tool(annotations=READ_ONLY, structured_output=False)(functools.wraps(declared)(call))
+
+    @tool
+    def search_code(
         text: Annotated[
             str,
             Field(
@@ -127,22 +136,13 @@ def build_server(tools: Tools) -> SemgraphMCP:
         ] = None,
         limit: Limit = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Hybrid (keyword + semantic) code search: ranked chunks with repo, path, lines,
         and each file's role (source, test, docs, ...)."""
-        return await run(
-            "search_code",
-            text=text,
-            repo=repo,
-            language=language,
-            path_prefix=path_prefix,
-            role=role,
-            limit=limit,
-            cursor=cursor,
-        )
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def localize(
+    @tool
+    def localize(
         text: Annotated[
             str,
             Field(
@@ -170,62 +170,48 @@ def build_server(tools: Tools) -> SemgraphMCP:
             ),
         ] = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """From an issue text to the code to change: ranked files, each with its ranked
         symbols and the evidence for them (chunks, traceback frames, names in the graph)."""
-        return await run(
-            "localize",
-            text=text,
-            repo=repo,
-            limit=limit,
-            mode=mode,
-            options=options,
-            cursor=cursor,
-        )
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def find_definition(
+    @tool
+    def find_definition(
         name: Name,
         repo: Repo = None,
         kind: Annotated[str | None, Field(description="function, method, class, ...")] = None,
         across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Where a symbol is defined; several matches come back as a list."""
-        return await run(
-            "find_definition", name=name, repo=repo, kind=kind,
-            across_repos=across_repos or None, limit=limit, cursor=cursor,
-        )  # fmt: skip
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def callers(
+    @tool
+    def callers(
         name: Name,
         repo: Repo = None,
         depth: Depth = None,
         across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Who calls a symbol (depth hops), each edge with its resolution tier."""
-        return await run(
-            "callers", name=name, repo=repo, depth=depth, across_repos=across_repos or None,
-            limit=limit, cursor=cursor,
-        )  # fmt: skip
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def callees(
+    @tool
+    def callees(
         name: Name,
         repo: Repo = None,
         depth: Depth = None,
         limit: Limit = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """What a symbol calls (depth hops), each edge with its resolution tier."""
-        return await run("callees", name=name, repo=repo, depth=depth, limit=limit, cursor=cursor)
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def impact(
+    @tool
+    def impact(
         name: Name,
         repo: Repo = None,
         depth: Annotated[int | None, Field(description="hops, 1..5 (default 3)")] = None,
@@ -233,36 +219,25 @@ def build_server(tools: Tools) -> SemgraphMCP:
         across_repos: Across = False,
         limit: Limit = None,
         cursor: Cursor = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """What a change to a symbol may affect: transitive callers and their files."""
-        return await run(
-            "impact",
-            name=name,
-            repo=repo,
-            depth=depth,
-            summary=summary or None,
-            across_repos=across_repos or None,
-            limit=limit,
-            cursor=cursor,
-        )
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def get_snippet(
+    @tool
+    def get_snippet(
         repo: Annotated[str, Field(description="repository key")],
         path: Annotated[str, Field(description="path relative to the repository root")],
         start_line: Annotated[int | None, Field(description="first line (default 1)")] = None,
         end_line: Annotated[int | None, Field(description="last line (at most 400 lines)")] = None,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Lines of a file at the indexed commit (at most 400 per call)."""
-        return await run(
-            "get_snippet", repo=repo, path=path, start_line=start_line, end_line=end_line
-        )
+        return locals()
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    async def index_status(
+    @tool
+    def index_status(
         repo: Repo = None, limit: Limit = None, cursor: Cursor = None
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Indexed commit, newest announced commit, jobs, resolution rates, skipped files."""
-        return await run("index_status", repo=repo, limit=limit, cursor=cursor)
+        return locals()
 
     return server

@@ -5,7 +5,7 @@ answer (a JSON-ready dict) or raises :class:`ToolFailure`; store failures become
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from semgraph.errors import (
@@ -14,12 +14,20 @@ from semgraph.errors import (
     SearchQueryError,
     StoreError,
 )
+from semgraph.localize.locate import MAX_FILES, SEARCH_CHUNKS, localize
+from semgraph.localize.rank import LocalizeOptions
 from semgraph.mcp import graph_tools, source
 from semgraph.mcp.backend import Allow, Backend, Scope
-from semgraph.mcp.envelope import Page, ToolFailure, check_limit, completeness, decode_cursor
+from semgraph.mcp.envelope import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    Page,
+    ToolFailure,
+    check_limit,
+    completeness,
+    decode_cursor,
+)
 from semgraph.search.embed import Embedder
-from semgraph.search.localize import MAX_FILES, SEARCH_CHUNKS, localize
-from semgraph.search.localize_rank import LocalizeOptions
 from semgraph.search.query import MAX_K, search_answer
 
 _embedder_lock = threading.Lock()
@@ -60,10 +68,16 @@ class Tools:
         return Scope(self.backend, allowed, repo).load()
 
     def _paged(
-        self, tool: str, allowed: Allow, args: dict[str, Any]
+        self,
+        tool: str,
+        allowed: Allow,
+        args: dict[str, Any],
+        default: int = DEFAULT_LIMIT,
+        most: int = MAX_LIMIT,
     ) -> tuple[Scope, int, int, dict[str, Any]]:
+        """(scope, offset, limit, the cursor's arguments) of a paged tool's call."""
         cursor = args.pop("cursor", None)
-        limit = check_limit(args.pop("limit", None))
+        limit = check_limit(args.pop("limit", None), default, most)
         scope = self._scope(allowed, args.get("repo"))
         offset = decode_cursor(cursor, tool, {**args, "limit": limit}, scope.runs)
         return scope, offset, limit, {**args, "limit": limit}
@@ -73,9 +87,7 @@ class Tools:
         text = str(args["text"])
         head: dict[str, Any] = {"tool": "search_code", "text": text[:200]}
         if not scope.indexed():
-            head.update(status="empty", empty_reason="repository not indexed")
-            head["freshness"] = scope.freshness()
-            return head
+            return _not_indexed(head, scope)
         try:
             answer = search_answer(
                 self.backend.search,
@@ -89,9 +101,7 @@ class Tools:
                 role=args.get("role"),
             )
         except SearchNotIndexed:
-            head.update(status="empty", empty_reason="repository not indexed")
-            head["freshness"] = scope.freshness()
-            return head
+            return _not_indexed(head, scope)
         hits = answer.hits
         head["truncated"] = answer.truncated
         if answer.notice:
@@ -99,27 +109,16 @@ class Tools:
         rows = [h.to_dict() for h in hits if scope.visible(h.repo)]
         for row in rows:
             row.pop("index", None)
-        causes = (
-            [f"ranked_search: only the best {MAX_K} chunks are ranked"]
-            if len(hits) >= MAX_K
-            else []
-        )
         mismatched = sorted({r["repo"] for r in rows if r["run_id"] != scope.runs.get(r["repo"])})
-        causes += [f"{k}: the search index serves another run than the graph" for k in mismatched]
-        head["status"] = "ok" if rows else "empty"
-        if not rows:
-            head["empty_reason"] = "no chunk matches"
-        head["completeness"] = completeness(causes)
-        head["freshness"] = scope.freshness({r["repo"] for r in rows} or None)
-        page = Page("search_code", key, scope.runs, rows, offset, limit, len(hits) < MAX_K)
-        return page.render(head, self.backend.tokens)
+        causes = _ranked_causes(len(hits), MAX_K, mismatched)
+        repos = {r["repo"] for r in rows} or None
+        paged = Page("search_code", key, scope.runs, rows, offset, limit, len(hits) < MAX_K)
+        return self._answer(head, scope, paged, causes, repos, "no chunk matches")
 
     def _localize(self, allowed: Allow, **args: Any) -> dict[str, Any]:
-        cursor = args.pop("cursor", None)
-        limit = check_limit(args.pop("limit", None), LOCALIZE_DEFAULT_FILES, MAX_FILES)
-        scope = self._scope(allowed, args.get("repo"))
-        key = {**args, "limit": limit}
-        offset = decode_cursor(cursor, "localize", key, scope.runs)
+        scope, offset, limit, key = self._paged(
+            "localize", allowed, args, LOCALIZE_DEFAULT_FILES, MAX_FILES
+        )
         text = str(args["text"])
         mode = args.get("mode") or "hybrid"
         options = LocalizeOptions.parse(args.get("options"))  # bad: invalid_argument
@@ -134,9 +133,7 @@ class Tools:
                 field="repo",
             )
         if repo is None or repo not in indexed:
-            head.update(status="empty", empty_reason="repository not indexed")
-            head["freshness"] = scope.freshness()
-            return head
+            return _not_indexed(head, scope)
         try:
             answer = localize(
                 self.backend.search,
@@ -150,27 +147,37 @@ class Tools:
                 options=options,
             )
         except SearchNotIndexed:
-            head.update(status="empty", empty_reason="repository not indexed")
-            head["freshness"] = scope.freshness([repo])
-            return head
+            return _not_indexed(head, scope, [repo])
         head.update(repo=repo, truncated=answer.truncated, mentions=answer.mentions.to_dict())
         if args.get("options") or args.get("mode"):
             head.update(mode=mode, options=options.to_dict())
         if answer.notice:
             head["notice"] = answer.notice
-        causes = []
-        if answer.chunks_ranked >= SEARCH_CHUNKS:
-            causes.append(f"ranked_search: only the best {SEARCH_CHUNKS} chunks are ranked")
-        if answer.run_id is not None and answer.run_id != scope.runs.get(repo):
-            causes.append(f"{repo}: the search index serves another run than the graph")
+        served = answer.run_id is not None and answer.run_id != scope.runs.get(repo)
+        causes = _ranked_causes(answer.chunks_ranked, SEARCH_CHUNKS, [repo] if served else [])
         causes += scope.file_causes([repo])
         rows = answer.files
-        head["status"] = "ok" if rows else "empty"
-        if not rows:
-            head["empty_reason"] = "nothing in the text matches a file"
+        paged = Page("localize", key, scope.runs, rows, offset, limit, len(rows) < MAX_FILES)
+        return self._answer(
+            head, scope, paged, causes, [repo], "nothing in the text matches a file"
+        )
+
+    def _answer(
+        self,
+        head: dict[str, Any],
+        scope: Scope,
+        page: Page,
+        causes: list[str],
+        repos: Iterable[str] | None,
+        empty_reason: str,
+    ) -> dict[str, Any]:
+        """The answer of a search tool: its status, completeness and freshness after ``head``,
+        then the page of rows."""
+        head["status"] = "ok" if page.rows else "empty"
+        if not page.rows:
+            head["empty_reason"] = empty_reason
         head["completeness"] = completeness(causes)
-        head["freshness"] = scope.freshness([repo])
-        page = Page("localize", key, scope.runs, rows, offset, limit, len(rows) < MAX_FILES)
+        head["freshness"] = scope.freshness(repos)
         return page.render(head, self.backend.tokens)
 
     def _find_definition(self, allowed: Allow, **args: Any) -> dict[str, Any]:
@@ -244,3 +251,21 @@ def _job_counts(jobs: list[Any]) -> dict[str, int]:
         elif status in counts:
             counts[status] += 1
     return counts
+
+
+def _not_indexed(
+    head: dict[str, Any], scope: Scope, repos: list[str] | None = None
+) -> dict[str, Any]:
+    """A search tool's answer when there is no search index to ask."""
+    head.update(status="empty", empty_reason="repository not indexed")
+    head["freshness"] = scope.freshness(repos)
+    return head
+
+
+def _ranked_causes(ranked: int, most: int, mismatched: Iterable[str]) -> list[str]:
+    """Why a search tool's answer may be incomplete: the search ranked only its best ``most``
+    chunks, and repositories whose search index serves another run than their graph."""
+    causes = [f"ranked_search: only the best {most} chunks are ranked"] if ranked >= most else []
+    return causes + [
+        f"{key}: the search index serves another run than the graph" for key in mismatched
+    ]

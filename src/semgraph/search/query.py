@@ -16,7 +16,7 @@ alias resolution (bounded), so searches during a reindex neither fail nor mix ru
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import elasticsearch
 
@@ -124,34 +124,27 @@ def _ranked(response: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(f"{h['_index']}/{h['_id']}", h) for h in response["hits"]["hits"]]
 
 
+class SearchArgs(TypedDict, total=False):
+    """The keyword arguments :func:`search` passes on to :func:`search_answer`."""
+
+    repo: str | None
+    lang: str | None
+    path_prefix: str | None
+    k: int
+    mode: str
+    role: str | None
+    faults: Faults
+
+
 def search(
     es: elasticsearch.Elasticsearch,
     settings: Settings,
     embedder: Embedder | None,
     query: str,
-    *,
-    repo: str | None = None,
-    lang: str | None = None,
-    path_prefix: str | None = None,
-    k: int = 10,
-    mode: str = "hybrid",
-    role: str | None = None,
-    faults: Faults = PROCESS,
+    **kwargs: Unpack[SearchArgs],
 ) -> list[SearchHit]:
     """The ``k`` best chunks for ``query``: :func:`search_answer`'s hits."""
-    return search_answer(
-        es,
-        settings,
-        embedder,
-        query,
-        repo=repo,
-        lang=lang,
-        path_prefix=path_prefix,
-        k=k,
-        mode=mode,
-        role=role,
-        faults=faults,
-    ).hits
+    return search_answer(es, settings, embedder, query, **kwargs).hits
 
 
 def search_answer(

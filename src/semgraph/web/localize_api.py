@@ -1,6 +1,6 @@
 """Localisation over HTTP: ``POST /localize`` (a JSON body: issue texts do not belong in a
 URL) and ``GET /localize`` (query parameters, for short texts), answering what
-``semgraph localize --json`` prints (:meth:`semgraph.search.localize.LocalizeAnswer.to_dict`).
+``semgraph localize --json`` prints (:meth:`semgraph.localize.locate.LocalizeAnswer.to_dict`).
 
 A mode of its own rather than ``mode=localize`` on ``/search``: the answer is another shape
 (files with symbols and evidence, not chunk hits), it needs one repository (the graph hops
@@ -14,20 +14,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
-from semgraph.search.localize import MAX_FILES, LocalizeOptions, localize
-from semgraph.search.localize_rank import OPTIONS_PATTERN
+from semgraph.localize.locate import MAX_FILES, LocalizeOptions, localize
+from semgraph.localize.rank import OPTIONS_PATTERN
 from semgraph.search.query import validate
 from semgraph.web.context import ReadCaller, ReadCtx, WebContext
+from semgraph.web.forms import QUERY_PATTERN, SEARCH_RESPONSES, Mode, embedder_for, post_form
 from semgraph.web.scope import check_repo
-from semgraph.web.search_api import (
-    QUERY_PATTERN,
-    SEARCH_RESPONSES,
-    Mode,
-    embedder_for,
-    json_body,
-)
 from semgraph.web.tokens import Principal
 
 router = APIRouter()
@@ -94,22 +87,4 @@ def localize_get(
     return run_localize(request, ctx, who, args)
 
 
-@router.post(
-    "/localize",
-    tags=["search"],
-    responses={
-        **SEARCH_RESPONSES,
-        413: {"description": "the body is over the limit"},
-        422: {"description": "a field does not validate: where and why, never the input"},
-    },
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": LocalizeRequest.model_json_schema()}},
-        }
-    },
-)
-async def localize_post(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
-    """``GET /localize`` with its fields in a JSON body (long issue texts)."""
-    args = await json_body(request, ctx, LocalizeRequest)
-    return await run_in_threadpool(run_localize, request, ctx, who, args)
+post_form(router, "/localize", LocalizeRequest, run_localize)

@@ -36,7 +36,7 @@ def _graph_answer(
     ctx: WebContext, who: Principal, kind: str, name: str, repo: str | None, **kw: Any
 ) -> Any:
     repo = only_repo(ctx, who, repo)
-    if kw.get("across_repos"):  # the allowlist applies at every hop (issue 30)
+    if kw.get("across_repos"):  # the allowlist applies at every hop
         kw["visible"] = None if who.repos is None else who.allows
     else:
         kw.pop("across_repos", None)
@@ -60,38 +60,37 @@ def graph_def(
     return result
 
 
-@router.get("/graph/callers", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
-def graph_callers(
-    ctx: ReadCtx,
-    who: ReadCaller,
-    name: Name,
-    repo: Repo = None,
-    depth: Annotated[int, Query(ge=1, le=5)] = 1,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    across_repos: AcrossRepos = False,
-) -> dict[str, Any]:
-    """Who calls a symbol, up to ``depth`` hops."""
-    result: dict[str, Any] = _graph_answer(
-        ctx, who, "callers", name, repo, depth=depth, limit=limit, across_repos=across_repos
+def _calls_route(direction: str, doc: str) -> None:
+    """``GET /graph/callers`` and ``GET /graph/callees``: one route each, the walk's
+    direction apart."""
+
+    def endpoint(
+        ctx: ReadCtx,
+        who: ReadCaller,
+        name: Name,
+        repo: Repo = None,
+        depth: Annotated[int, Query(ge=1, le=5)] = 1,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+        across_repos: AcrossRepos = False,
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = _graph_answer(
+            ctx, who, direction, name, repo, depth=depth, limit=limit, across_repos=across_repos
+        )
+        return result
+
+    router.add_api_route(
+        f"/graph/{direction}",
+        endpoint,
+        methods=["GET"],
+        name=f"graph_{direction}",
+        description=doc,
+        tags=["graph"],
+        responses={**AUTH_RESPONSES, **_BAD_INPUT},
     )
-    return result
 
 
-@router.get("/graph/callees", tags=["graph"], responses={**AUTH_RESPONSES, **_BAD_INPUT})
-def graph_callees(
-    ctx: ReadCtx,
-    who: ReadCaller,
-    name: Name,
-    repo: Repo = None,
-    depth: Annotated[int, Query(ge=1, le=5)] = 1,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    across_repos: AcrossRepos = False,
-) -> dict[str, Any]:
-    """What a symbol calls, up to ``depth`` hops."""
-    result: dict[str, Any] = _graph_answer(
-        ctx, who, "callees", name, repo, depth=depth, limit=limit, across_repos=across_repos
-    )
-    return result
+_calls_route("callers", "Who calls a symbol, up to ``depth`` hops.")
+_calls_route("callees", "What a symbol calls, up to ``depth`` hops.")
 
 
 @router.get("/runs", tags=["runs"], responses=AUTH_RESPONSES)

@@ -12,36 +12,20 @@ error repeats the query (:mod:`semgraph.web.app` answers 422s without the input)
 
 from __future__ import annotations
 
-import json
-import threading
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from semgraph.errors import SearchNotIndexed
-from semgraph.search.documents import clean_text
-from semgraph.search.embed import Embedder
 from semgraph.search.query import SearchAnswer, search_answer, validate
-from semgraph.web.context import (
-    AUTH_RESPONSES,
-    BodyTooLarge,
-    ReadCaller,
-    ReadCtx,
-    WebContext,
-    read_limited,
-)
+from semgraph.web.context import ReadCaller, ReadCtx, WebContext
+from semgraph.web.forms import QUERY_PATTERN, SEARCH_RESPONSES, Mode, embedder_for, post_form
 from semgraph.web.scope import check_repo, readable_repos
 from semgraph.web.tokens import Principal
 
 router = APIRouter()
-_embedder_lock = threading.Lock()
 
-QUERY_PATTERN = r"^[\s\S]*\S[\s\S]*$"
-BodyT = TypeVar("BodyT", bound=BaseModel)
-Mode = Literal["hybrid", "bm25", "knn"]
 # semgraph.search.roles.ROLES (a test holds them equal)
 Role = Literal["source", "test", "docs", "changelog", "example", "i18n", "generated"]
 Q_HELP = (
@@ -49,11 +33,6 @@ Q_HELP = (
     "(32,768 characters by default) with a notice, never refused"
 )
 ROLE_HELP = "only files of this role (source, test, docs, changelog, example, i18n, generated)"
-SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **AUTH_RESPONSES,
-    400: {"description": "invalid query input"},
-    404: {"description": "nothing indexed"},
-}
 
 
 class SearchRequest(BaseModel):
@@ -68,16 +47,6 @@ class SearchRequest(BaseModel):
     k: int = Field(default=10, ge=1, le=200)
     mode: Mode = "hybrid"
     role: Role | None = Field(default=None, description=ROLE_HELP)
-
-
-def embedder_for(request: Request, ctx: WebContext) -> Embedder:
-    """One embedding model per application, loaded on the first search that needs it."""
-    with _embedder_lock:
-        model: Embedder | None = getattr(request.app.state, "embedder", None)
-        if model is None:
-            model = Embedder(ctx.settings)
-            request.app.state.embedder = model
-        return model
 
 
 def run_search(request: Request, ctx: WebContext, who: Principal, args: SearchRequest) -> Any:
@@ -136,46 +105,4 @@ def search_get(
     return run_search(request, ctx, who, args)
 
 
-@router.post(
-    "/search",
-    tags=["search"],
-    responses={
-        **SEARCH_RESPONSES,
-        413: {"description": "the body is over the limit"},
-        422: {"description": "a field does not validate: where and why, never the input"},
-    },
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": SearchRequest.model_json_schema()}},
-        }
-    },
-)
-async def search_post(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
-    """``GET /search`` with its fields in a JSON body (long issue texts)."""
-    args = await json_body(request, ctx, SearchRequest)
-    return await run_in_threadpool(run_search, request, ctx, who, args)
-
-
-async def json_body(request: Request, ctx: WebContext, model: type[BodyT]) -> BodyT:
-    """A ``POST`` form's JSON body, read up to SEMGRAPH_SEARCH_MAX_BODY_BYTES (413 past it)
-    and validated as ``model``; a 422 says where and why, never echoing the input."""
-    limit = ctx.settings.search_max_body_bytes
-    try:
-        body = await read_limited(request, limit)
-    except BodyTooLarge:
-        detail = f"the body is over {limit} bytes (SEMGRAPH_SEARCH_MAX_BODY_BYTES)"
-        raise HTTPException(413, detail) from None
-    try:
-        # Python's parser: a lone surrogate escape or invalid UTF-8 in an issue text is
-        # cleaned later (U+FFFD), not refused
-        data = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
-        invalid = {"type": "json_invalid", "loc": ("body",), "msg": "the body is not JSON"}
-        raise RequestValidationError([invalid]) from None
-    if isinstance(data, dict) and isinstance(data.get("q"), str):
-        data["q"] = clean_text(data["q"])  # lone surrogates become U+FFFD
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors(include_input=False, include_url=False)) from None
+post_form(router, "/search", SearchRequest, run_search)

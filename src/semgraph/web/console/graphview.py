@@ -123,7 +123,7 @@ def graph_page(request: Request) -> HTMLResponse:
     try:
         scope = Scope(tools.backend, allow_of(caller), repo[:512] if repo else None).load()
         walks = {
-            kind: graph_tools.walk(scope, kind, name[:1000], depth, 0, 1, {"name": name})
+            kind: graph_tools.walk(scope, kind, name[:1000], depth, {"name": name})
             for kind in ("callers", "callees")
         }
     except ToolFailure as exc:

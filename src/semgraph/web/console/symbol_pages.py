@@ -106,7 +106,7 @@ def symbol_body(ctx: WebContext, tools: Tools, caller: Caller, repo: str | None,
     heads = ["Symbol", "Where", "Tier", "Candidates"]
     try:  # the walk itself (row cap 1000), without the agents' token-bounded envelope
         scope = Scope(tools.backend, allow, str(d["repo"])).load()
-        walks = {k: graph_tools.walk(scope, k, qualified, 1, 0, 1, args) for k in KINDS}
+        walks = {k: graph_tools.walk(scope, k, qualified, 1, args) for k in KINDS}
     except ToolFailure as exc:
         return "".join(parts) + f'<p role="alert">{esc(exc.message)}</p>'
     for kind, title in (("callers", "Callers"), ("callees", "Callees")):

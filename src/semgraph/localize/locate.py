@@ -2,7 +2,7 @@
 
 One repository at a time. The text is bounded like a search query (never refused for its
 length, :func:`semgraph.search.query.validate`), then five parts feed one scoreboard
-(:class:`semgraph.search.localize_rank.Board`, whose docstring gives the arithmetic); each
+(:class:`semgraph.localize.rank.Board`, whose docstring gives the arithmetic); each
 has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on its own:
 
 1. ``chunks``: one hybrid (or BM25/kNN) search for the text, its best :data:`SEARCH_CHUNKS`
@@ -35,13 +35,13 @@ from semgraph.config import Settings
 from semgraph.db import Graph, search_errors
 from semgraph.errors import SearchNotIndexed, SearchQueryError
 from semgraph.graph import queries as gq
+from semgraph.localize import queries as lq
+from semgraph.localize.mentions import Mentions, extract, file_stem, match_tail, path_suffixes
+from semgraph.localize.rank import Board, LocalizeOptions
 from semgraph.resolve.symtab import file_key
-from semgraph.search import localize_queries as lq
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
-from semgraph.search.localize_rank import Board, LocalizeOptions
 from semgraph.search.longquery import embedding_windows
-from semgraph.search.mentions import Mentions, extract, file_stem, match_tail, path_suffixes
 from semgraph.search.query import MAX_K, search_answer, validate
 
 __all__ = ["MAX_FILES", "LocalizeAnswer", "LocalizeOptions", "localize"]

@@ -1,6 +1,6 @@
 """What an issue text names: traceback frames (``path:line``, with the function when the
 frame says it), dotted names and identifiers, and which file roles it asks for. Pure: the
-text in, bounded lists out; :mod:`semgraph.search.localize` looks each up exactly in the
+text in, bounded lists out; :mod:`semgraph.localize.locate` looks each up exactly in the
 graph.
 
 Frames are read in the forms tracebacks and compilers print them:

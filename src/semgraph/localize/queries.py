@@ -1,4 +1,4 @@
-"""The statements :mod:`semgraph.search.localize` runs that the graph reader does not have
+"""The statements :mod:`semgraph.localize.locate` runs that the graph reader does not have
 (Cypher, parameters always bound) and its one Elasticsearch body. The call-graph hops reuse
 the reader's ``CALLERS_STEP`` and ``CALLEES_STEP`` (:mod:`semgraph.graph.queries`)."""
 

@@ -1,6 +1,6 @@
 """The localisation's scoreboard: evidence comes in per file and per symbol, each piece
 weighted by its part's weight (:class:`LocalizeOptions`), and the board ranks files and,
-within each, symbols. Pure: no client, no I/O (:mod:`semgraph.search.localize` feeds it).
+within each, symbols. Pure: no client, no I/O (:mod:`semgraph.localize.locate` feeds it).
 
 How a file's score is made (each part can be switched off with a weight of 0):
 
