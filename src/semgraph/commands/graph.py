@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from semgraph.commands.console import emit_json, out, settings_from
+from semgraph.commands.console import emit_json, env_option, out, settings_from
 from semgraph.errors import GraphInputError, RunStateError
 
 graph_app = typer.Typer(
@@ -34,35 +34,28 @@ NAME_HELP = "Short or qualified name."
 # bounds are: SEMGRAPH_GRAPH_MAX_LIMIT, SEMGRAPH_GRAPH_MAX_DEPTH), so each gets
 # SEMGRAPH_<COMMAND>_<FLAG>; --json is SEMGRAPH_JSON as everywhere in the CLI.
 def _repo(group: str) -> Any:
-    return typer.Option(
-        None, "--repo", envvar=f"SEMGRAPH_{group}_REPO", show_envvar=True, help=REPO_HELP
-    )
+    return env_option(None, "--repo", env=f"SEMGRAPH_{group}_REPO", help=REPO_HELP)
 
 
 def _limit(default: int, group: str = "GRAPH", help: str = LIMIT_HELP) -> Any:
-    return typer.Option(
-        default, "--limit", envvar=f"SEMGRAPH_{group}_LIMIT", show_envvar=True, help=help
-    )
+    return env_option(default, "--limit", env=f"SEMGRAPH_{group}_LIMIT", help=help)
 
 
 def _depth() -> Any:
-    return typer.Option(
-        1, "--depth", envvar="SEMGRAPH_GRAPH_DEPTH", show_envvar=True, help=DEPTH_HELP
-    )
+    return env_option(1, "--depth", env="SEMGRAPH_GRAPH_DEPTH", help=DEPTH_HELP)
 
 
 def _across() -> Any:
-    return typer.Option(
+    return env_option(
         False,
         "--across-repos",
-        envvar="SEMGRAPH_GRAPH_ACROSS_REPOS",
-        show_envvar=True,
+        env="SEMGRAPH_GRAPH_ACROSS_REPOS",
         help="Follow cross-repository links (tier cross_repo) into other repositories.",
     )
 
 
 def _json() -> Any:
-    return typer.Option(False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help=JSON_HELP)
+    return env_option(False, "--json", env="SEMGRAPH_JSON", help=JSON_HELP)
 
 
 def _reader_call(ctx: typer.Context, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -170,9 +163,7 @@ def impact_cmd(
     ctx: typer.Context,
     name: str = typer.Argument(..., help=NAME_HELP),
     repo: str | None = _repo("GRAPH"),
-    depth: int = typer.Option(
-        3, "--depth", envvar="SEMGRAPH_GRAPH_IMPACT_DEPTH", show_envvar=True, help=DEPTH_HELP
-    ),
+    depth: int = env_option(3, "--depth", env="SEMGRAPH_GRAPH_IMPACT_DEPTH", help=DEPTH_HELP),
     limit: int = _limit(200),
     across_repos: bool = _across(),
     as_json: bool = _json(),
@@ -236,12 +227,8 @@ def duration(started: object, finished: object) -> str:
 def runs_list(
     ctx: typer.Context,
     repo: str | None = _repo("RUNS"),
-    status: str | None = typer.Option(
-        None,
-        "--status",
-        envvar="SEMGRAPH_RUNS_STATUS",
-        show_envvar=True,
-        help="Only runs with this status.",
+    status: str | None = env_option(
+        None, "--status", env="SEMGRAPH_RUNS_STATUS", help="Only runs with this status."
     ),
     limit: int = _limit(20, "RUNS", "At most this many runs (1-10000)."),
     as_json: bool = _json(),

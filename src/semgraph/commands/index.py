@@ -10,7 +10,15 @@ from typing import Any
 
 import typer
 
-from semgraph.commands.console import emit_json, err, is_verbose, out, settings_from
+from semgraph.commands.console import (
+    emit_json,
+    env_option,
+    err,
+    is_verbose,
+    json_option,
+    out,
+    settings_from,
+)
 from semgraph.errors import CheckoutError, GraphTooLarge, JobError
 
 _TOO_LARGE = f"{GraphTooLarge.__name__}: "
@@ -25,23 +33,16 @@ _TX_SETTING = re.compile(
 def index_cmd(
     ctx: typer.Context,
     source: str = typer.Argument(..., help="Git URL (https, ssh, file://) or local path."),
-    ref: str | None = typer.Option(
+    ref: str | None = env_option(
         None,
         "--ref",
-        envvar="SEMGRAPH_INDEX_REF",
-        show_envvar=True,
+        env="SEMGRAPH_INDEX_REF",
         help="Branch, tag or commit (default: the default branch).",
     ),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        envvar="SEMGRAPH_INDEX_FORCE",
-        show_envvar=True,
-        help="Reindex even if nothing changed.",
+    force: bool = env_option(
+        False, "--force", env="SEMGRAPH_INDEX_FORCE", help="Reindex even if nothing changed."
     ),
-    as_json: bool = typer.Option(
-        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Print the run as JSON."
-    ),
+    as_json: bool = json_option("Print the run as JSON."),
 ) -> None:
     """Enqueue a reindex of SOURCE and run that job here until it finishes (older pending
     jobs of other repositories are left to the worker)."""
@@ -217,22 +218,18 @@ def _print_run(run: dict[str, Any]) -> None:
 
 def check_cmd(
     ctx: typer.Context,
-    repair: bool = typer.Option(
+    repair: bool = env_option(
         False,
         "--repair",
-        envvar="SEMGRAPH_CHECK_REPAIR",
-        show_envvar=True,
+        env="SEMGRAPH_CHECK_REPAIR",
         help="Finish the alias flip, or requeue the repository.",
     ),
-    as_json: bool = typer.Option(
-        False, "--json", envvar="SEMGRAPH_JSON", show_envvar=True, help="Machine-readable output."
-    ),
-    graph_parity: str | None = typer.Option(
+    as_json: bool = json_option("Machine-readable output."),
+    graph_parity: str | None = env_option(
         None,
         "--graph-parity",
         metavar="REPO",
-        envvar="SEMGRAPH_CHECK_GRAPH_PARITY",
-        show_envvar=True,
+        env="SEMGRAPH_CHECK_GRAPH_PARITY",
         help="Instead: compare REPO's live graph, node for node and edge for edge, with a "
         "full publish of its indexed commit; exit 1 (and alert) on any difference.",
     ),

@@ -20,7 +20,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import neo4j
 
@@ -74,6 +74,21 @@ def check_text(name: str, value: str | None, limit: int, required: bool = False)
         raise QueueInputError(f"{name} is longer than {limit} characters")
     if any(ord(c) < 32 for c in value):
         raise QueueInputError(f"{name} contains control characters")
+
+
+class EnqueueFields(TypedDict, total=False):
+    """What an enqueue may say besides the repository key (:func:`enqueue_request`)."""
+
+    kind: str
+    args: dict[str, Any] | None
+    ref: str | None
+    commit: str | None
+    priority: int
+    delivery_key: str | None
+    source: str | None
+    host: str | None
+    default_branch: str | None
+    note: str | None
 
 
 def enqueue_request(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from semgraph.config import Settings
 from semgraph.db import Graph
@@ -38,7 +38,7 @@ from semgraph.errors import QueueInputError, SourceConflict
 from semgraph.faults import PROCESS, Faults
 from semgraph.queue import metrics, workers
 from semgraph.queue import queries as q
-from semgraph.queue.enqueue import check_text, enqueue_request, write_batch
+from semgraph.queue.enqueue import EnqueueFields, check_text, enqueue_request, write_batch
 from semgraph.queue.lanes import ClaimScope
 from semgraph.queue.models import (
     TERMINAL,
@@ -110,37 +110,13 @@ class JobStore:
     # -- enqueue ----------------------------------------------------------------------------
 
     def enqueue(
-        self,
-        repo_key: str,
-        *,
-        now: float,
-        kind: str = "reindex",
-        args: dict[str, Any] | None = None,
-        ref: str | None = None,
-        commit: str | None = None,
-        priority: int = 0,
-        delivery_key: str | None = None,
-        source: str | None = None,
-        host: str | None = None,
-        default_branch: str | None = None,
-        note: str | None = None,
+        self, repo_key: str, *, now: float, **fields: Unpack[EnqueueFields]
     ) -> EnqueueResult:
-        """Queue work for ``repo_key``; returns once the job is committed. With ``source``,
+        """Queue work for ``repo_key`` (the fields of :func:`~semgraph.queue.enqueue.
+        enqueue_request`, checked there); returns once the job is committed. With ``source``,
         the repository is recorded at its first enqueue, and an enqueue naming another
         source is ``refused`` (see :class:`semgraph.queue.models.RepoRecord`)."""
-        request = enqueue_request(
-            repo_key,
-            kind=kind,
-            args=args,
-            ref=ref,
-            commit=commit,
-            priority=priority,
-            delivery_key=delivery_key,
-            source=source,
-            host=host,
-            default_branch=default_branch,
-            note=note,
-        )
+        request = enqueue_request(repo_key, **fields)
         result = self.enqueue_many([request], now=now)[0]
         if result.refused:
             raise SourceConflict(result.detail or f"enqueue for {repo_key} refused")
