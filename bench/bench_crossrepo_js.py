@@ -91,7 +91,7 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     from tests.integration.xrepo_corpus import corpus
 
     from bench.bench_crossrepo import _publish, _repo
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.relink import relink_dependents
 
     tarballs = fetch(corpus())
     ws = tmp / "ws"

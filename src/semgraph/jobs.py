@@ -21,7 +21,6 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph, connect_search
 from semgraph.faults import Faults, arm_from_env
-from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
 from semgraph.logs import event
@@ -30,6 +29,7 @@ from semgraph.maintenance.search import maintain_search
 from semgraph.queue.registry import JobContext, on_maintenance, register
 from semgraph.repos import removal
 from semgraph.search.embed import Embedder
+from semgraph.xrepo.relink import relink_dependents
 
 KIND = "reindex"
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph.xrepo_relink import relink_dependents
+from semgraph.xrepo.relink import relink_dependents
 from tests.integration.xrepo_repos import LIB, SVC, counts, publish, xcalls
 
 pytestmark = pytest.mark.integration

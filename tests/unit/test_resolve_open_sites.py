@@ -9,11 +9,11 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from semgraph.graph.xrepo_ruby import constant_path, names_of, nesting
 from semgraph.manifests import jvm
 from semgraph.model import Chunk
 from semgraph.resolve.open_sites import MAX_CANDIDATES, parts
 from semgraph.resolve.resolver import resolve
+from semgraph.xrepo.gems import constant_path, names_of, nesting
 from tests.parsed_python import language_facts, resolution_rows
 
 Rows = list[tuple[int, str, str, str]]

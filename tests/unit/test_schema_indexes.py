@@ -36,7 +36,7 @@ MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
 NOT_INDEXED = {
     ("Symbol", "kind"): (
         "a handful of kinds, each held by many symbols: the cross-repository link "
-        "(semgraph.graph.xrepo_queries) seeks a symbol by qualified name or by its file's "
+        "(semgraph.xrepo.queries) seeks a symbol by qualified name or by its file's "
         "DEFINES edges and only then checks that it is a module"
     ),
     ("JobQueue", "kind"): (

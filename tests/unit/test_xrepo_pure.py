@@ -8,17 +8,17 @@ import os
 import sqlite3
 from pathlib import Path
 
-from semgraph.graph.xrepo import _python_name, _Site
-from semgraph.graph.xrepo_counts import Provider, classify, provider_of
-from semgraph.graph.xrepo_counts import is_ambiguous as _is_ambiguous
-from semgraph.graph.xrepo_js import candidates, entry_target, package_of, site_name
-from semgraph.graph.xrepo_jvm import readings
-from semgraph.graph.xrepo_lookup import reexport as _reexport
-from semgraph.graph.xrepo_rust import paths
-from semgraph.graph.xrepo_rust import readings as rust_readings
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.manifests.base import MAX_MANIFEST_BYTES
 from semgraph.resolve import rust_crates
+from semgraph.xrepo.counts import Provider, classify, provider_of
+from semgraph.xrepo.counts import is_ambiguous as _is_ambiguous
+from semgraph.xrepo.crates import paths
+from semgraph.xrepo.crates import readings as rust_readings
+from semgraph.xrepo.link import _python_name, _Site
+from semgraph.xrepo.lookup import reexport as _reexport
+from semgraph.xrepo.maven import readings
+from semgraph.xrepo.npm import candidates, entry_target, package_of, site_name
 
 
 def site(module: str, local: str, rest: str) -> _Site:
@@ -213,7 +213,7 @@ def test_multiplatform_kotlin_packages_are_read_from_every_target(tmp_path: Path
 
 
 def test_lost_links_are_read_per_dependent_and_a_malformed_entry_is_left_out() -> None:
-    from semgraph.graph.xrepo_relink import _lost
+    from semgraph.xrepo.relink import _lost
 
     entries = ("svc\tsvc|a.py|a.go\t3\tlib.f0", "svc\tsvc|b.py|b\t7\tf0", "web\tweb|x|y\tx\tf",
                "broken")  # fmt: skip
@@ -235,7 +235,7 @@ class _Tx:
 
 
 def test_a_publish_that_dropped_too_many_linked_calls_re_links_everything() -> None:
-    from semgraph.graph.xrepo_relink import MAX_LOST, record
+    from semgraph.xrepo.relink import MAX_LOST, record
 
     tx = _Tx()
     record(tx, "lib", False, {"f"}, [f"svc\tk\t{i}\tlib.f" for i in range(3)])

@@ -101,7 +101,7 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
         props["imports_unresolved"] = unresolved
     fam = family(language)
     reexports = res.reexports_of(path, fam) if fam in ("python", "js", "rust") else []
-    if reexports:  # what the cross-repository link follows (semgraph.graph.xrepo)
+    if reexports:  # what the cross-repository link follows (semgraph.xrepo.link)
         props["reexports"] = reexports
     nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved, reexports))]
     syms = res.symbols_of(path)

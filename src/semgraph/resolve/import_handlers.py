@@ -247,7 +247,7 @@ def js_external(
 ) -> tuple[tuple[str, str, str], ...]:
     """The bindings of an import from a package, each to ``specifier<NUL>imported``: the
     exported name it reaches (``default``; ``*`` for a namespace or ``require``), what the
-    cross-repository link looks up (:mod:`semgraph.graph.xrepo_js`)."""
+    cross-repository link looks up (:mod:`semgraph.xrepo.npm`)."""
     if alias:
         imported = names[0] if names and names[0] != "*" else "*"
         return ((alias, "external", f"{module}{MEMBER_SEP}{imported}"),)

@@ -1,4 +1,4 @@
-"""Lookups in a provider's graph that the cross-repository link (:mod:`semgraph.graph.xrepo`)
+"""Lookups in a provider's graph that the cross-repository link (:mod:`semgraph.xrepo.link`)
 shares between languages: definitions by qualified name, and a module's re-exports
 (``File.reexports``, ``exported<TAB>path<TAB>member``; member ``*``: all of that module, as
 JS/TS ``export * from``) followed to the definition they name."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import queries as q
 
 REEXPORT_HOPS = 4  # files followed: ``export {default as x} from`` takes two in one package
 MAX_STARS = 32  # ``export * from`` modules tried for one name at one hop

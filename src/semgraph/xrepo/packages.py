@@ -2,15 +2,15 @@
 ``PROVIDES`` and ``DEPENDS_ON`` edges from its manifests (:mod:`semgraph.manifests`), in the
 publish's own transaction. They are a handful of rows, so every form of the publish (first,
 full, delta) writes them the same way and a delta stays equal to a full publish. The
-statements are in :mod:`semgraph.graph.xrepo_queries`.
+statements are in :mod:`semgraph.xrepo.queries`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
 from semgraph.manifests import Identity
+from semgraph.xrepo import queries as q
 
 
 def package_key(ecosystem: str, name: str) -> str:

@@ -1,4 +1,4 @@
-"""The cross-repository link for gems (issue 30, :mod:`semgraph.graph.xrepo`): a Ruby call
+"""The cross-repository link for gems (issue 30, :mod:`semgraph.xrepo.link`): a Ruby call
 site into a gem another indexed repository provides, linked to the definition its constant
 path names.
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
 from semgraph.model import module_name
+from semgraph.xrepo import queries as q
 
 MAX_PATH = 8  # segments of a constant path read
 

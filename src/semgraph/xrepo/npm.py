@@ -1,4 +1,4 @@
-"""The cross-repository link for npm packages (issue 30, :mod:`semgraph.graph.xrepo`): a
+"""The cross-repository link for npm packages (issue 30, :mod:`semgraph.xrepo.link`): a
 JS/TS call site into a package another indexed repository provides, linked to the
 definition it reaches.
 
@@ -17,7 +17,7 @@ read as ``src`` or dropped; the first file the provider's graph has is the entry
 
 In the entry: a top-level definition of that name, else its exports (``File.reexports``:
 ``export default f``, ``export {a as b}``, ``export ... from``, ``export * from``) followed
-to the definition (:func:`semgraph.graph.xrepo_lookup.follow`); ``via`` is ``definition``
+to the definition (:func:`semgraph.xrepo.lookup.follow`); ``via`` is ``definition``
 when the entry defines it and ``re-export`` otherwise. An attribute after it (``Queue``'s
 ``enqueue`` in ``d.Queue.enqueue``) is looked up by qualified name under it.
 """
@@ -27,9 +27,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.lookup import by_qn, follow
 
 SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 BUILD_DIRS = frozenset({"dist", "lib", "build", "out", "esm", "cjs", "es", "module", "umd"})

@@ -20,7 +20,7 @@ every site into the library when a module it re-exports whole, ``export *``, cam
 What it reads follows the change: the linked sites through the library's name index, the
 others as the rows into the library's modules whose text holds a name (filtered in the
 server), and the counts of the calls it touched only, before and after
-(:mod:`semgraph.graph.xrepo_counts`; a ``lost`` call counts linked before). The links left
+(:mod:`semgraph.xrepo.counts`; a ``lost`` call counts linked before). The links left
 in place take the library's new commit (a property). Once every dependent is done, the
 names it read are cleared (the node goes when empty); a crash before that leaves them, and
 the job's retry re-links again (a re-link is idempotent). A removal re-links everything
@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from semgraph.db import Graph
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo import LinkStats, link, sites_into
-from semgraph.graph.xrepo_counts import Provider, provider_of
 from semgraph.resolve.symtab import external_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.counts import Provider, provider_of
+from semgraph.xrepo.link import LinkStats, link, sites_into
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 MAX_ALIASES = 10_000  # (module, name) pairs followed through a library's re-exports

@@ -1,4 +1,4 @@
-"""The cross-repository link for Maven packages (issue 30, :mod:`semgraph.graph.xrepo`): a
+"""The cross-repository link for Maven packages (issue 30, :mod:`semgraph.xrepo.link`): a
 Java call site into a package another indexed repository provides, linked to the class or
 member it names.
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.lookup import by_qn, follow
 
 ROOTS = ("src/main/java", "src/main/kotlin", "src/main/scala", "src/java", "src", "")
 _EXT = (".java", ".kt", ".scala")

@@ -1,4 +1,4 @@
-"""The cross-repository link for crates (issue 30, :mod:`semgraph.graph.xrepo`): a Rust call
+"""The cross-repository link for crates (issue 30, :mod:`semgraph.xrepo.link`): a Rust call
 site into a crate another indexed repository provides, linked to the item it names.
 
 A site is ``(crate[.module...], local, rest)``: ``use itoa::Buffer; Buffer::new()`` is
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.lookup import by_qn, follow
 
 MAX_PATH = 8  # segments of a site's path read
 

@@ -16,7 +16,7 @@ Which definition, in the chosen provider:
 * Python: the dotted name the site calls (``click.echo``; ``from click import echo`` ->
   ``click.echo``) by qualified name; else a re-export: a module (``pkg/__init__``) whose
   ``from .models import Thing`` binds the name (``File.reexports``), followed through a few
-  files (:mod:`semgraph.graph.xrepo_lookup`) to the definition (``pkg.Thing`` defined in
+  files (:mod:`semgraph.xrepo.lookup`) to the definition (``pkg.Thing`` defined in
   ``pkg/models.py``), ``via: 're-export'``; an attribute after it (``pkg.Thing.method``) by
   qualified name again; a member the class only inherits (``click.Group.make_context``,
   defined on ``BaseCommand``) on its bases in the provider's graph, the nearest level first,
@@ -24,19 +24,19 @@ Which definition, in the chosen provider:
   echo as say``) is not followed;
 * Go: the top-level definition of that name in the package's directory (the import path
   less the provider's module path);
-* npm: the package's entry file and its exports (:mod:`semgraph.graph.xrepo_js`);
-* Maven: the class's file under the package's directory (:mod:`semgraph.graph.xrepo_jvm`);
-* Cargo: the item in the crate's module files (:mod:`semgraph.graph.xrepo_rust`);
+* npm: the package's entry file and its exports (:mod:`semgraph.xrepo.npm`);
+* Maven: the class's file under the package's directory (:mod:`semgraph.xrepo.maven`);
+* Cargo: the item in the crate's module files (:mod:`semgraph.xrepo.crates`);
 * Composer (PHP): the namespace-qualified name (``use Monolog\\Logger; Logger::create()``:
   ``Monolog.Logger.create``), PHP's names being its namespaces'.
 
 A site with a provider and no definition found is *unmatched*. The counts (``xrepo_linked``,
 ``xrepo_ambiguous``, ``xrepo_unprovided``, ``xrepo_unmatched``) are set on the dependent's
-``:Repository`` (:mod:`semgraph.graph.xrepo_counts`); its resolution rate still counts
+``:Repository`` (:mod:`semgraph.xrepo.counts`); its resolution rate still counts
 these sites as external.
 
 :func:`link` runs in the caller's transaction: in a publish (the changed sites, or all of
-them) and in a library's re-link (:mod:`semgraph.graph.xrepo_relink`: the sites whose names
+them) and in a library's re-link (:mod:`semgraph.xrepo.relink`: the sites whose names
 its change touched), one transaction per dependent.
 
 The module is a little over 300 lines: the choice of provider, the two languages' lookups
@@ -49,15 +49,15 @@ import posixpath
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_counts import Provider, add_counts, count_all, count_lines, provider_of
-from semgraph.graph.xrepo_counts import is_ambiguous as _is_ambiguous
-from semgraph.graph.xrepo_js import link_js
-from semgraph.graph.xrepo_jvm import link_jvm
-from semgraph.graph.xrepo_lookup import by_qn, follow, link_qualified, reexport
-from semgraph.graph.xrepo_ruby import link_ruby
-from semgraph.graph.xrepo_rust import link_rust
 from semgraph.resolve.symtab import external_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.counts import Provider, add_counts, count_all, count_lines, provider_of
+from semgraph.xrepo.counts import is_ambiguous as _is_ambiguous
+from semgraph.xrepo.crates import link_rust
+from semgraph.xrepo.gems import link_ruby
+from semgraph.xrepo.lookup import by_qn, follow, link_qualified, reexport
+from semgraph.xrepo.maven import link_jvm
+from semgraph.xrepo.npm import link_js
 
 UNLINK_SLICE = 10_000
 INHERIT_HOPS = 4  # base levels walked for a member a library class inherits
@@ -272,7 +272,7 @@ def link(
     providers, replacing their ``XCALLS``. The counts are read again unless no source is
     given and ``recount`` is False (a publish that changed no external site and no package
     edge); a re-link of ``lines`` counts those calls only, before and after (``lost``: calls
-    counted linked before, :mod:`semgraph.graph.xrepo_counts`)."""
+    counted linked before, :mod:`semgraph.xrepo.counts`)."""
     stats = LinkStats()
     providers, ambiguous, stats.choices = _choose(tx, repo)
     before = None

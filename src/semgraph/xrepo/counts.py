@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
+from semgraph.xrepo import queries as q
 
 CLASSES = ("linked", "ambiguous", "unprovided", "unmatched")
 
