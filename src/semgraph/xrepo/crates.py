@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.resolve.symtab import file_key
 from semgraph.xrepo import queries as q
 from semgraph.xrepo.lookup import by_qn, follow
@@ -45,7 +46,7 @@ def readings(path: list[str]) -> list[tuple[list[str], str, list[str]]]:
     return out
 
 
-def link_rust(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def link_rust(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, via) for the crate sites ``{i: (_Site, Provider)}``."""
     asked: list[tuple[int, int, str, str, list[str]]] = []  # row -> (site, rank, file, ...)
     rows = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.model import module_name
 from semgraph.xrepo import queries as q
 
@@ -47,7 +48,7 @@ def nesting(path: str, qn: str) -> str | None:
     return qn[len(module) + 1 :].replace("::", ".")
 
 
-def link_ruby(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def link_ruby(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, "definition") for the gem sites ``{i: (_Site, Provider)}``."""
     rows: list[dict[str, Any]] = []
     asked: list[int] = []  # row -> site

@@ -49,6 +49,7 @@ import posixpath
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.resolve.symtab import external_key
 from semgraph.xrepo import queries as q
 from semgraph.xrepo.counts import Provider, add_counts, count_all, count_lines, provider_of
@@ -95,7 +96,7 @@ class _Site:
     rest: str
 
 
-def _choose(tx: Any, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]]:
+def _choose(tx: Tx, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]]:
     """The chosen providers and the package modules that are ambiguous; writes the choice."""
     chosen: list[Provider] = []
     ambiguous: set[str] = set()
@@ -134,7 +135,7 @@ def _python_name(site: _Site) -> str:
     return f"{head}.{site.rest}" if site.rest else head
 
 
-def _python(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
+def _python(tx: Tx, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
     names = {i: _python_name(s) for i, (s, _) in sites.items()}
     exact = by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
     out = {i: (keys, "definition") for i, keys in exact.items()}
@@ -168,7 +169,7 @@ def _python(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tupl
     return out
 
 
-def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
+def _inherited(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
     """site -> the definitions of ``Class.member`` found on the class's bases in its own
     repository, the nearest level first (up to :data:`INHERIT_HOPS` levels); several found
     at one level are all candidates."""
@@ -202,7 +203,7 @@ def _inherited(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[st
     return out
 
 
-def _go(tx: Any, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
+def _go(tx: Tx, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
     rows: list[dict[str, Any]] = []
     want: dict[int, tuple[str, str, list[str]]] = {}
     for i, (s, p) in sites.items():
@@ -244,7 +245,7 @@ _LOOKUPS: dict[str, Any] = {
 }
 
 
-def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
+def _sites(tx: Tx, repo: str, sources: list[str] | None) -> list[_Site]:
     if sources is None:
         result = tx.run(q.LINK_SITES_ALL, repo=repo)
     else:
@@ -252,14 +253,14 @@ def _sites(tx: Any, repo: str, sources: list[str] | None) -> list[_Site]:
     return [_Site(r["src"], r["line"], r["module"], r["local"], r["rest"]) for r in result]
 
 
-def sites_into(tx: Any, repo: str, modules: list[str]) -> list[Any]:
+def sites_into(tx: Tx, repo: str, modules: list[str]) -> list[Any]:
     """The dependent's sites into one of ``modules`` (exact module names): ``src``,
     ``line``, ``module``, ``local``, ``rest``."""
     return list(tx.run(q.LINK_SITES_INTO, modules=modules, prefix=external_key(repo, "")))
 
 
 def link(
-    tx: Any,
+    tx: Tx,
     repo: str,
     sources: list[str] | None = None,
     *,
@@ -292,7 +293,7 @@ def link(
     found = {i: v for eco, lookup in _LOOKUPS.items() for i, v in lookup(tx, by_eco[eco]).items()}
     created = _xcalls(found, by_eco)
     if created:
-        stats.edges = tx.run(q.LINK_CREATE, rows=created).single()["created"]
+        stats.edges = tx.run(q.LINK_CREATE, rows=created).single(strict=True)["created"]
     if sources == [] and not recount:  # no site changed: the counts stand (a one-file push)
         return stats
     if lines is not None and before is not None:
@@ -304,20 +305,25 @@ def link(
 
 
 def _unlink(
-    tx: Any, repo: str, sources: list[str] | None, lines: set[tuple[str, int]] | None
+    tx: Tx, repo: str, sources: list[str] | None, lines: set[tuple[str, int]] | None
 ) -> int:
     """Delete the XCALLS of ``lines``, else of ``sources`` (None: every one of ``repo``)."""
     if lines is not None:
         rows = [{"src": src, "line": line} for src, line in sorted(lines)]
-        return int(tx.run(q.LINK_UNLINK_LINES, rows=rows).single()["deleted"]) if rows else 0
+        return _deleted(tx, q.LINK_UNLINK_LINES, rows=rows) if rows else 0
     if sources is None:
         deleted = 0
         while True:
-            n = tx.run(q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE).single()["deleted"]
+            n = _deleted(tx, q.LINK_UNLINK_ALL, repo=repo, limit=UNLINK_SLICE)
             deleted += n
             if n < UNLINK_SLICE:
-                return int(deleted)
-    return int(tx.run(q.LINK_UNLINK_OF, keys=sources).single()["deleted"]) if sources else 0
+                return deleted
+    return _deleted(tx, q.LINK_UNLINK_OF, keys=sources) if sources else 0
+
+
+def _deleted(tx: Tx, cypher: str, **params: Any) -> int:
+    """Run one of the statements that delete links: how many it deleted."""
+    return int(tx.run(cypher, **params).single(strict=True)["deleted"])
 
 
 def _xcalls(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.resolve.symtab import file_key
 from semgraph.xrepo import queries as q
 
@@ -14,7 +15,7 @@ REEXPORT_HOPS = 4  # files followed: ``export {default as x} from`` takes two in
 MAX_STARS = 32  # ``export * from`` modules tried for one name at one hop
 
 
-def by_qn(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
+def by_qn(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
     """site -> the keys of the symbols of ``(repo, qualified name)``."""
     rows = [{"i": i, "repo": repo, "qn": qn} for i, (repo, qn) in wanted.items()]
     if not rows:
@@ -37,7 +38,7 @@ def _stars(entries: list[str] | None) -> list[str]:
     return sorted(path for local, path, member in found if local == "*" and member == "*")
 
 
-def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[str, int]]:
+def follow(tx: Tx, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[str, int]]:
     """site -> (the qualified name of the top-level definition each (repo, path, member)
     names, the files moved to: 0 when the file defines it), following re-exports up to
     :data:`REEXPORT_HOPS` files; a name a module neither defines nor re-exports by name is
@@ -72,7 +73,7 @@ def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[s
     return out
 
 
-def link_qualified(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def link_qualified(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, "definition") for languages whose qualified names are their
     namespaces' (PHP: ``use Monolog\\Handler\\StreamHandler; new StreamHandler()`` is
     ``Monolog.Handler.StreamHandler``): the module, the name and the members after it."""

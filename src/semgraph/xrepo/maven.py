@@ -16,6 +16,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.resolve.symtab import file_key
 from semgraph.xrepo import queries as q
 from semgraph.xrepo.lookup import by_qn, follow
@@ -35,7 +36,7 @@ def readings(module: str, local: str, rest: str) -> list[tuple[str, str, list[st
     return out
 
 
-def link_jvm(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def link_jvm(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, "definition") for the Maven sites ``{i: (_Site, Provider)}``."""
     asked: list[tuple[int, int, str, str, list[str]]] = []  # row -> (site, rank, path, ...)
     rows = []
@@ -60,7 +61,7 @@ def link_jvm(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list
     return {i: (keys, "definition") for i, keys in by_qn(tx, wanted).items()}
 
 
-def _top_level(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
+def _top_level(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
     """Kotlin and Scala: a top-level function, class or object of the package in a file of
     another name (``runBlocking`` in ``kotlinx/coroutines/Builders.kt``, named by its package:
     ``kotlinx.coroutines.runBlocking``); one definition only."""

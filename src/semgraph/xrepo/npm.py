@@ -27,6 +27,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.resolve.symtab import file_key
 from semgraph.xrepo import queries as q
 from semgraph.xrepo.lookup import by_qn, follow
@@ -86,7 +87,7 @@ def site_name(local: str, rest: str) -> tuple[str, list[str]]:
     return local, parts
 
 
-def link_js(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def link_js(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, via) for the npm sites ``{i: (_Site, Provider)}``."""
     asked: list[tuple[int, str, int]] = []  # row -> (site, path, rank)
     rows = []

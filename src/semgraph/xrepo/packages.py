@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.manifests import Identity
 from semgraph.xrepo import queries as q
 
@@ -54,7 +55,7 @@ def identity_state(provides: list[dict[str, Any]], depends: list[dict[str, Any]]
     )
 
 
-def publish_packages(tx: Any, repo_key: str, ident: Identity) -> bool:
+def publish_packages(tx: Tx, repo_key: str, ident: Identity) -> bool:
     """Replace the repository's package edges when they changed (a push that leaves the
     manifests alone reads one row and writes nothing); True when they changed (its links
     must then be made again in full)."""

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from semgraph.db import Graph
+from semgraph.db import Graph, Tx
 from semgraph.resolve.symtab import external_key
 from semgraph.xrepo import queries as q
 from semgraph.xrepo.counts import Provider, provider_of
@@ -63,7 +64,7 @@ class Held:
     reexports: dict[str, set[str]] = field(default_factory=dict)  # file key -> entries
 
 
-def before(tx: Any, file_keys: list[str]) -> Held:
+def before(tx: Tx, file_keys: list[str]) -> Held:
     """Before a delta publish writes: what its changed and removed files held."""
     held = Held()
     for r in tx.run(q.RELINK_BEFORE, keys=file_keys) if file_keys else []:
@@ -73,7 +74,7 @@ def before(tx: Any, file_keys: list[str]) -> Held:
     return held
 
 
-def changed_names(tx: Any, rows: Any) -> set[str]:
+def changed_names(tx: Tx, rows: Any) -> set[str]:
     """The names a delta publish (its :class:`~semgraph.graph.row_writer.RowWriter`
     ``rows``) touched: of the symbols it added or dropped, of those whose kind or bases
     changed, and of their subclasses in the repository; the re-exports its files gained or
@@ -113,7 +114,7 @@ def _path(key: str) -> str:
     return key.split("|", 2)[1] if key.count("|") >= 1 else ""
 
 
-def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
+def aliases(tx: Tx, library: str, seeds: set[str]) -> set[str]:
     """The names the library's modules re-export the changed ``path<TAB>name`` seeds under,
     through any number of re-exports (``export {default as disc} from "./disc"``, ``from .m
     import T as U``, ``export * as ns``); ``*`` when a module re-exported whole changed."""
@@ -141,7 +142,7 @@ def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
 
 
 def record(
-    tx: Any, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
+    tx: Tx, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
 ) -> None:
     """Add what a publish of ``repo`` changed to its pending re-link (and the calls whose
     links it dropped, :func:`lost_links`; more than :data:`MAX_LOST` of them: everything is
@@ -153,12 +154,12 @@ def record(
                lost=lost or []).single()  # fmt: skip
 
 
-def dependents(tx: Any, repo: str) -> list[str]:
+def dependents(tx: Tx, repo: str) -> list[str]:
     """The repositories whose links a change of ``repo`` can change."""
     return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
 
 
-def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
+def relink_sources(tx: Tx, dependent: str, library: str) -> list[str]:
     """The dependent's symbols whose links a change of ``library`` can change: those with a
     site into a module it provides, and those linked into it now."""
     modules = _modules(tx, dependent, library)
@@ -167,7 +168,7 @@ def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
     return sorted({r["src"] for r in sites} | {r["src"] for r in linked})
 
 
-def linked_by_name(tx: Any, library: str, names: set[str]) -> dict[str, set[tuple[str, int]]]:
+def linked_by_name(tx: Tx, library: str, names: set[str]) -> dict[str, set[tuple[str, int]]]:
     """Per dependent, its sites (symbol key, line) linked now to a definition of ``library``
     named one of ``names`` (through the name index: what the change touched)."""
     out: dict[str, set[tuple[str, int]]] = {}
@@ -178,7 +179,7 @@ def linked_by_name(tx: Any, library: str, names: set[str]) -> dict[str, set[tupl
 
 
 def relink_lines(
-    tx: Any,
+    tx: Tx,
     dependent: str,
     library: str,
     names: set[str],
@@ -196,7 +197,7 @@ def relink_lines(
         linked = linked_by_name(tx, library, names).get(dependent, set())
     plain = sorted(n for n in names if "\t" not in n)
     modules = _modules(tx, dependent, library)
-    found = tx.run(q.RELINK_SITES_NAMED, modules=modules, names=plain,
+    found: Iterable[Any] = tx.run(q.RELINK_SITES_NAMED, modules=modules, names=plain,
                    prefix=external_key(dependent, "")) if plain and modules else []  # fmt: skip
     out = set(linked)
     for r in found:
@@ -208,13 +209,13 @@ def relink_lines(
     return out
 
 
-def _modules(tx: Any, dependent: str, library: str) -> list[str]:
+def _modules(tx: Tx, dependent: str, library: str) -> list[str]:
     """The dependent's external modules that ``library`` provides."""
     provided = [
         Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
         for r in tx.run(q.LINK_PROVIDED, repo=library)
     ]
-    found = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
+    found = tx.run(q.LINK_MODULES, repo=dependent).single(strict=True)["names"]
     return [m for m in found if provider_of(m, provided) is not None]
 
 
