@@ -107,8 +107,11 @@ def _choose(tx: Tx, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]
         cands = sorted({p[0] for p in found})
         if len(cands) == 1:
             key, commit, modules, exports = found[0]
-            chosen.append(Provider(key, commit or "", r["ecosystem"], tuple(modules or ()),
-                                   tuple(exports or ())))  # fmt: skip
+            chosen.append(
+                Provider(
+                    key, commit or "", r["ecosystem"], tuple(modules or ()), tuple(exports or ())
+                )
+            )
             row = {
                 "package": r["package"],
                 "chosen": key,
@@ -117,11 +120,19 @@ def _choose(tx: Tx, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]
             }
         elif cands:
             ambiguous |= {m for p in found for m in (p[2] or ())}
-            row = {"package": r["package"], "chosen": None, "why": "several providers",
-                   "candidates": cands}  # fmt: skip
+            row = {
+                "package": r["package"],
+                "chosen": None,
+                "why": "several providers",
+                "candidates": cands,
+            }
         else:
-            row = {"package": r["package"], "chosen": None, "why": "no indexed provider",
-                   "candidates": []}  # fmt: skip
+            row = {
+                "package": r["package"],
+                "chosen": None,
+                "why": "no indexed provider",
+                "candidates": [],
+            }
         rows.append(row)
         choices[r["package"]] = {k: row[k] for k in ("chosen", "why", "candidates")}
     if rows:
@@ -145,8 +156,7 @@ def _python(tx: Tx, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple
         parts = names[i].split(".")
         for cut in range(len(parts) - 1, 0, -1):
             splits[len(rows)] = (i, parts[cut], parts[cut + 1 :])
-            rows.append({"i": len(rows), "repo": sites[i][1].repo,
-                         "module": ".".join(parts[:cut])})  # fmt: skip
+            rows.append({"i": len(rows), "repo": sites[i][1].repo, "module": ".".join(parts[:cut])})
     start: dict[int, tuple[str, str, str]] = {}
     best_tail: dict[int, int] = {}
     tails: dict[int, list[str]] = {}
@@ -184,8 +194,10 @@ def _inherited(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str
         rows = [{"i": i, "repo": r, "classes": c} for i, (r, c, _) in todo.items()]
         if not rows:
             break
-        parents = {r["i"]: [p for p in r["parents"] if p not in seen[r["i"]]]
-                   for r in tx.run(q.LINK_BASES, rows=rows)}  # fmt: skip
+        parents = {
+            r["i"]: [p for p in r["parents"] if p not in seen[r["i"]]]
+            for r in tx.run(q.LINK_BASES, rows=rows)
+        }
         nxt: dict[int, tuple[str, list[str], str]] = {}
         asked: dict[int, tuple[str, str]] = {}
         site_of: list[int] = []  # asked row -> its site
@@ -336,7 +348,15 @@ def _xcalls(
         s, p = next(by_eco[e][i] for e in by_eco if i in by_eco[e])
         site = f"{s.local}.{s.rest}"
         for k in keys:
-            row = {"src": s.src, "dst": k, "line": s.line, "site": site, "repo": p.repo,
-                   "commit": p.commit, "via": via, "candidates": len(keys)}  # fmt: skip
+            row = {
+                "src": s.src,
+                "dst": k,
+                "line": s.line,
+                "site": site,
+                "repo": p.repo,
+                "commit": p.commit,
+                "via": via,
+                "candidates": len(keys),
+            }
             rows.setdefault((s.src, k, s.line, site), row)
     return list(rows.values())

@@ -92,8 +92,10 @@ def changed_names(tx: Tx, rows: Any) -> set[str]:
         if r["key"] in keys or (was is not None and was[1] != r["kind"]):
             out |= {r["name"], f"{_path(r['key'])}\t{r['name']}", *r["subclasses"]}
     files = rows.files_changed
-    after = {r["key"]: set(r["reexports"] or ()) for r in
-             (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])}  # fmt: skip
+    after = {
+        r["key"]: set(r["reexports"] or ())
+        for r in (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])
+    }
     for key in files:  # a file not rewritten re-exports what it did (its row is unchanged)
         for entry in held.reexports.get(key, set()) ^ after.get(key, set()):
             local = entry.split("\t", 1)[0]
@@ -150,8 +152,9 @@ def record(
     if lost and len(lost) > MAX_LOST:
         everything, lost = True, []
     if everything or names or lost:
-        tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names),
-               lost=lost or []).single()  # fmt: skip
+        tx.run(
+            q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names), lost=lost or []
+        ).single()
 
 
 def dependents(tx: Tx, repo: str) -> list[str]:
@@ -197,8 +200,13 @@ def relink_lines(
         linked = linked_by_name(tx, library, names).get(dependent, set())
     plain = sorted(n for n in names if "\t" not in n)
     modules = _modules(tx, dependent, library)
-    found: Iterable[Any] = tx.run(q.RELINK_SITES_NAMED, modules=modules, names=plain,
-                   prefix=external_key(dependent, "")) if plain and modules else []  # fmt: skip
+    found: Iterable[Any] = (
+        tx.run(
+            q.RELINK_SITES_NAMED, modules=modules, names=plain, prefix=external_key(dependent, "")
+        )
+        if plain and modules
+        else []
+    )
     out = set(linked)
     for r in found:
         tokens = _IDENT.findall(f"{r['local']}.{r['rest']}")
@@ -246,8 +254,9 @@ def relink_dependents(
     if not pending.everything and not pending.names and not pending.lost:
         if keys and pending.commit:  # only the commit may have changed
             with graph.transaction(f"links into {library} at its commit") as tx:
-                tx.run(q.RELINK_STAMP_ALL, dependents=keys, repo=library,
-                       commit=pending.commit).single()  # fmt: skip
+                tx.run(
+                    q.RELINK_STAMP_ALL, dependents=keys, repo=library, commit=pending.commit
+                ).single()
         return {}
     names = None if pending.everything else set(pending.names)
     linked: dict[str, set[tuple[str, int]]] = {}
@@ -277,6 +286,11 @@ def relink_dependents(
         stats.duration_s = time.monotonic() - began
         out[key] = stats
     with graph.transaction(f"relinked after {library}") as tx:
-        tx.run(q.RELINK_DONE, repo=library, names=list(pending.names), lost=list(pending.lost),
-               everything=pending.everything).single()  # fmt: skip
+        tx.run(
+            q.RELINK_DONE,
+            repo=library,
+            names=list(pending.names),
+            lost=list(pending.lost),
+            everything=pending.everything,
+        ).single()
     return out
