@@ -1,4 +1,4 @@
-"""Cross-repository links (issue 30): accuracy against an oracle that sees both sides, the
+"""Cross-repository links: accuracy against an oracle that sees both sides, the
 cost of re-linking a library's dependents, ``callers --across-repos`` latency, and what the
 link adds to a one-file push.
 

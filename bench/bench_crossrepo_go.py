@@ -1,4 +1,4 @@
-"""Cross-repository links for Go modules (issue 30) against the Go type checker.
+"""Cross-repository links for Go modules against the Go type checker.
 
     python -m bench.bench_crossrepo_go
 

@@ -1,4 +1,4 @@
-"""Cross-repository links for npm packages (issue 30) against the TypeScript compiler.
+"""Cross-repository links for npm packages against the TypeScript compiler.
 
     python -m bench.bench_crossrepo_js
 

@@ -1,5 +1,5 @@
 """Does a library's re-link cost what its change touched, or what its dependents hold?
-(issue 30: "each re-link ... proportional to the names that changed")
+(what it must be: proportional to the names that changed)
 
 Usage::
 

@@ -86,7 +86,7 @@ class JobKinds:
             embedder=self.embedder(ctx.settings),
         )
         result = run.run()
-        # its dependents' links follow its new definitions (issue 30): one transaction each;
+        # its dependents' links follow its new definitions: one transaction each;
         # a failure fails the job, and its retry (a no-op reindex) re-links again
         relinked = relink_dependents(ctx.graph, run.repo_key)
         if relinked:

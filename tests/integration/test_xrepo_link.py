@@ -1,4 +1,4 @@
-"""The cross-repository link (issue 30) against the real graph server: exact edges from a
+"""The cross-repository link against the real graph server: exact edges from a
 caller in one repository to a definition in another, through a re-export, kept fresh when
 either side publishes."""
 

@@ -1,4 +1,4 @@
-"""Cross-repository links between real public packages (issue 30), fetched from PyPI and
+"""Cross-repository links between real public packages, fetched from PyPI and
 the Go module proxy and npm (tests/integration/xrepo_corpus.py): flask -> click /
 itsdangerous, go-multierror -> errwrap, find-up -> locate-path -> p-locate -> p-limit ->
 yocto-queue. Exact edges from a caller in one repository to a definition in

@@ -1,4 +1,4 @@
-"""Calls into a namespace imported whole (issue 30, :mod:`semgraph.resolve.open_sites`): C#
+"""Calls into a namespace imported whole (:mod:`semgraph.resolve.open_sites`): C#
 ``using``, Ruby ``require`` and Swift ``import`` bind no name; a call on a capitalised name
 the repository does not define is external, with one site per candidate namespace. Through
 the real extraction and resolver (no servers)."""

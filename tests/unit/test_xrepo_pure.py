@@ -1,4 +1,4 @@
-"""The pure parts of the cross-repository link (issue 30): the dotted name a site calls,
+"""The pure parts of the cross-repository link: the dotted name a site calls,
 which provider covers a module, re-export entries; and reading the manifests of a work tree
 (symbolic links never followed, oversized files refused)."""
 

@@ -302,7 +302,7 @@ MATCH (b:ExternalModule {key: d.key})
 CREATE (a)-[:IMPORTS {line: d.line}]->(b)
 RETURN count(*) AS created
 """
-# an external call site (issue 30): the name it calls through an import of the module,
+# an external call site: the name it calls through an import of the module,
 # read by the cross-repository link (semgraph.xrepo.link)
 PUBLISH_CALLS_EXTERNAL = """
 UNWIND $rows AS row

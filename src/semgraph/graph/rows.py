@@ -32,7 +32,7 @@ from semgraph.resolve.symtab import CLASS_KINDS, external_key, family, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "5"  # 5: CALLS_EXTERNAL (issue 30)
+ROWS_VERSION = "5"  # 5: CALLS_EXTERNAL (the cross-repository link's sites)
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 

@@ -34,8 +34,8 @@ own way (:mod:`semgraph.graph.row_writer`).
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
 
-The module is a little over 300 lines (the link of issue 30 is one function here, its work in
-semgraph.xrepo.link): the one transaction (choosing its form, falling back from
+The module is a little over 300 lines (the cross-repository link is one function here, its
+work in semgraph.xrepo): the one transaction (choosing its form, falling back from
 a delta to a full publish, translating a refusal) is kept whole, in one place.
 """
 
@@ -290,7 +290,7 @@ class GraphWriter:
 
 
 def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
-    """Package edges, then the links of the sites this publish wrote (issue 30)."""
+    """Package edges, then the links of the sites this publish wrote."""
     began = time.monotonic()
     changed = repo.identity is not None and publish_packages(tx, repo.key, repo.identity)
     delta = mode is PublishMode.DELTA and not changed

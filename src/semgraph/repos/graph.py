@@ -125,7 +125,7 @@ RETURN r.key AS key, r.url AS url, r.default_branch AS default_branch, r.commit 
 ORDER BY key
 """
 
-# ``repos deps`` (issue 30): what a repository depends on (with the provider chosen), what
+# ``repos deps``: what a repository depends on (with the provider chosen), what
 # it provides, and which repositories depend on it (with the links into it)
 DEPENDS_OF = """
 MATCH (:Repository {key: $repo})-[e:DEPENDS_ON]->(p:Package)

@@ -164,7 +164,7 @@ class RemovalReport:
     repository_deleted: int = 0
     record_deleted: int = 0
     record_kept_for: str | None = None  # a job queued after the request indexes it again
-    relinked: list[str] = field(default_factory=list)  # dependents re-linked (issue 30)
+    relinked: list[str] = field(default_factory=list)  # dependents re-linked
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

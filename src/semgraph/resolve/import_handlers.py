@@ -1,4 +1,4 @@
-"""Import resolution for the languages added by issue 16.
+"""Import resolution for Kotlin, Scala, C#, Ruby, PHP, Swift, Bash and Lua.
 
 * kotlin / scala ``import a.b.C``: the file whose module ends with ``a.b.C`` (the class or
   object ``C`` in it), else the file ``a/b.kt`` / ``a/b.scala`` (a member of an object or
@@ -19,8 +19,8 @@
 * bash ``source x.sh``: relative to the script, then to the repository root (``*``).
 * lua ``require "a.b"``: ``a/b.lua`` or ``a/b/init.lua`` bound to the local it is assigned to.
 
-And two JS/TS helpers of :mod:`semgraph.resolve.imports` for the cross-repository link
-(issue 30): what an import from a package binds (:func:`js_external`), and the class of an
+And two JS/TS helpers of :mod:`semgraph.resolve.imports` for the cross-repository link:
+what an import from a package binds (:func:`js_external`), and the class of an
 exported instance (:func:`instance_of`).
 """
 

@@ -1,4 +1,4 @@
-"""Calls into a namespace imported whole (issue 30): C# ``using Newtonsoft.Json;``, Ruby
+"""Calls into a namespace imported whole: C# ``using Newtonsoft.Json;``, Ruby
 ``require "rack"`` and Swift ``import Vapor`` bind no name, so a call such as
 ``JsonConvert.SerializeObject(x)``, ``Rack::Utils.escape_html(s)`` or ``Application()``
 reaches no binding and, before this module, stayed unresolved (or took the ``unique`` tier

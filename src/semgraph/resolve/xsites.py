@@ -1,4 +1,4 @@
-"""External call sites for the cross-repository link (issue 30): for a call classified
+"""External call sites for the cross-repository link: for a call classified
 ``external``, the ``(module, local, rest)`` an outside definition is named by, as the
 link step (:mod:`semgraph.xrepo.link`) looks it up in the repository that provides
 ``module``, and the names the site was found through.

@@ -1,4 +1,4 @@
-"""A dependent's cross-repository counts (issue 30): each of its external calls is *linked*
+"""A dependent's cross-repository counts: each of its external calls is *linked*
 (an ``XCALLS`` edge), else *ambiguous* (a module several live repositories provide), else
 *unmatched* (every module it may be in has a provider; none defines it), else *unprovided*.
 The totals are set on its ``:Repository`` (``xrepo_linked`` ...).

@@ -1,4 +1,4 @@
-"""The cross-repository link for crates (issue 30, :mod:`semgraph.xrepo.link`): a Rust call
+"""The cross-repository link for crates (:mod:`semgraph.xrepo.link`): a Rust call
 site into a crate another indexed repository provides, linked to the item it names.
 
 A site is ``(crate[.module...], local, rest)``: ``use itoa::Buffer; Buffer::new()`` is

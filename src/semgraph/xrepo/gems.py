@@ -1,4 +1,4 @@
-"""The cross-repository link for gems (issue 30, :mod:`semgraph.xrepo.link`): a Ruby call
+"""The cross-repository link for gems (:mod:`semgraph.xrepo.link`): a Ruby call
 site into a gem another indexed repository provides, linked to the definition its constant
 path names.
 

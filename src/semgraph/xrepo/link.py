@@ -1,4 +1,4 @@
-"""The cross-repository link (issue 30): the external call sites of one repository (the
+"""The cross-repository link: the external call sites of one repository (the
 *dependent*: its ``CALLS_EXTERNAL`` edges, :mod:`semgraph.graph.rows`) linked to the
 definitions of the indexed repositories that provide the packages it depends on, as
 ``(:Symbol)-[:XCALLS {tier: 'cross_repo', repo, commit, via, line, site}]->(:Symbol)`` edges

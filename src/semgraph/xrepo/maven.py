@@ -1,4 +1,4 @@
-"""The cross-repository link for Maven packages (issue 30, :mod:`semgraph.xrepo.link`): a
+"""The cross-repository link for Maven packages (:mod:`semgraph.xrepo.link`): a
 Java call site into a package another indexed repository provides, linked to the class or
 member it names.
 

@@ -1,4 +1,4 @@
-"""The cross-repository link for npm packages (issue 30, :mod:`semgraph.xrepo.link`): a
+"""The cross-repository link for npm packages (:mod:`semgraph.xrepo.link`): a
 JS/TS call site into a package another indexed repository provides, linked to the
 definition it reaches.
 

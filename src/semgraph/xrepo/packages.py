@@ -1,4 +1,4 @@
-"""Package identity in the graph (issue 30): a publish rewrites the repository's
+"""Package identity in the graph: a publish rewrites the repository's
 ``PROVIDES`` and ``DEPENDS_ON`` edges from its manifests (:mod:`semgraph.manifests`), in the
 publish's own transaction. They are a handful of rows, so every form of the publish (first,
 full, delta) writes them the same way and a delta stays equal to a full publish. The

@@ -1,4 +1,4 @@
-"""Every Cypher statement of package identity and the cross-repository link (issue 30), as
+"""Every Cypher statement of package identity and the cross-repository link, as
 named constants, each named after the function that runs it (:mod:`semgraph.xrepo.packages`,
 :mod:`semgraph.xrepo.link`). Parameters are always bound; every writing statement returns
 one row.

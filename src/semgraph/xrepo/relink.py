@@ -1,4 +1,4 @@
-"""A library's dependents re-linked after it changed (issue 30), in proportion to the names
+"""A library's dependents re-linked after it changed, in proportion to the names
 the change touched.
 
 A library's publish records what it changed in a ``(:RelinkPending {library})`` node, in
