@@ -1,10 +1,12 @@
 """Lookups in a provider's graph that the cross-repository link (:mod:`semgraph.xrepo.link`)
 shares between languages: definitions by qualified name, and a module's re-exports
 (``File.reexports``, ``exported<TAB>path<TAB>member``; member ``*``: all of that module, as
-JS/TS ``export * from``) followed to the definition they name."""
+JS/TS ``export * from``) followed to the definition they name; and which of the files a
+site's definition may be in (npm, Maven, crates: :func:`probe_files`) the provider has."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from semgraph.db import Tx
@@ -13,6 +15,10 @@ from semgraph.xrepo import queries as q
 
 REEXPORT_HOPS = 4  # files followed: ``export {default as x} from`` takes two in one package
 MAX_STARS = 32  # ``export * from`` modules tried for one name at one hop
+
+#: a file a site's definition may be in: (its path, the name to look for there, the members
+#: after it)
+Probe = tuple[str, str, list[str]]
 
 
 def by_qn(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
@@ -70,6 +76,30 @@ def follow(tx: Tx, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[st
                 more = [(repo, p, member, moves + 1) for p in _stars(r["reexports"])]
                 nxt.setdefault(i, []).extend(more)
         todo = {i: v for i, v in nxt.items() if i not in out}
+    return out
+
+
+def probe_files(
+    tx: Tx, sites: dict[int, tuple[Any, Any]], probes: Callable[[Any, Any], Iterable[Probe]]
+) -> list[tuple[int, int, Probe]]:
+    """(site, rank, probe) of each of the ``probes`` of a site (``probes(site, provider)``, the
+    likeliest first) whose file the provider's graph has, in the order asked (``rank``: the
+    probe's place among its site's)."""
+    asked: list[tuple[int, int, Probe]] = []
+    rows = []
+    for i, (s, p) in sites.items():
+        for rank, probe in enumerate(probes(s, p)):
+            rows.append({"i": len(asked), "key": file_key(p.repo, probe[0])})
+            asked.append((i, rank, probe))
+    present = {r["i"] for r in tx.run(q.LINK_FILES, rows=rows)} if rows else set()
+    return [a for n, a in enumerate(asked) if n in present]
+
+
+def first_per_site(present: list[tuple[int, int, Probe]]) -> dict[int, Probe]:
+    """Each site's likeliest probe of those :func:`probe_files` found."""
+    out: dict[int, Probe] = {}
+    for i, _, probe in present:
+        out.setdefault(i, probe)
     return out
 
 

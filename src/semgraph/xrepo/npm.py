@@ -28,9 +28,7 @@ import posixpath
 from typing import Any
 
 from semgraph.db import Tx
-from semgraph.resolve.symtab import file_key
-from semgraph.xrepo import queries as q
-from semgraph.xrepo.lookup import by_qn, follow
+from semgraph.xrepo.lookup import Probe, by_qn, first_per_site, follow, probe_files
 
 SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 BUILD_DIRS = frozenset({"dist", "lib", "build", "out", "esm", "cjs", "es", "module", "umd"})
@@ -87,31 +85,23 @@ def site_name(local: str, rest: str) -> tuple[str, list[str]]:
     return local, parts
 
 
+def _probes(s: Any, p: Any) -> list[Probe]:
+    """The files an npm site's entry may be, the likeliest first (none when the provider
+    does not export the site's subpath)."""
+    name, subpath = package_of(s.module)
+    target = entry_target(p.exports, subpath)
+    if target is None or name not in p.modules:
+        return []
+    export, tail = site_name(s.local, s.rest)
+    return [(path, export, tail) for path in candidates(target)]
+
+
 def link_js(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, via) for the npm sites ``{i: (_Site, Provider)}``."""
-    asked: list[tuple[int, str, int]] = []  # row -> (site, path, rank)
-    rows = []
-    for i, (s, p) in sites.items():
-        name, subpath = package_of(s.module)
-        target = entry_target(p.exports, subpath)
-        if target is None or name not in p.modules:
-            continue
-        for rank, path in enumerate(candidates(target)):
-            rows.append({"i": len(asked), "key": file_key(p.repo, path)})
-            asked.append((i, path, rank))
-    entry: dict[int, tuple[int, str]] = {}
-    for r in tx.run(q.LINK_FILES, rows=rows) if rows else []:
-        i, path, rank = asked[r["i"]]
-        if i not in entry or rank < entry[i][0]:
-            entry[i] = (rank, path)
-    start = {}
-    tails: dict[int, list[str]] = {}
-    for i, (_, path) in entry.items():
-        s, p = sites[i]
-        name, tails[i] = site_name(s.local, s.rest)
-        start[i] = (p.repo, path, name)
+    entry = first_per_site(probe_files(tx, sites, _probes))
+    start = {i: (sites[i][1].repo, path, name) for i, (path, name, _) in entry.items()}
     found = follow(tx, start)
-    wanted = {i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, (qn, _) in found.items()}
+    wanted = {i: (sites[i][1].repo, ".".join([qn, *entry[i][2]])) for i, (qn, _) in found.items()}
     return {
         i: (keys, "definition" if found[i][1] == 0 else "re-export")
         for i, keys in by_qn(tx, wanted).items()
