@@ -17,21 +17,22 @@ from semgraph.xrepo.counts import Provider, classify, provider_of
 from semgraph.xrepo.counts import is_ambiguous as _is_ambiguous
 from semgraph.xrepo.crates import paths
 from semgraph.xrepo.crates import readings as rust_readings
-from semgraph.xrepo.link import _python_name, _Site
+from semgraph.xrepo.lookup import Site
 from semgraph.xrepo.lookup import reexport as _reexport
 from semgraph.xrepo.maven import readings
 from semgraph.xrepo.npm import candidates, entry_target, package_of, site_name
+from semgraph.xrepo.pypi import python_name
 
 
-def site(module: str, local: str, rest: str) -> _Site:
-    return _Site("k", 1, module, local, rest)
+def site(module: str, local: str, rest: str) -> Site:
+    return Site("k", 1, module, local, rest)
 
 
 def test_python_name_of_a_site() -> None:
-    assert _python_name(site("click", "click", "echo")) == "click.echo"  # import click
-    assert _python_name(site("click", "echo", "")) == "click.echo"  # from click import echo
-    assert _python_name(site("flask.json", "flask", "json.dumps")) == "flask.json.dumps"
-    assert _python_name(site("a.b", "C", "m")) == "a.b.C.m"  # from a.b import C; C.m()
+    assert python_name(site("click", "click", "echo")) == "click.echo"  # import click
+    assert python_name(site("click", "echo", "")) == "click.echo"  # from click import echo
+    assert python_name(site("flask.json", "flask", "json.dumps")) == "flask.json.dumps"
+    assert python_name(site("a.b", "C", "m")) == "a.b.C.m"  # from a.b import C; C.m()
 
 
 def test_provider_of_a_module() -> None:

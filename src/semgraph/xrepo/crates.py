@@ -54,7 +54,7 @@ def _probes(s: Any, _p: Any) -> Iterator[Probe]:
 
 
 def link_rust(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, via) for the crate sites ``{i: (_Site, Provider)}``."""
+    """site -> (definition keys, via) for the crate sites ``{i: (Site, Provider)}``."""
     tried = probe_files(tx, sites, _probes)
     start = {n: (sites[i][1].repo, f, item) for n, (i, _, (f, item, _)) in enumerate(tried)}
     found = follow(tx, start)

@@ -49,7 +49,7 @@ def nesting(path: str, qn: str) -> str | None:
 
 
 def link_ruby(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, "definition") for the gem sites ``{i: (_Site, Provider)}``."""
+    """site -> (definition keys, "definition") for the gem sites ``{i: (Site, Provider)}``."""
     rows: list[dict[str, Any]] = []
     asked: list[int] = []  # row -> site
     want: dict[int, str] = {}

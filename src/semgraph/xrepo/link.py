@@ -13,17 +13,9 @@ every site of its modules counts as ambiguous. A module no provider's ``modules`
 
 Which definition, in the chosen provider:
 
-* Python: the dotted name the site calls (``click.echo``; ``from click import echo`` ->
-  ``click.echo``) by qualified name; else a re-export: a module (``pkg/__init__``) whose
-  ``from .models import Thing`` binds the name (``File.reexports``), followed through a few
-  files (:mod:`semgraph.xrepo.lookup`) to the definition (``pkg.Thing`` defined in
-  ``pkg/models.py``), ``via: 're-export'``; an attribute after it (``pkg.Thing.method``) by
-  qualified name again; a member the class only inherits (``click.Group.make_context``,
-  defined on ``BaseCommand``) on its bases in the provider's graph, the nearest level first,
-  up to :data:`INHERIT_HOPS` levels, ``via: 'inherited'``. An alias (``from click import
-  echo as say``) is not followed;
-* Go: the top-level definition of that name in the package's directory (the import path
-  less the provider's module path);
+* Python: the dotted name the site calls by qualified name, else through a re-export, else
+  on the bases of the class it names (:mod:`semgraph.xrepo.pypi`);
+* Go: the top-level definition of that name in the package's directory (:mod:`semgraph.xrepo.go`);
 * npm: the package's entry file and its exports (:mod:`semgraph.xrepo.npm`);
 * Maven: the class's file under the package's directory (:mod:`semgraph.xrepo.maven`);
 * Cargo: the item in the crate's module files (:mod:`semgraph.xrepo.crates`);
@@ -38,14 +30,10 @@ these sites as external.
 :func:`link` runs in the caller's transaction: in a publish (the changed sites, or all of
 them) and in a library's re-link (:mod:`semgraph.xrepo.relink`: the sites whose names
 its change touched), one transaction per dependent.
-
-The module is a little over 300 lines: the choice of provider, the two languages' lookups
-and the re-link are one algorithm, kept together.
 """
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -56,12 +44,13 @@ from semgraph.xrepo.counts import Provider, add_counts, count_all, count_lines, 
 from semgraph.xrepo.counts import is_ambiguous as _is_ambiguous
 from semgraph.xrepo.crates import link_rust
 from semgraph.xrepo.gems import link_ruby
-from semgraph.xrepo.lookup import by_qn, follow, link_qualified, reexport
+from semgraph.xrepo.go import link_go
+from semgraph.xrepo.lookup import Site, link_qualified
 from semgraph.xrepo.maven import link_jvm
 from semgraph.xrepo.npm import link_js
+from semgraph.xrepo.pypi import link_python
 
 UNLINK_SLICE = 10_000
-INHERIT_HOPS = 4  # base levels walked for a member a library class inherits
 TIER = "cross_repo"
 
 
@@ -85,15 +74,6 @@ class LinkStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class _Site:
-    src: str
-    line: int
-    module: str
-    local: str
-    rest: str
 
 
 def _choose(tx: Tx, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]]:
@@ -140,114 +120,9 @@ def _choose(tx: Tx, repo: str) -> tuple[list[Provider], set[str], dict[str, Any]
     return chosen, ambiguous, choices
 
 
-def _python_name(site: _Site) -> str:
-    root = site.module.split(".")[0]
-    head = site.local if site.local == root else f"{site.module}.{site.local}"
-    return f"{head}.{site.rest}" if site.rest else head
-
-
-def _python(tx: Tx, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
-    names = {i: _python_name(s) for i, (s, _) in sites.items()}
-    exact = by_qn(tx, {i: (p.repo, names[i]) for i, (_, p) in sites.items()})
-    out = {i: (keys, "definition") for i, keys in exact.items()}
-    rows: list[dict[str, Any]] = []
-    splits: dict[int, tuple[int, str, list[str]]] = {}  # row -> (site, name, tail)
-    for i in (i for i in sites if i not in exact):
-        parts = names[i].split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            splits[len(rows)] = (i, parts[cut], parts[cut + 1 :])
-            rows.append({"i": len(rows), "repo": sites[i][1].repo, "module": ".".join(parts[:cut])})
-    start: dict[int, tuple[str, str, str]] = {}
-    best_tail: dict[int, int] = {}
-    tails: dict[int, list[str]] = {}
-    for r in tx.run(q.LINK_MODULE_FILE, rows=rows) if rows else []:
-        i, name, _ = splits[r["i"]]
-        hop = reexport(r["reexports"], name)
-        if hop is not None and (i not in start or len(splits[r["i"]][2]) < best_tail[i]):
-            start[i] = (sites[i][1].repo, *hop)
-            best_tail[i] = len(splits[r["i"]][2])
-            tails[i] = splits[r["i"]][2]
-    deeper = {
-        i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, (qn, _) in follow(tx, start).items()
-    }
-    for i, keys in by_qn(tx, deeper).items():
-        out[i] = (keys, "re-export")
-    # ``Group.make_context`` that click defines on a base of Group (``BaseCommand``)
-    wanted = {i: deeper.get(i) or (sites[i][1].repo, names[i]) for i in sites if i not in out}
-    for i, keys in _inherited(tx, wanted).items():
-        out[i] = (keys, "inherited")
-    return out
-
-
-def _inherited(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
-    """site -> the definitions of ``Class.member`` found on the class's bases in its own
-    repository, the nearest level first (up to :data:`INHERIT_HOPS` levels); several found
-    at one level are all candidates."""
-    out: dict[int, list[str]] = {}
-    todo: dict[int, tuple[str, list[str], str]] = {}  # site -> (repo, classes, member)
-    for i, (repo, qn) in wanted.items():
-        cls, _, member = qn.rpartition(".")
-        if cls and member:
-            todo[i] = (repo, [cls], member)
-    seen: dict[int, set[str]] = {i: set(c) for i, (_, c, _) in todo.items()}
-    for _ in range(INHERIT_HOPS):
-        rows = [{"i": i, "repo": r, "classes": c} for i, (r, c, _) in todo.items()]
-        if not rows:
-            break
-        parents = {
-            r["i"]: [p for p in r["parents"] if p not in seen[r["i"]]]
-            for r in tx.run(q.LINK_BASES, rows=rows)
-        }
-        nxt: dict[int, tuple[str, list[str], str]] = {}
-        asked: dict[int, tuple[str, str]] = {}
-        site_of: list[int] = []  # asked row -> its site
-        for i, found in parents.items():
-            repo, _, member = todo[i]
-            seen[i].update(found)
-            for cls in found:
-                site_of.append(i)
-                asked[len(site_of) - 1] = (repo, f"{cls}.{member}")
-            if found:
-                nxt[i] = (repo, found, member)
-        for k, keys in sorted(by_qn(tx, asked).items()):
-            out[site_of[k]] = sorted({*out.get(site_of[k], []), *keys})
-        todo = {i: v for i, v in nxt.items() if i not in out}
-    return out
-
-
-def _go(tx: Tx, sites: dict[int, tuple[_Site, Provider]]) -> dict[int, tuple[list[str], str]]:
-    rows: list[dict[str, Any]] = []
-    want: dict[int, tuple[str, str, list[str]]] = {}
-    for i, (s, p) in sites.items():
-        base = next(m for m in p.modules if s.module == m or s.module.startswith(m + "/"))
-        directory = s.module[len(base) + 1 :]
-        parts = s.rest.split(".") if s.rest else []
-        if not parts:
-            continue
-        rows.append({"i": i, "repo": p.repo, "name": parts[0]})
-        want[i] = (directory, parts[0], parts[1:])
-    found: dict[int, list[str]] = {}
-    tails: dict[int, tuple[str, str]] = {}
-    for r in tx.run(q.LINK_BY_NAME, rows=rows) if rows else []:
-        directory, name, tail = want[r["i"]]
-        hits = []
-        for key, path, qn in r["found"]:
-            module = path[:-3].replace("/", ".") if path.endswith(".go") else None
-            if posixpath.dirname(path) == directory and qn == f"{module}.{name}":
-                hits.append((key, qn))
-        if hits and tail:
-            if len(hits) == 1:
-                tails[r["i"]] = (sites[r["i"]][1].repo, ".".join([hits[0][1], *tail]))
-        elif hits:
-            found[r["i"]] = sorted(k for k, _ in hits)
-    out = {i: (keys, "definition") for i, keys in found.items()}
-    out.update({i: (keys, "definition") for i, keys in by_qn(tx, tails).items()})
-    return out
-
-
 _LOOKUPS: dict[str, Any] = {
-    "pypi": _python,
-    "go": _go,
+    "pypi": link_python,
+    "go": link_go,
     "npm": link_js,
     "maven": link_jvm,
     "cargo": link_rust,
@@ -257,12 +132,12 @@ _LOOKUPS: dict[str, Any] = {
 }
 
 
-def _sites(tx: Tx, repo: str, sources: list[str] | None) -> list[_Site]:
+def _sites(tx: Tx, repo: str, sources: list[str] | None) -> list[Site]:
     if sources is None:
         result = tx.run(q.LINK_SITES_ALL, repo=repo)
     else:
         result = tx.run(q.LINK_SITES_OF, keys=sources)
-    return [_Site(r["src"], r["line"], r["module"], r["local"], r["rest"]) for r in result]
+    return [Site(r["src"], r["line"], r["module"], r["local"], r["rest"]) for r in result]
 
 
 def sites_into(tx: Tx, repo: str, modules: list[str]) -> list[Any]:
@@ -297,7 +172,7 @@ def link(
     if lines is not None:
         sites = [s for s in sites if (s.src, s.line) in lines]
     stats.sites = len({(s.src, s.line, s.local, s.rest) for s in sites})  # open: one per row
-    by_eco: dict[str, dict[int, tuple[_Site, Provider]]] = {e: {} for e in _LOOKUPS}
+    by_eco: dict[str, dict[int, tuple[Site, Provider]]] = {e: {} for e in _LOOKUPS}
     for i, s in enumerate(sites):
         p = provider_of(s.module, providers)
         if p is not None and not _is_ambiguous(s.module, ambiguous):
@@ -339,7 +214,7 @@ def _deleted(tx: Tx, cypher: str, **params: Any) -> int:
 
 
 def _xcalls(
-    found: dict[int, tuple[list[str], str]], by_eco: dict[str, dict[int, tuple[_Site, Provider]]]
+    found: dict[int, tuple[list[str], str]], by_eco: dict[str, dict[int, tuple[Site, Provider]]]
 ) -> list[dict[str, Any]]:
     """The XCALLS rows of the sites found, one per (caller, definition, line, site): an open
     site's candidate namespaces may reach one definition twice."""

@@ -7,6 +7,7 @@ site's definition may be in (npm, Maven, crates: :func:`probe_files`) the provid
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from semgraph.db import Tx
@@ -15,6 +16,19 @@ from semgraph.xrepo import queries as q
 
 REEXPORT_HOPS = 4  # files followed: ``export {default as x} from`` takes two in one package
 MAX_STARS = 32  # ``export * from`` modules tried for one name at one hop
+
+
+@dataclass(frozen=True)
+class Site:
+    """One external call site of the dependent (a ``CALLS_EXTERNAL`` row): its symbol, line,
+    module and the ``local.rest`` it calls."""
+
+    src: str
+    line: int
+    module: str
+    local: str
+    rest: str
+
 
 #: a file a site's definition may be in: (its path, the name to look for there, the members
 #: after it)

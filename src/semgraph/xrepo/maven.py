@@ -45,7 +45,7 @@ def _probes(s: Any, _p: Any) -> Iterator[Probe]:
 
 
 def link_jvm(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, "definition") for the Maven sites ``{i: (_Site, Provider)}``."""
+    """site -> (definition keys, "definition") for the Maven sites ``{i: (Site, Provider)}``."""
     best = first_per_site(probe_files(tx, sites, _probes))
     start = {i: (sites[i][1].repo, path, cls) for i, (path, cls, _) in best.items()}
     found = follow(tx, start)

@@ -97,7 +97,7 @@ def _probes(s: Any, p: Any) -> list[Probe]:
 
 
 def link_js(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, via) for the npm sites ``{i: (_Site, Provider)}``."""
+    """site -> (definition keys, via) for the npm sites ``{i: (Site, Provider)}``."""
     entry = first_per_site(probe_files(tx, sites, _probes))
     start = {i: (sites[i][1].repo, path, name) for i, (path, name, _) in entry.items()}
     found = follow(tx, start)
