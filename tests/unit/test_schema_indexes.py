@@ -200,6 +200,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.queries",
         "semgraph.graph.runs",
         "semgraph.queue.queries",
+        "semgraph.xrepo.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
     for expected in (
@@ -211,6 +212,8 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.runs.ABANDON_JOB_RUNS",
         "semgraph.queue.queries.RECORD_ATTEMPT",
         "semgraph.repos.graph.DELETE_SLICES[0][1]",
+        "semgraph.xrepo.queries.LINK_CREATE",
+        "semgraph.xrepo.queries.RELINK_RECORD",
     ):
         assert expected in names
     assert len(names) >= 60
