@@ -1,4 +1,4 @@
-"""Cross-repository links (issue 30): accuracy against an oracle that sees both sides, the
+"""Cross-repository links: accuracy against an oracle that sees both sides, the
 cost of re-linking a library's dependents, ``callers --across-repos`` latency, and what the
 link adds to a one-file push.
 
@@ -119,7 +119,7 @@ def index_corpus(
     checkouts by name, and the seconds it took."""
     from tests.integration.xrepo_corpus import checkout, corpus
 
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.relink import relink_dependents
 
     cache = corpus()
     graph.query("reset", "MATCH (n) DETACH DELETE n")
@@ -217,8 +217,8 @@ def relink_and_query(
     graph: Any, settings: Any, tmp: Path, dependents: int, queries: int, seed: int
 ) -> dict[str, Any]:
     from semgraph.graph.reader import GraphReader
-    from semgraph.graph.xrepo import link
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.link import link
+    from semgraph.xrepo.relink import relink_dependents
 
     n_lib, calls, renamed = 200, 20, 10
     graph.query("reset", "MATCH (n) DETACH DELETE n")

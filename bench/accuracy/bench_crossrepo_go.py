@@ -1,4 +1,4 @@
-"""Cross-repository links for Go modules (issue 30) against the Go type checker.
+"""Cross-repository links for Go modules against the Go type checker.
 
     python -m bench.accuracy.bench_crossrepo_go
 
@@ -86,7 +86,7 @@ def oracle_tool(cache: Path, tmp: Path) -> Path:
 
 def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     from bench.accuracy.bench_crossrepo import _publish, said, scored
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.relink import relink_dependents
 
     corpus = os.environ.get(
         "SEMGRAPH_XREPO_CORPUS", str(Path.home() / ".cache/semgraph/xrepo-corpus")

@@ -1,4 +1,4 @@
-"""Cross-repository links for npm packages (issue 30) against the TypeScript compiler.
+"""Cross-repository links for npm packages against the TypeScript compiler.
 
     python -m bench.accuracy.bench_crossrepo_js
 
@@ -91,7 +91,7 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     from tests.integration.xrepo_corpus import corpus
 
     from bench.accuracy.bench_crossrepo import _publish, _repo
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.relink import relink_dependents
 
     tarballs = fetch(corpus())
     ws = tmp / "ws"

@@ -1,6 +1,6 @@
 """A second oracle for the cross-repository accuracy (``bench_crossrepo``): where jedi and
 semgraph name different definitions for one site, Python itself decides. The site's dotted
-name (as the link step reads it, :func:`semgraph.graph.xrepo._python_name`) is imported
+name (as the link step reads it, :func:`semgraph.xrepo.pypi.python_name`) is imported
 from the libraries' sources and looked up with ``getattr``, which follows the real method
 resolution order; the definition found is the file and name ``inspect`` reports.
 

@@ -1,5 +1,5 @@
 """Does a library's re-link cost what its change touched, or what its dependents hold?
-(issue 30: "each re-link ... proportional to the names that changed")
+(what it must be: proportional to the names that changed)
 
 Usage::
 
@@ -10,7 +10,7 @@ dependent per size in ``--sizes``: ``size`` calls into the library (as many dist
 functions as it has) and as many calls into the standard library (external sites no indexed
 repository provides: the dependent's other sites). The library then renames ``--renamed``
 of the functions no dependent calls and one that every dependent calls, publishes (a delta),
-and :func:`~semgraph.graph.xrepo_relink.relink_dependents` runs; each dependent's re-link
+and :func:`~semgraph.xrepo.relink.relink_dependents` runs; each dependent's re-link
 time is compared with a fresh full link of the same dependent in the same graph, the round
 after (the baseline, measured in the same run). ``--rounds`` rename and restore the names
 again; the lowest time of the rounds is kept for each. A re-link in proportion to the
@@ -65,8 +65,8 @@ def _dependent(key: str, calls: int, n_lib: int) -> dict[str, str]:
 
 
 def measure(graph: Any, settings: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from semgraph.graph.xrepo import link
-    from semgraph.graph.xrepo_relink import relink_dependents
+    from semgraph.xrepo.link import link
+    from semgraph.xrepo.relink import relink_dependents
 
     sizes = [int(s) for s in args.sizes.split(",")]
     graph.query("reset", "MATCH (n) DETACH DELETE n")

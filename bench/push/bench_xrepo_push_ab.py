@@ -33,7 +33,7 @@ sys.path.insert(0, sys.argv[1])  # this tree's bench helpers and corpus (not the
 from bench.accuracy.bench_crossrepo import _publish, _repo, index_corpus
 from semgraph.config import load_settings
 from semgraph.db import connect_graph
-from semgraph.graph.xrepo_relink import relink_dependents
+from semgraph.xrepo.relink import relink_dependents
 settings, tmp, out = load_settings(), Path(tempfile.mkdtemp()), {}
 with connect_graph(settings) as g:
     roots, _ = index_corpus(g, settings, tmp, ("click", "itsdangerous", "flask"))

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: the transaction a statement runs in: :meth:`Graph.transaction`'s, or the managed one that
+#: :meth:`Graph.execute_read` and :meth:`Graph.execute_write` hand their function
+Tx = neo4j.Transaction | neo4j.ManagedTransaction
 
 
 @contextmanager

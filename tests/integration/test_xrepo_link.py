@@ -1,4 +1,4 @@
-"""The cross-repository link (issue 30) against the real graph server: exact edges from a
+"""The cross-repository link against the real graph server: exact edges from a
 caller in one repository to a definition in another, through a re-export, kept fresh when
 either side publishes."""
 
@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 from semgraph.cli import app
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph.xrepo import link
-from semgraph.graph.xrepo_relink import dependents
 from semgraph.mcp.backend import Backend
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools
 from semgraph.queue.store import JobStore
+from semgraph.xrepo.link import link
+from semgraph.xrepo.relink import dependents
 from tests.integration.xrepo_repos import GOLIB, GOSVC, LIB, SVC, counts, publish, xcalls
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""Freshness of the cross-repository links (issue 30), model-based against the real graph
+"""Freshness of the cross-repository links, model-based against the real graph
 server: after any sequence of publishes of a library, a fork of it and a dependent, in any
 order (each library publish re-linking its dependents, as the reindex job does: only the
 sites that meet a name the publish touched), the links and counts equal those of a fresh
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from semgraph.config import Settings
 from semgraph.db import Graph
-from semgraph.graph.xrepo_relink import relink_dependents
+from semgraph.xrepo.relink import relink_dependents
 from tests.integration.xrepo_repos import LIB, SVC, counts, publish, xcalls
 
 pytestmark = pytest.mark.integration

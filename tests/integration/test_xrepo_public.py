@@ -1,4 +1,4 @@
-"""Cross-repository links between real public packages (issue 30), fetched from PyPI and
+"""Cross-repository links between real public packages, fetched from PyPI and
 the Go module proxy and npm (tests/integration/xrepo_corpus.py): flask -> click /
 itsdangerous, go-multierror -> errwrap, find-up -> locate-path -> p-locate -> p-limit ->
 yocto-queue. Exact edges from a caller in one repository to a definition in
@@ -18,9 +18,9 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.graph.reader import GraphReader
-from semgraph.graph.xrepo_relink import relink_dependents, relink_lines
 from semgraph.repos import removal
 from semgraph.repos.graph import dependencies
+from semgraph.xrepo.relink import relink_dependents, relink_lines
 from tests.integration.xrepo_corpus import checkout, corpus
 from tests.integration.xrepo_repos import counts, publish_tree, xcalls
 from tests.repos import git

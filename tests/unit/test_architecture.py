@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect", "semgraph.manifests"]),
     ("connections", ["semgraph.db", "semgraph.alerts"]),
     ("analysis", ["semgraph.resolve"]),
+    ("cross-repository links", ["semgraph.xrepo"]),
     ("stores", ["semgraph.graph", "semgraph.services"]),
     ("queue and search", ["semgraph.queue", "semgraph.search"]),
     ("answers", ["semgraph.localize"]),

@@ -1,4 +1,4 @@
-"""Calls into a namespace imported whole (issue 30, :mod:`semgraph.resolve.open_sites`): C#
+"""Calls into a namespace imported whole (:mod:`semgraph.resolve.open_sites`): C#
 ``using``, Ruby ``require`` and Swift ``import`` bind no name; a call on a capitalised name
 the repository does not define is external, with one site per candidate namespace. Through
 the real extraction and resolver (no servers)."""
@@ -9,11 +9,11 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from semgraph.graph.xrepo_ruby import constant_path, names_of, nesting
 from semgraph.manifests import jvm
 from semgraph.model import Chunk
 from semgraph.resolve.open_sites import MAX_CANDIDATES, parts
 from semgraph.resolve.resolver import resolve
+from semgraph.xrepo.gems import constant_path, names_of, nesting
 from tests.parsed_python import language_facts, resolution_rows
 
 Rows = list[tuple[int, str, str, str]]

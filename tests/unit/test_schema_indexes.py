@@ -36,7 +36,7 @@ MEMGRAPH = Dialect(ServerKind.MEMGRAPH)
 NOT_INDEXED = {
     ("Symbol", "kind"): (
         "a handful of kinds, each held by many symbols: the cross-repository link "
-        "(semgraph.graph.xrepo_queries) seeks a symbol by qualified name or by its file's "
+        "(semgraph.xrepo.queries) seeks a symbol by qualified name or by its file's "
         "DEFINES edges and only then checks that it is a module"
     ),
     ("JobQueue", "kind"): (
@@ -200,6 +200,7 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.graph.queries",
         "semgraph.localize.queries",
         "semgraph.queue.queries",
+        "semgraph.xrepo.queries",
     } <= set(modules)
     names = [name for name, _ in statements()]
     for expected in (
@@ -212,6 +213,8 @@ def test_the_statements_of_every_cypher_module_are_collected() -> None:
         "semgraph.queue.queries.RECORD_ATTEMPT",
         "semgraph.repos.graph.DELETE_SLICES[0][1]",
         "semgraph.localize.queries.LOCALIZE_NAMED",
+        "semgraph.xrepo.queries.LINK_CREATE",
+        "semgraph.xrepo.queries.RELINK_RECORD",
     ):
         assert expected in names
     assert len(names) >= 60

@@ -303,7 +303,7 @@ CREATE (a)-[:IMPORTS {line: d.line}]->(b)
 RETURN count(*) AS created
 """
 # an external call site: the name it calls through an import of the module,
-# read by the cross-repository link (semgraph.graph.xrepo)
+# read by the cross-repository link (semgraph.xrepo.link)
 PUBLISH_CALLS_EXTERNAL = """
 UNWIND $rows AS row
 MATCH (a:Symbol {key: row.src})

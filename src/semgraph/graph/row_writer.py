@@ -32,9 +32,9 @@ from semgraph.graph.rows import (
     file_groups,
     file_nodes,
 )
-from semgraph.graph.xrepo_relink import Held
 from semgraph.resolve.resolution import Resolution
 from semgraph.resolve.symtab import external_key, file_key
+from semgraph.xrepo.relink import Held
 
 #: (edge type, target label) -> the statement creating a group's edges
 _CREATE_EDGES = {
@@ -63,7 +63,7 @@ class RowWriter:
         #: symbols whose external call sites were written or unlinked: their links are redone
         self.external_sources: set[str] = set()
         #: a delta: the symbols and files it wrote or dropped, and the names its files held
-        #: before (what its dependents' re-link reads, :mod:`semgraph.graph.xrepo_relink`)
+        #: before (what its dependents' re-link reads, :mod:`semgraph.xrepo.relink`)
         self.symbols_added: set[str] = set()
         self.symbols_updated: set[str] = set()
         self.symbols_dropped: set[str] = set()

@@ -32,7 +32,7 @@ from semgraph.resolve.symtab import CLASS_KINDS, external_key, family, file_key
 
 #: bump when the rows or their digests change: a published state of another version is not
 #: compared against (the next publish is a full one)
-ROWS_VERSION = "5"  # 5: CALLS_EXTERNAL
+ROWS_VERSION = "5"  # 5: CALLS_EXTERNAL (the cross-repository link's sites)
 
 FILE, SYMBOL, EXTERNAL = "File", "Symbol", "ExternalModule"
 
@@ -101,7 +101,7 @@ def file_nodes(res: Resolution, path: str) -> tuple[list[NodeRow], list[EdgeGrou
         props["imports_unresolved"] = unresolved
     fam = family(language)
     reexports = res.reexports_of(path, fam) if fam in ("python", "js", "rust") else []
-    if reexports:  # what the cross-repository link follows (semgraph.graph.xrepo)
+    if reexports:  # what the cross-repository link follows (semgraph.xrepo.link)
         props["reexports"] = reexports
     nodes = [NodeRow(fkey, FILE, "", props, (record, unresolved, reexports))]
     syms = res.symbols_of(path)

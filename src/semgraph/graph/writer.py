@@ -34,8 +34,8 @@ own way (:mod:`semgraph.graph.row_writer`).
 A graph too large for one transaction on the server's memory settings fails with
 :class:`~semgraph.errors.GraphTooLarge` naming the server's limit; it is never split.
 
-The module is a little over 300 lines (the cross-repository link is one function here, its work in
-semgraph.graph.xrepo): the one transaction (choosing its form, falling back from
+The module is a little over 300 lines (the cross-repository link is one function here, its
+work in semgraph.xrepo): the one transaction (choosing its form, falling back from
 a delta to a full publish, translating a refusal) is kept whole, in one place.
 """
 
@@ -52,17 +52,17 @@ from semgraph.db import Graph
 from semgraph.errors import GraphError, GraphInputError, GraphTooLarge, JobError
 from semgraph.faults import PROCESS, Faults
 from semgraph.graph import publish_queries as q
-from semgraph.graph import xrepo_relink
 from semgraph.graph.batches import Batcher
-from semgraph.graph.packages import publish_packages
 from semgraph.graph.publish_stats import PublishMode, PublishStats
 from semgraph.graph.pubstate import Entries, PublishedState, StateInvalid, version
 from semgraph.graph.row_writer import RowWriter
-from semgraph.graph.xrepo import link
 from semgraph.logs import event
 from semgraph.manifests import Identity
 from semgraph.resolve.resolution import Resolution
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import relink
+from semgraph.xrepo.link import link
+from semgraph.xrepo.packages import publish_packages
 
 log = logging.getLogger(__name__)
 DELETE_SLICE = 10_000  # nodes per sweep statement
@@ -264,7 +264,7 @@ class GraphWriter:
             began = time.monotonic()
             changed, removed = rows.state.plan(tx, res)
             stats.state_read_s = time.monotonic() - began
-            rows.held = xrepo_relink.before(tx, [file_key(repo_key, p) for p in changed + removed])
+            rows.held = relink.before(tx, [file_key(repo_key, p) for p in changed + removed])
             bundles = dict(_bundles_of(res, changed))
         else:
             bundles, removed = dict(res.file_bundles()), []
@@ -298,9 +298,9 @@ def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
     if sources != []:  # [] : a push that changed no external site and no manifest
         rows.stats.xrepo = link(tx, repo.key, sources, recount=not delta).to_dict()
     # what its dependents' re-link reads (a library's change: the names it touched)
-    names = xrepo_relink.changed_names(tx, rows) if delta else set()
-    lost = xrepo_relink.lost_links(rows) if delta else []
-    xrepo_relink.record(tx, repo.key, not delta, names, lost)
+    names = relink.changed_names(tx, rows) if delta else set()
+    lost = relink.lost_links(rows) if delta else []
+    relink.record(tx, repo.key, not delta, names, lost)
     rows.stats.xrepo_s = time.monotonic() - began
 
 

@@ -7,7 +7,7 @@ Before the graph commit, any failure deletes the staging index and leaves the li
 untouched. After the commit, a failed alias flip marks the run ``diverged`` and raises the
 ``index_diverged`` alert; ``semgraph check --repair`` (also run by the worker at start)
 finishes the flip or requeues the repository. Once the commit is served, the repositories
-that depend on this one are re-linked to its new definitions (:mod:`semgraph.graph.xrepo_relink`,
+that depend on this one are re-linked to its new definitions (:mod:`semgraph.xrepo.relink`,
 one transaction each): the ``relink`` phase, timed with the others and recorded in the run
 with its dependents, rows and outcome. It runs after a no-op too, so that the retry of a job
 whose re-link failed re-links again. The pool is closed inside the parse phase; the run's
@@ -30,7 +30,6 @@ from semgraph import memory
 from semgraph.errors import GraphUnavailable
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.writer import GraphWriter, RepoInfo
-from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer import resolvecache
 from semgraph.indexer.checkout import CheckoutResult, checkout
 from semgraph.indexer.manifests_read import read_identity
@@ -42,6 +41,7 @@ from semgraph.indexer.staging import run_files
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
 from semgraph.search.staging import Staged, StagingRequest, stage
+from semgraph.xrepo.relink import relink_dependents
 
 
 class Reindex(RunState):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semgraph.db import Graph
-from semgraph.graph.xrepo_queries import PACKAGES_SWEEP
+from semgraph.xrepo.queries import PACKAGES_SWEEP
 
 #: the ``state`` of a ``:Repository`` node whose removal has started
 REMOVING = "removing"
@@ -93,7 +93,7 @@ DETACH DELETE r
 RETURN count(*) AS deleted
 """
 # the packages the repository provides or depends on (swept after it goes, when no other
-# repository names them: :data:`semgraph.graph.xrepo_queries.PACKAGES_SWEEP`)
+# repository names them: :data:`semgraph.xrepo.queries.PACKAGES_SWEEP`)
 PACKAGES_OF = """
 MATCH (:Repository {key: $repo})-[:PROVIDES|DEPENDS_ON]->(p:Package)
 RETURN collect(DISTINCT p.key) AS keys

@@ -40,7 +40,6 @@ import elasticsearch
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.faults import Faults
-from semgraph.graph.xrepo_relink import relink_dependents
 from semgraph.indexer.checkout import worktree_path
 from semgraph.indexer.parsecache import cache_dir
 from semgraph.indexer.resolvecache import cache_path
@@ -51,6 +50,7 @@ from semgraph.queue.records import record_props
 from semgraph.queue.store import JobStore
 from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
+from semgraph.xrepo.relink import relink_dependents
 
 log = logging.getLogger(__name__)
 

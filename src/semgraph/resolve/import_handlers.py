@@ -1,4 +1,4 @@
-"""Import resolution for csharp, kotlin, scala, ruby, php, swift, bash and lua.
+"""Import resolution for Kotlin, Scala, C#, Ruby, PHP, Swift, Bash and Lua.
 
 * kotlin / scala ``import a.b.C``: the file whose module ends with ``a.b.C`` (the class or
   object ``C`` in it), else the file ``a/b.kt`` / ``a/b.scala`` (a member of an object or
@@ -247,7 +247,7 @@ def js_external(
 ) -> tuple[tuple[str, str, str], ...]:
     """The bindings of an import from a package, each to ``specifier<NUL>imported``: the
     exported name it reaches (``default``; ``*`` for a namespace or ``require``), what the
-    cross-repository link looks up (:mod:`semgraph.graph.xrepo_js`)."""
+    cross-repository link looks up (:mod:`semgraph.xrepo.npm`)."""
     if alias:
         imported = names[0] if names and names[0] != "*" else "*"
         return ((alias, "external", f"{module}{MEMBER_SEP}{imported}"),)

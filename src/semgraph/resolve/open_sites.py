@@ -15,7 +15,7 @@ constant named after one of the gems (``Rack`` and ``rack``, ``ActiveSupport`` a
 ``active_support``: the gems' naming convention) has that gem as its only candidate. The
 link step looks the name up in every candidate's provider, as the compiler looks a simple
 name up in every ``using``; the rows of one call are one site in the counts
-(:mod:`semgraph.graph.xrepo`).
+(:mod:`semgraph.xrepo.link`).
 
 The candidates are the file's own imports, and for Ruby also the gem named after the constant
 among those the repository's gemspecs depend on: Ruby's ``require`` is global, the file that

@@ -1,6 +1,6 @@
 """External call sites for the cross-repository link: for a call classified
 ``external``, the ``(module, local, rest)`` an outside definition is named by, as the
-link step (:mod:`semgraph.graph.xrepo`) looks it up in the repository that provides
+link step (:mod:`semgraph.xrepo.link`) looks it up in the repository that provides
 ``module``, and the names the site was found through.
 
 A site is found, in order:
@@ -9,7 +9,7 @@ A site is found, in order:
    click`` is ("click", "click", "echo"); ``echo()`` under ``from click import echo`` is
    ("click", "echo", ""); Go's ``pkg.F()`` is (".../pkg", "pkg", "F"); JS/TS names the export
    the binding reaches: ``import d from "p"; d.f()`` is ("p", "default", "f"), a namespace
-   or ``require`` is ``*`` (:mod:`semgraph.graph.xrepo_js`);
+   or ``require`` is ``*`` (:mod:`semgraph.xrepo.npm`);
 2. through a local annotated with an imported type (``ctx: click.Context``);
 3. through the receiver's value (:mod:`semgraph.resolve.external_values`): a value that
    started at an import (``runner`` a pytest fixture returning ``CliRunner()``, ``s`` what

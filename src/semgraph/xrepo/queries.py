@@ -1,6 +1,6 @@
-"""Every Cypher statement of package identity and the cross-repository link (issue 30), as
-named constants, each named after the function that runs it (:mod:`semgraph.graph.packages`,
-:mod:`semgraph.graph.xrepo`). Parameters are always bound; every writing statement returns
+"""Every Cypher statement of package identity and the cross-repository link, as
+named constants, each named after the function that runs it (:mod:`semgraph.xrepo.packages`,
+:mod:`semgraph.xrepo.link`). Parameters are always bound; every writing statement returns
 one row.
 
 The graph they keep:
@@ -14,7 +14,7 @@ The graph they keep:
   an external call site of one repository linked to a definition of another, written by the
   link, never by the rows of a publish (the graph parity of a repository leaves them out);
 * ``(:RelinkPending {library, everything, names, lost})``: what a library's publish changed,
-  until its dependents are re-linked (:mod:`semgraph.graph.xrepo_relink`).
+  until its dependents are re-linked (:mod:`semgraph.xrepo.relink`).
 
 The module is over 300 lines: it holds statements only, one feature's, each beside its
 comment.
@@ -23,7 +23,7 @@ comment.
 from __future__ import annotations
 
 # what the repository provided and depended on before, as comparable strings (the same as
-# semgraph.graph.packages.identity_state builds from the manifests)
+# semgraph.xrepo.packages.identity_state builds from the manifests)
 PACKAGES_BEFORE = """
 OPTIONAL MATCH (:Repository {key: $repo})-[e:PROVIDES|DEPENDS_ON]->(p:Package)
 WITH p, e

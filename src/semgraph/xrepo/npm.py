@@ -1,4 +1,4 @@
-"""The cross-repository link for npm packages (issue 30, :mod:`semgraph.graph.xrepo`): a
+"""The cross-repository link for npm packages (:mod:`semgraph.xrepo.link`): a
 JS/TS call site into a package another indexed repository provides, linked to the
 definition it reaches.
 
@@ -17,7 +17,7 @@ read as ``src`` or dropped; the first file the provider's graph has is the entry
 
 In the entry: a top-level definition of that name, else its exports (``File.reexports``:
 ``export default f``, ``export {a as b}``, ``export ... from``, ``export * from``) followed
-to the definition (:func:`semgraph.graph.xrepo_lookup.follow`); ``via`` is ``definition``
+to the definition (:func:`semgraph.xrepo.lookup.follow`); ``via`` is ``definition``
 when the entry defines it and ``re-export`` otherwise. An attribute after it (``Queue``'s
 ``enqueue`` in ``d.Queue.enqueue``) is looked up by qualified name under it.
 """
@@ -27,9 +27,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
-from semgraph.resolve.symtab import file_key
+from semgraph.db import Tx
+from semgraph.xrepo.lookup import Probe, by_qn, first_per_site, follow, probe_files
 
 SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 BUILD_DIRS = frozenset({"dist", "lib", "build", "out", "esm", "cjs", "es", "module", "umd"})
@@ -86,31 +85,23 @@ def site_name(local: str, rest: str) -> tuple[str, list[str]]:
     return local, parts
 
 
-def link_js(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, via) for the npm sites ``{i: (_Site, Provider)}``."""
-    asked: list[tuple[int, str, int]] = []  # row -> (site, path, rank)
-    rows = []
-    for i, (s, p) in sites.items():
-        name, subpath = package_of(s.module)
-        target = entry_target(p.exports, subpath)
-        if target is None or name not in p.modules:
-            continue
-        for rank, path in enumerate(candidates(target)):
-            rows.append({"i": len(asked), "key": file_key(p.repo, path)})
-            asked.append((i, path, rank))
-    entry: dict[int, tuple[int, str]] = {}
-    for r in tx.run(q.LINK_FILES, rows=rows) if rows else []:
-        i, path, rank = asked[r["i"]]
-        if i not in entry or rank < entry[i][0]:
-            entry[i] = (rank, path)
-    start = {}
-    tails: dict[int, list[str]] = {}
-    for i, (_, path) in entry.items():
-        s, p = sites[i]
-        name, tails[i] = site_name(s.local, s.rest)
-        start[i] = (p.repo, path, name)
+def _probes(s: Any, p: Any) -> list[Probe]:
+    """The files an npm site's entry may be, the likeliest first (none when the provider
+    does not export the site's subpath)."""
+    name, subpath = package_of(s.module)
+    target = entry_target(p.exports, subpath)
+    if target is None or name not in p.modules:
+        return []
+    export, tail = site_name(s.local, s.rest)
+    return [(path, export, tail) for path in candidates(target)]
+
+
+def link_js(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+    """site -> (definition keys, via) for the npm sites ``{i: (Site, Provider)}``."""
+    entry = first_per_site(probe_files(tx, sites, _probes))
+    start = {i: (sites[i][1].repo, path, name) for i, (path, name, _) in entry.items()}
     found = follow(tx, start)
-    wanted = {i: (sites[i][1].repo, ".".join([qn, *tails[i]])) for i, (qn, _) in found.items()}
+    wanted = {i: (sites[i][1].repo, ".".join([qn, *entry[i][2]])) for i, (qn, _) in found.items()}
     return {
         i: (keys, "definition" if found[i][1] == 0 else "re-export")
         for i, keys in by_qn(tx, wanted).items()

@@ -1,20 +1,41 @@
-"""Lookups in a provider's graph that the cross-repository link (:mod:`semgraph.graph.xrepo`)
+"""Lookups in a provider's graph that the cross-repository link (:mod:`semgraph.xrepo.link`)
 shares between languages: definitions by qualified name, and a module's re-exports
 (``File.reexports``, ``exported<TAB>path<TAB>member``; member ``*``: all of that module, as
-JS/TS ``export * from``) followed to the definition they name."""
+JS/TS ``export * from``) followed to the definition they name; and which of the files a
+site's definition may be in (npm, Maven, crates: :func:`probe_files`) the provider has."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
+from semgraph.db import Tx
 from semgraph.resolve.symtab import file_key
+from semgraph.xrepo import queries as q
 
 REEXPORT_HOPS = 4  # files followed: ``export {default as x} from`` takes two in one package
 MAX_STARS = 32  # ``export * from`` modules tried for one name at one hop
 
 
-def by_qn(tx: Any, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
+@dataclass(frozen=True)
+class Site:
+    """One external call site of the dependent (a ``CALLS_EXTERNAL`` row): its symbol, line,
+    module and the ``local.rest`` it calls."""
+
+    src: str
+    line: int
+    module: str
+    local: str
+    rest: str
+
+
+#: a file a site's definition may be in: (its path, the name to look for there, the members
+#: after it)
+Probe = tuple[str, str, list[str]]
+
+
+def by_qn(tx: Tx, wanted: dict[int, tuple[str, str]]) -> dict[int, list[str]]:
     """site -> the keys of the symbols of ``(repo, qualified name)``."""
     rows = [{"i": i, "repo": repo, "qn": qn} for i, (repo, qn) in wanted.items()]
     if not rows:
@@ -37,7 +58,7 @@ def _stars(entries: list[str] | None) -> list[str]:
     return sorted(path for local, path, member in found if local == "*" and member == "*")
 
 
-def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[str, int]]:
+def follow(tx: Tx, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[str, int]]:
     """site -> (the qualified name of the top-level definition each (repo, path, member)
     names, the files moved to: 0 when the file defines it), following re-exports up to
     :data:`REEXPORT_HOPS` files; a name a module neither defines nor re-exports by name is
@@ -72,7 +93,31 @@ def follow(tx: Any, start: dict[int, tuple[str, str, str]]) -> dict[int, tuple[s
     return out
 
 
-def link_qualified(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+def probe_files(
+    tx: Tx, sites: dict[int, tuple[Any, Any]], probes: Callable[[Any, Any], Iterable[Probe]]
+) -> list[tuple[int, int, Probe]]:
+    """(site, rank, probe) of each of the ``probes`` of a site (``probes(site, provider)``, the
+    likeliest first) whose file the provider's graph has, in the order asked (``rank``: the
+    probe's place among its site's)."""
+    asked: list[tuple[int, int, Probe]] = []
+    rows = []
+    for i, (s, p) in sites.items():
+        for rank, probe in enumerate(probes(s, p)):
+            rows.append({"i": len(asked), "key": file_key(p.repo, probe[0])})
+            asked.append((i, rank, probe))
+    present = {r["i"] for r in tx.run(q.LINK_FILES, rows=rows)} if rows else set()
+    return [a for n, a in enumerate(asked) if n in present]
+
+
+def first_per_site(present: list[tuple[int, int, Probe]]) -> dict[int, Probe]:
+    """Each site's likeliest probe of those :func:`probe_files` found."""
+    out: dict[int, Probe] = {}
+    for i, _, probe in present:
+        out.setdefault(i, probe)
+    return out
+
+
+def link_qualified(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
     """site -> (definition keys, "definition") for languages whose qualified names are their
     namespaces' (PHP: ``use Monolog\\Handler\\StreamHandler; new StreamHandler()`` is
     ``Monolog.Handler.StreamHandler``): the module, the name and the members after it."""

@@ -1,4 +1,4 @@
-"""A library's dependents re-linked after it changed (issue 30), in proportion to the names
+"""A library's dependents re-linked after it changed, in proportion to the names
 the change touched.
 
 A library's publish records what it changed in a ``(:RelinkPending {library})`` node, in
@@ -20,7 +20,7 @@ every site into the library when a module it re-exports whole, ``export *``, cam
 What it reads follows the change: the linked sites through the library's name index, the
 others as the rows into the library's modules whose text holds a name (filtered in the
 server), and the counts of the calls it touched only, before and after
-(:mod:`semgraph.graph.xrepo_counts`; a ``lost`` call counts linked before). The links left
+(:mod:`semgraph.xrepo.counts`; a ``lost`` call counts linked before). The links left
 in place take the library's new commit (a property). Once every dependent is done, the
 names it read are cleared (the node goes when empty); a crash before that leaves them, and
 the job's retry re-links again (a re-link is idempotent). A removal re-links everything
@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from semgraph.db import Graph
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo import LinkStats, link, sites_into
-from semgraph.graph.xrepo_counts import Provider, provider_of
+from semgraph.db import Graph, Tx
 from semgraph.resolve.symtab import external_key
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.counts import Provider, provider_of
+from semgraph.xrepo.link import LinkStats, link, sites_into
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 MAX_ALIASES = 10_000  # (module, name) pairs followed through a library's re-exports
@@ -63,7 +64,7 @@ class Held:
     reexports: dict[str, set[str]] = field(default_factory=dict)  # file key -> entries
 
 
-def before(tx: Any, file_keys: list[str]) -> Held:
+def before(tx: Tx, file_keys: list[str]) -> Held:
     """Before a delta publish writes: what its changed and removed files held."""
     held = Held()
     for r in tx.run(q.RELINK_BEFORE, keys=file_keys) if file_keys else []:
@@ -73,7 +74,7 @@ def before(tx: Any, file_keys: list[str]) -> Held:
     return held
 
 
-def changed_names(tx: Any, rows: Any) -> set[str]:
+def changed_names(tx: Tx, rows: Any) -> set[str]:
     """The names a delta publish (its :class:`~semgraph.graph.row_writer.RowWriter`
     ``rows``) touched: of the symbols it added or dropped, of those whose kind or bases
     changed, and of their subclasses in the repository; the re-exports its files gained or
@@ -91,8 +92,10 @@ def changed_names(tx: Any, rows: Any) -> set[str]:
         if r["key"] in keys or (was is not None and was[1] != r["kind"]):
             out |= {r["name"], f"{_path(r['key'])}\t{r['name']}", *r["subclasses"]}
     files = rows.files_changed
-    after = {r["key"]: set(r["reexports"] or ()) for r in
-             (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])}  # fmt: skip
+    after = {
+        r["key"]: set(r["reexports"] or ())
+        for r in (tx.run(q.RELINK_AFTER_FILES, keys=sorted(files)) if files else [])
+    }
     for key in files:  # a file not rewritten re-exports what it did (its row is unchanged)
         for entry in held.reexports.get(key, set()) ^ after.get(key, set()):
             local = entry.split("\t", 1)[0]
@@ -113,7 +116,7 @@ def _path(key: str) -> str:
     return key.split("|", 2)[1] if key.count("|") >= 1 else ""
 
 
-def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
+def aliases(tx: Tx, library: str, seeds: set[str]) -> set[str]:
     """The names the library's modules re-export the changed ``path<TAB>name`` seeds under,
     through any number of re-exports (``export {default as disc} from "./disc"``, ``from .m
     import T as U``, ``export * as ns``); ``*`` when a module re-exported whole changed."""
@@ -141,7 +144,7 @@ def aliases(tx: Any, library: str, seeds: set[str]) -> set[str]:
 
 
 def record(
-    tx: Any, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
+    tx: Tx, repo: str, everything: bool, names: set[str], lost: list[str] | None = None
 ) -> None:
     """Add what a publish of ``repo`` changed to its pending re-link (and the calls whose
     links it dropped, :func:`lost_links`; more than :data:`MAX_LOST` of them: everything is
@@ -149,16 +152,17 @@ def record(
     if lost and len(lost) > MAX_LOST:
         everything, lost = True, []
     if everything or names or lost:
-        tx.run(q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names),
-               lost=lost or []).single()  # fmt: skip
+        tx.run(
+            q.RELINK_RECORD, repo=repo, everything=everything, names=sorted(names), lost=lost or []
+        ).single()
 
 
-def dependents(tx: Any, repo: str) -> list[str]:
+def dependents(tx: Tx, repo: str) -> list[str]:
     """The repositories whose links a change of ``repo`` can change."""
     return sorted({r["key"] for r in tx.run(q.DEPENDENTS, repo=repo)})
 
 
-def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
+def relink_sources(tx: Tx, dependent: str, library: str) -> list[str]:
     """The dependent's symbols whose links a change of ``library`` can change: those with a
     site into a module it provides, and those linked into it now."""
     modules = _modules(tx, dependent, library)
@@ -167,7 +171,7 @@ def relink_sources(tx: Any, dependent: str, library: str) -> list[str]:
     return sorted({r["src"] for r in sites} | {r["src"] for r in linked})
 
 
-def linked_by_name(tx: Any, library: str, names: set[str]) -> dict[str, set[tuple[str, int]]]:
+def linked_by_name(tx: Tx, library: str, names: set[str]) -> dict[str, set[tuple[str, int]]]:
     """Per dependent, its sites (symbol key, line) linked now to a definition of ``library``
     named one of ``names`` (through the name index: what the change touched)."""
     out: dict[str, set[tuple[str, int]]] = {}
@@ -178,7 +182,7 @@ def linked_by_name(tx: Any, library: str, names: set[str]) -> dict[str, set[tupl
 
 
 def relink_lines(
-    tx: Any,
+    tx: Tx,
     dependent: str,
     library: str,
     names: set[str],
@@ -196,8 +200,13 @@ def relink_lines(
         linked = linked_by_name(tx, library, names).get(dependent, set())
     plain = sorted(n for n in names if "\t" not in n)
     modules = _modules(tx, dependent, library)
-    found = tx.run(q.RELINK_SITES_NAMED, modules=modules, names=plain,
-                   prefix=external_key(dependent, "")) if plain and modules else []  # fmt: skip
+    found: Iterable[Any] = (
+        tx.run(
+            q.RELINK_SITES_NAMED, modules=modules, names=plain, prefix=external_key(dependent, "")
+        )
+        if plain and modules
+        else []
+    )
     out = set(linked)
     for r in found:
         tokens = _IDENT.findall(f"{r['local']}.{r['rest']}")
@@ -208,13 +217,13 @@ def relink_lines(
     return out
 
 
-def _modules(tx: Any, dependent: str, library: str) -> list[str]:
+def _modules(tx: Tx, dependent: str, library: str) -> list[str]:
     """The dependent's external modules that ``library`` provides."""
     provided = [
         Provider(library, "", r["ecosystem"], tuple(r["modules"] or ()))
         for r in tx.run(q.LINK_PROVIDED, repo=library)
     ]
-    found = tx.run(q.LINK_MODULES, repo=dependent).single()["names"]
+    found = tx.run(q.LINK_MODULES, repo=dependent).single(strict=True)["names"]
     return [m for m in found if provider_of(m, provided) is not None]
 
 
@@ -245,8 +254,9 @@ def relink_dependents(
     if not pending.everything and not pending.names and not pending.lost:
         if keys and pending.commit:  # only the commit may have changed
             with graph.transaction(f"links into {library} at its commit") as tx:
-                tx.run(q.RELINK_STAMP_ALL, dependents=keys, repo=library,
-                       commit=pending.commit).single()  # fmt: skip
+                tx.run(
+                    q.RELINK_STAMP_ALL, dependents=keys, repo=library, commit=pending.commit
+                ).single()
         return {}
     names = None if pending.everything else set(pending.names)
     linked: dict[str, set[tuple[str, int]]] = {}
@@ -276,6 +286,11 @@ def relink_dependents(
         stats.duration_s = time.monotonic() - began
         out[key] = stats
     with graph.transaction(f"relinked after {library}") as tx:
-        tx.run(q.RELINK_DONE, repo=library, names=list(pending.names), lost=list(pending.lost),
-               everything=pending.everything).single()  # fmt: skip
+        tx.run(
+            q.RELINK_DONE,
+            repo=library,
+            names=list(pending.names),
+            lost=list(pending.lost),
+            everything=pending.everything,
+        ).single()
     return out

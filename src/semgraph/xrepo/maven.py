@@ -1,4 +1,4 @@
-"""The cross-repository link for Maven packages (issue 30, :mod:`semgraph.graph.xrepo`): a
+"""The cross-repository link for Maven packages (:mod:`semgraph.xrepo.link`): a
 Java call site into a package another indexed repository provides, linked to the class or
 member it names.
 
@@ -14,11 +14,12 @@ for (the provider's bases are not followed for the JVM).
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
-from semgraph.resolve.symtab import file_key
+from semgraph.db import Tx
+from semgraph.xrepo import queries as q
+from semgraph.xrepo.lookup import Probe, by_qn, first_per_site, follow, probe_files
 
 ROOTS = ("src/main/java", "src/main/kotlin", "src/main/scala", "src/java", "src", "")
 _EXT = (".java", ".kt", ".scala")
@@ -35,32 +36,25 @@ def readings(module: str, local: str, rest: str) -> list[tuple[str, str, list[st
     return out
 
 
-def link_jvm(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, "definition") for the Maven sites ``{i: (_Site, Provider)}``."""
-    asked: list[tuple[int, int, str, str, list[str]]] = []  # row -> (site, rank, path, ...)
-    rows = []
-    for i, (s, p) in sites.items():
-        rank = 0
-        for pkg, cls, tail in readings(s.module, s.local, s.rest):
-            for root in ROOTS:
-                for ext in _EXT:
-                    path = "/".join(x for x in (root, pkg, cls + ext) if x)
-                    rows.append({"i": len(asked), "key": file_key(p.repo, path)})
-                    asked.append((i, rank, path, cls, tail))
-                    rank += 1
-    best: dict[int, tuple[int, str, str, list[str]]] = {}
-    for r in tx.run(q.LINK_FILES, rows=rows) if rows else []:
-        i, rank, path, cls, tail = asked[r["i"]]
-        if i not in best or rank < best[i][0]:
-            best[i] = (rank, path, cls, tail)
-    start = {i: (sites[i][1].repo, path, cls) for i, (_, path, cls, _) in best.items()}
+def _probes(s: Any, _p: Any) -> Iterator[Probe]:
+    """The files a Maven site's class may be in, the likeliest first."""
+    for pkg, cls, tail in readings(s.module, s.local, s.rest):
+        for root in ROOTS:
+            for ext in _EXT:
+                yield "/".join(x for x in (root, pkg, cls + ext) if x), cls, tail
+
+
+def link_jvm(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+    """site -> (definition keys, "definition") for the Maven sites ``{i: (Site, Provider)}``."""
+    best = first_per_site(probe_files(tx, sites, _probes))
+    start = {i: (sites[i][1].repo, path, cls) for i, (path, cls, _) in best.items()}
     found = follow(tx, start)
-    wanted = {i: (sites[i][1].repo, ".".join([qn, *best[i][3]])) for i, (qn, _) in found.items()}
+    wanted = {i: (sites[i][1].repo, ".".join([qn, *best[i][2]])) for i, (qn, _) in found.items()}
     wanted |= _top_level(tx, {i: v for i, v in sites.items() if i not in wanted})
     return {i: (keys, "definition") for i, keys in by_qn(tx, wanted).items()}
 
 
-def _top_level(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
+def _top_level(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[str, str]]:
     """Kotlin and Scala: a top-level function, class or object of the package in a file of
     another name (``runBlocking`` in ``kotlinx/coroutines/Builders.kt``, named by its package:
     ``kotlinx.coroutines.runBlocking``); one definition only."""

@@ -1,4 +1,4 @@
-"""A dependent's cross-repository counts (issue 30): each of its external calls is *linked*
+"""A dependent's cross-repository counts: each of its external calls is *linked*
 (an ``XCALLS`` edge), else *ambiguous* (a module several live repositories provide), else
 *unmatched* (every module it may be in has a provider; none defines it), else *unprovided*.
 The totals are set on its ``:Repository`` (``xrepo_linked`` ...).
@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
+from semgraph.db import Tx
+from semgraph.xrepo import queries as q
 
 CLASSES = ("linked", "ambiguous", "unprovided", "unmatched")
 
@@ -62,18 +63,19 @@ def classify(
 
 
 def count_all(
-    tx: Any, repo: str, providers: list[Provider], ambiguous: set[str], stats: Any
+    tx: Tx, repo: str, providers: list[Provider], ambiguous: set[str], stats: Any
 ) -> None:
     """Count every external call of ``repo`` and set its totals (on ``stats`` too)."""
     found: Counter[str] = Counter()
     for r in tx.run(q.LINK_COUNT_SITES, repo=repo):
         found[classify(r["modules"], r["linked"], providers, ambiguous)] += r["n"]
     _set(stats, found)
-    tx.run(q.LINK_COUNTS, repo=repo, prefix=repo + "\t", **{c: found[c] for c in CLASSES}).single()
+    totals: dict[str, Any] = {c: found[c] for c in CLASSES}
+    tx.run(q.LINK_COUNTS, repo=repo, prefix=repo + "\t", **totals).single()
 
 
 def count_lines(
-    tx: Any,
+    tx: Tx,
     lines: Iterable[tuple[str, int]],
     providers: list[Provider],
     ambiguous: set[str],
@@ -89,10 +91,10 @@ def count_lines(
     return found
 
 
-def add_counts(tx: Any, repo: str, before: Counter[str], after: Counter[str], stats: Any) -> bool:
+def add_counts(tx: Tx, repo: str, before: Counter[str], after: Counter[str], stats: Any) -> bool:
     """Add ``after - before`` to the totals of ``repo`` (on ``stats`` too); False when it
     has none yet (never counted: the caller counts in full)."""
-    delta = {c: after[c] - before[c] for c in CLASSES}
+    delta: dict[str, Any] = {c: after[c] - before[c] for c in CLASSES}
     rec = tx.run(q.LINK_COUNTS_ADD, repo=repo, **delta).single()
     if rec is None or not rec["counted"]:
         return False

@@ -1,16 +1,17 @@
-"""Package identity in the graph (issue 30): a publish rewrites the repository's
+"""Package identity in the graph: a publish rewrites the repository's
 ``PROVIDES`` and ``DEPENDS_ON`` edges from its manifests (:mod:`semgraph.manifests`), in the
 publish's own transaction. They are a handful of rows, so every form of the publish (first,
 full, delta) writes them the same way and a delta stays equal to a full publish. The
-statements are in :mod:`semgraph.graph.xrepo_queries`.
+statements are in :mod:`semgraph.xrepo.queries`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
+from semgraph.db import Tx
 from semgraph.manifests import Identity
+from semgraph.xrepo import queries as q
 
 
 def package_key(ecosystem: str, name: str) -> str:
@@ -54,7 +55,7 @@ def identity_state(provides: list[dict[str, Any]], depends: list[dict[str, Any]]
     )
 
 
-def publish_packages(tx: Any, repo_key: str, ident: Identity) -> bool:
+def publish_packages(tx: Tx, repo_key: str, ident: Identity) -> bool:
     """Replace the repository's package edges when they changed (a push that leaves the
     manifests alone reads one row and writes nothing); True when they changed (its links
     must then be made again in full)."""

@@ -1,4 +1,4 @@
-"""The cross-repository link for gems (issue 30, :mod:`semgraph.graph.xrepo`): a Ruby call
+"""The cross-repository link for gems (:mod:`semgraph.xrepo.link`): a Ruby call
 site into a gem another indexed repository provides, linked to the definition its constant
 path names.
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
+from semgraph.db import Tx
 from semgraph.model import module_name
+from semgraph.xrepo import queries as q
 
 MAX_PATH = 8  # segments of a constant path read
 
@@ -47,8 +48,8 @@ def nesting(path: str, qn: str) -> str | None:
     return qn[len(module) + 1 :].replace("::", ".")
 
 
-def link_ruby(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, "definition") for the gem sites ``{i: (_Site, Provider)}``."""
+def link_ruby(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+    """site -> (definition keys, "definition") for the gem sites ``{i: (Site, Provider)}``."""
     rows: list[dict[str, Any]] = []
     asked: list[int] = []  # row -> site
     want: dict[int, str] = {}

@@ -1,4 +1,4 @@
-"""The cross-repository link for crates (issue 30, :mod:`semgraph.graph.xrepo`): a Rust call
+"""The cross-repository link for crates (:mod:`semgraph.xrepo.link`): a Rust call
 site into a crate another indexed repository provides, linked to the item it names.
 
 A site is ``(crate[.module...], local, rest)``: ``use itoa::Buffer; Buffer::new()`` is
@@ -15,11 +15,11 @@ module path that finds a definition wins.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from semgraph.graph import xrepo_queries as q
-from semgraph.graph.xrepo_lookup import by_qn, follow
-from semgraph.resolve.symtab import file_key
+from semgraph.db import Tx
+from semgraph.xrepo.lookup import Probe, by_qn, follow, probe_files
 
 MAX_PATH = 8  # segments of a site's path read
 
@@ -45,24 +45,21 @@ def readings(path: list[str]) -> list[tuple[list[str], str, list[str]]]:
     return out
 
 
-def link_rust(tx: Any, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
-    """site -> (definition keys, via) for the crate sites ``{i: (_Site, Provider)}``."""
-    asked: list[tuple[int, int, str, str, list[str]]] = []  # row -> (site, rank, file, ...)
-    rows = []
-    for i, (s, p) in sites.items():
-        rank = 0
-        for path in paths(s.module, s.local, s.rest):
-            for files, item, members in readings(path):
-                for f in files:
-                    rows.append({"i": len(asked), "key": file_key(p.repo, f)})
-                    asked.append((i, rank, f, item, members))
-                    rank += 1
-    exists = {r["i"] for r in tx.run(q.LINK_FILES, rows=rows)} if rows else set()
-    tried = [a for n, a in enumerate(asked) if n in exists]
-    start = {n: (sites[a[0]][1].repo, a[2], a[3]) for n, a in enumerate(tried)}
+def _probes(s: Any, _p: Any) -> Iterator[Probe]:
+    """The module files a crate site's item may be in, the longest module path first."""
+    for path in paths(s.module, s.local, s.rest):
+        for files, item, members in readings(path):
+            for f in files:
+                yield f, item, members
+
+
+def link_rust(tx: Tx, sites: dict[int, tuple[Any, Any]]) -> dict[int, tuple[list[str], str]]:
+    """site -> (definition keys, via) for the crate sites ``{i: (Site, Provider)}``."""
+    tried = probe_files(tx, sites, _probes)
+    start = {n: (sites[i][1].repo, f, item) for n, (i, _, (f, item, _)) in enumerate(tried)}
     found = follow(tx, start)
     wanted = {
-        n: (sites[tried[n][0]][1].repo, ".".join([qn, *tried[n][4]]))
+        n: (sites[tried[n][0]][1].repo, ".".join([qn, *tried[n][2][2]]))
         for n, (qn, _) in found.items()
     }
     best: dict[int, tuple[int, list[str], str]] = {}
