@@ -2,7 +2,8 @@
 read API's bearer-token dependency guards it exactly like the other read routes; the route
 hands the request to the SDK's session manager (stateless: a fresh transport per request).
 
-The dependency leaves the caller in ``request.state.principal`` (issue 18's ``Principal``):
+The dependency leaves the caller in ``request.state.principal`` (a
+:class:`~semgraph.web.tokens.Principal`):
 when its ``repos`` allowlist is set, the tools answer only from repositories its
 ``allows(key)`` accepts, and one outside it is answered like an unknown one.
 """
