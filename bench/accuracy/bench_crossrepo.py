@@ -90,9 +90,14 @@ def _publish(graph: Any, settings: Any, work: Path, root: Path, name: str, commi
 
 
 def _git(root: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@x.invalid", "GIT_CONFIG_GLOBAL": "/dev/null",
-           "PATH": "/usr/bin:/bin"}  # fmt: skip
+    env = {
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x.invalid",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PATH": "/usr/bin:/bin",
+    }
     done = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
     return done.stdout.decode().strip()
 
@@ -178,10 +183,12 @@ def accuracy(graph: Any, settings: Any, tmp: Path, jobs: int) -> dict[str, Any]:
     }
     libraries = {k: v for k, v in roots.items() if k != "flask"}
     result |= adjudicate(graph, ours, oracle, libraries)  # disagreements, decided at run time
-    print(f"{said('python', result)}; "
-          f"{len(result['decided'])} disagreements decided at run time: precision "
-          f"{result['precision_decided']}, recall {result['recall_decided']}",
-          flush=True)  # fmt: skip
+    print(
+        f"{said('python', result)}; "
+        f"{len(result['decided'])} disagreements decided at run time: precision "
+        f"{result['precision_decided']}, recall {result['recall_decided']}",
+        flush=True,
+    )
     return result
 
 
@@ -234,8 +241,10 @@ def relink_and_query(
             graph, settings, tmp, root, f"svc{i}", _repo(root, _dependent(i, n_lib, calls, seed))
         )
         if (i + 1) % 10 == 0:
-            print(f"indexed {i + 1}/{dependents} dependents ({time.monotonic() - began:.0f} s)",
-                  flush=True)  # fmt: skip
+            print(
+                f"indexed {i + 1}/{dependents} dependents ({time.monotonic() - began:.0f} s)",
+                flush=True,
+            )
     edges = graph.query("n", "MATCH ()-[e:XCALLS]->() RETURN count(e) AS n")[0]["n"]
     # the library renames `renamed` functions and publishes; its dependents are re-linked
     _publish(graph, settings, tmp, lib, "corelib", _repo(lib, _library(n_lib, renamed)))
@@ -265,10 +274,13 @@ def relink_and_query(
         "stamped_per_dependent_mean": round(statistics.mean(s.stamped for s in stats.values()), 1),
         "full_link_ms_mean": round(statistics.mean(full) * 1000, 2),
     }
-    print(f"relink: {len(stats)} dependents in {relink_s:.2f} s, "
-          f"{relink['per_dependent_ms_mean']} ms, {relink['sites_per_dependent_mean']} sites, "
-          f"{relink['rows_per_dependent_mean']} link rows and "
-          f"{relink['stamped_per_dependent_mean']} commit stamps each", flush=True)  # fmt: skip
+    print(
+        f"relink: {len(stats)} dependents in {relink_s:.2f} s, "
+        f"{relink['per_dependent_ms_mean']} ms, {relink['sites_per_dependent_mean']} sites, "
+        f"{relink['rows_per_dependent_mean']} link rows and "
+        f"{relink['stamped_per_dependent_mean']} commit stamps each",
+        flush=True,
+    )
     reader = GraphReader(graph)
     rnd = random.Random(seed)
     names = [f"corelib.funcs.f{rnd.randrange(renamed, n_lib)}" for _ in range(queries)]
@@ -290,8 +302,11 @@ def relink_and_query(
         "inside_p50_ms": round(_pct(timings["inside"], 50) * 1000, 2),
         "inside_p95_ms": round(_pct(timings["inside"], 95) * 1000, 2),
     }
-    print(f"callers --across-repos: p95 {query['across_p95_ms']} ms over {dependents + 1} "
-          f"repositories (inside one: {query['inside_p95_ms']} ms)", flush=True)  # fmt: skip
+    print(
+        f"callers --across-repos: p95 {query['across_p95_ms']} ms over {dependents + 1} "
+        f"repositories (inside one: {query['inside_p95_ms']} ms)",
+        flush=True,
+    )
     return {"relink": relink, "query": query}
 
 
@@ -314,8 +329,11 @@ def one_file_push(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
         "link_share": round(statistics.median(link_s) / statistics.median(tx), 3),
         "sites_relinked": [o[3] for o in out],
     }
-    print(f"one-file push of flask: publish {result['tx_s_median']} s, of which the link "
-          f"{result['link_s_median']} s", flush=True)  # fmt: skip
+    print(
+        f"one-file push of flask: publish {result['tx_s_median']} s, of which the link "
+        f"{result['link_s_median']} s",
+        flush=True,
+    )
     return result
 
 

@@ -51,9 +51,14 @@ DEPENDENTS = ("tablewriter", "color", "testify", "go-multierror")
 def _env(cache: Path) -> dict[str, str]:
     """The Go tools' environment: the bench's module cache, the proxy for what it lacks, this
     toolchain (on PATH too: go/packages runs ``go list``)."""
-    return {**os.environ, "GOMODCACHE": str(cache), "GOFLAGS": "-modcacherw -mod=mod",
-            "GOTOOLCHAIN": "local", "GOWORK": "off",
-            "PATH": f"{Path(GO).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}  # fmt: skip
+    return {
+        **os.environ,
+        "GOMODCACHE": str(cache),
+        "GOFLAGS": "-modcacherw -mod=mod",
+        "GOTOOLCHAIN": "local",
+        "GOWORK": "off",
+        "PATH": f"{Path(GO).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
 
 
 def _go(args: list[str], cwd: Path, cache: Path) -> str:
@@ -129,8 +134,14 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
             if lib is None:
                 other += row["target_file"].startswith(str(cache))  # another module's
                 continue
-            edge = (name, row["path"], row["line"], lib,
-                    row["target_file"][len(libraries[lib]):], row["name"])  # fmt: skip
+            edge = (
+                name,
+                row["path"],
+                row["line"],
+                lib,
+                row["target_file"][len(libraries[lib]) :],
+                row["name"],
+            )
             oracle.add(edge)
             if not row["receiver"]:
                 functions.add(edge)
@@ -160,10 +171,13 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
         "oracle_s": round(oracle_s, 1),
         "missed": sorted(map(list, oracle - ours))[:40],
     }
-    print(said("go", result) + f"; over our links into files of this platform's build: "
-          f"precision {result['precision_build']} ({len(in_build)}; {len(variants)} links to "
-          f"other platforms' variants); recall over package-level functions "
-          f"{result['recall_functions']} ({len(functions)})", flush=True)  # fmt: skip
+    print(
+        said("go", result) + f"; over our links into files of this platform's build: "
+        f"precision {result['precision_build']} ({len(in_build)}; {len(variants)} links to "
+        f"other platforms' variants); recall over package-level functions "
+        f"{result['recall_functions']} ({len(functions)})",
+        flush=True,
+    )
     return result
 
 
@@ -178,8 +192,9 @@ def _build_files(root: Path, cache: Path) -> set[str]:
 
 def _go_calls(tool: Path, root: Path, cache: Path) -> list[dict[str, Any]]:
     """The oracle's calls of one dependent."""
-    done = subprocess.run([str(tool), "."], cwd=root, env=_env(cache), check=True,
-                          capture_output=True)  # fmt: skip
+    done = subprocess.run(
+        [str(tool), "."], cwd=root, env=_env(cache), check=True, capture_output=True
+    )
     return [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
 
 

@@ -35,15 +35,36 @@ from bench.accuracy.accuracy_oracles import ORACLES, _marked
 ROOT = Path(__file__).resolve().parents[2]
 TYPESCRIPT = "typescript@5.4.5"
 PACKAGES = [
-    "ora@6.3.1", "chalk@5.3.0", "log-symbols@5.1.0", "is-unicode-supported@1.3.0",
-    "strip-ansi@7.1.0", "ansi-regex@6.0.1", "cli-cursor@4.0.0", "restore-cursor@4.0.0",
-    "onetime@6.0.0", "mimic-fn@4.0.0", "signal-exit@3.0.7", "cli-spinners@2.9.0",
-    "is-interactive@2.0.0", "stdin-discarder@0.1.0", "boxen@7.1.1", "camelcase@7.0.1",
-    "widest-line@4.0.1", "cli-boxes@3.0.0", "string-width@5.1.2", "emoji-regex@9.2.2",
-    "eastasianwidth@0.2.0", "wrap-ansi@8.1.0", "ansi-styles@6.2.1", "find-up@6.3.0",
-    "locate-path@7.2.0", "p-locate@6.0.0", "p-limit@4.0.0", "yocto-queue@1.0.0",
+    "ora@6.3.1",
+    "chalk@5.3.0",
+    "log-symbols@5.1.0",
+    "is-unicode-supported@1.3.0",
+    "strip-ansi@7.1.0",
+    "ansi-regex@6.0.1",
+    "cli-cursor@4.0.0",
+    "restore-cursor@4.0.0",
+    "onetime@6.0.0",
+    "mimic-fn@4.0.0",
+    "signal-exit@3.0.7",
+    "cli-spinners@2.9.0",
+    "is-interactive@2.0.0",
+    "stdin-discarder@0.1.0",
+    "boxen@7.1.1",
+    "camelcase@7.0.1",
+    "widest-line@4.0.1",
+    "cli-boxes@3.0.0",
+    "string-width@5.1.2",
+    "emoji-regex@9.2.2",
+    "eastasianwidth@0.2.0",
+    "wrap-ansi@8.1.0",
+    "ansi-styles@6.2.1",
+    "find-up@6.3.0",
+    "locate-path@7.2.0",
+    "p-locate@6.0.0",
+    "p-limit@4.0.0",
+    "yocto-queue@1.0.0",
     "path-exists@5.0.0",
-]  # fmt: skip
+]
 
 
 def _split(spec: str) -> tuple[str, str]:
@@ -60,8 +81,12 @@ def fetch(cache: Path) -> dict[str, Path]:
         tgz = cache / "npm" / f"{name}-{version}.tgz"
         if not tgz.exists():
             print(f"fetching {spec} from the npm registry", flush=True)
-            subprocess.run(["npm", "pack", "-q", "--silent", spec], cwd=cache / "npm",
-                           check=True, capture_output=True)  # fmt: skip
+            subprocess.run(
+                ["npm", "pack", "-q", "--silent", spec],
+                cwd=cache / "npm",
+                check=True,
+                capture_output=True,
+            )
         out[name] = tgz
     return out
 
@@ -72,8 +97,11 @@ def ensure_typescript() -> Path:
     marker = where / ".semgraph-bench-installed"
     if not _marked(marker, TYPESCRIPT):
         where.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "-q", "--no-save", "--prefix", str(where), TYPESCRIPT],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["npm", "install", "-q", "--no-save", "--prefix", str(where), TYPESCRIPT],
+            check=True,
+            capture_output=True,
+        )
         marker.write_text(json.dumps(TYPESCRIPT))
     return where
 
@@ -122,15 +150,19 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     }
     defined = {
         (f"{r['repo']}/{r['path']}", r["name"])
-        for r in graph.query("defs", "MATCH (s:Symbol) WHERE s.kind <> 'module' "
-                             "RETURN s.repo AS repo, s.path AS path, s.name AS name")
-    }  # fmt: skip
+        for r in graph.query(
+            "defs",
+            "MATCH (s:Symbol) WHERE s.kind <> 'module' "
+            "RETURN s.repo AS repo, s.path AS path, s.name AS name",
+        )
+    }
     dependents = sorted(n for n, found in deps.items() if found)
     out = tmp / "ts.jsonl"
     began = time.monotonic()
     script = ROOT / "bench" / "accuracy" / "ts_definitions.cjs"
-    subprocess.run(["node", str(script), str(ensure_typescript()), str(ws), str(out),
-                    *dependents], check=True)  # fmt: skip
+    subprocess.run(
+        ["node", str(script), str(ensure_typescript()), str(ws), str(out), *dependents], check=True
+    )
     oracle_s = time.monotonic() - began
     oracle = set()
     for line in out.read_text().splitlines():
@@ -161,10 +193,12 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
         "missed_linkable": sorted(map(list, linkable - ours))[:40],
         "missed_other": sorted(map(list, oracle - linkable - ours))[:20],
     }
-    print(f"npm accuracy: precision {result['precision']}, recall {result['recall']}, "
-          f"recall over linkable targets {result['recall_linkable']} ({len(hit)} agreed, "
-          f"{len(ours)} ours, {len(oracle)} oracle, {len(linkable)} linkable)",
-          flush=True)  # fmt: skip
+    print(
+        f"npm accuracy: precision {result['precision']}, recall {result['recall']}, "
+        f"recall over linkable targets {result['recall_linkable']} ({len(hit)} agreed, "
+        f"{len(ours)} ours, {len(oracle)} oracle, {len(linkable)} linkable)",
+        flush=True,
+    )
     return result
 
 

@@ -40,8 +40,9 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     began = time.monotonic()
     text, lang = roots["commons-text"] / SOURCES, roots["commons-lang3"] / SOURCES
     javac_calls = ROOT / "bench" / "accuracy" / "JavacCalls.java"
-    subprocess.run(["java", str(javac_calls), str(text), str(lang),
-                    str(out)], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["java", str(javac_calls), str(text), str(lang), str(out)], check=True, capture_output=True
+    )
     oracle_s = time.monotonic() - began
     oracle, answered = set(), 0
     for line in out.read_text().splitlines():

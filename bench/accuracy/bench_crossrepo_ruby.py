@@ -35,8 +35,9 @@ def ensure_ruby() -> str:
     if found is None:
         print("bench_crossrepo_ruby: installing ruby (apt)", flush=True)
         env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-        subprocess.run(["apt-get", "install", "-y", "-q", "ruby"], check=True, env=env,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "ruby"], check=True, env=env, capture_output=True
+        )
         found = shutil.which("ruby")
     assert found is not None, "ruby is not installed"
     return found

@@ -90,8 +90,13 @@ def main() -> None:
     for r in rest:
         if base["rc"] == 0 and r["rc"] == 0:
             ratio = round(float(str(r["wall_s"])) / float(str(base["wall_s"])), 3)
-            emit("quickstart.ratio", installer=r["installer"], baseline=base["installer"],
-                 ratio=ratio, target_s=300)  # fmt: skip
+            emit(
+                "quickstart.ratio",
+                installer=r["installer"],
+                baseline=base["installer"],
+                ratio=ratio,
+                target_s=300,
+            )
 
 
 if __name__ == "__main__":

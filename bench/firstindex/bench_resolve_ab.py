@@ -57,8 +57,9 @@ def _python(src: Path, code: str, *args: str) -> str:
     env = {"PYTHONPATH": f"{src / 'src'}:{src}", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     script = Path(tempfile.mkdtemp(prefix="ab-")) / "run.py"
     script.write_text(code)
-    done = subprocess.run([sys.executable, str(script), *args], env=env, check=True,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script), *args], env=env, check=True, capture_output=True, text=True
+    )
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
 
 
@@ -70,8 +71,10 @@ def main() -> None:
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix="semgraph-bench-ab-"))
     base = work / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base),
-                    args.baseline], check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.baseline],
+        check=True,
+    )
     try:
         spills = {}
         for item in args.tree:
@@ -86,8 +89,9 @@ def main() -> None:
                     found = json.loads(_python(src, _RESOLVE, str(spill), str(work / "res")))
                     emit("resolve.ab", tree=name, code=code, round=r + 1, **found)
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
-                       check=False)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
+        )
 
 
 if __name__ == "__main__":

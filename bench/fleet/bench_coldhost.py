@@ -142,8 +142,13 @@ def main() -> None:
             print("first index on host A (stand-in vectors) ...", flush=True)
             first, t_first = _job(warm, graph, HashVectors(warm), args.repo)
             print(f"first index {t_first:.1f} s {first.status} {dict(first.phases_s)}", flush=True)
-            emit("coldhost.first", files=n_files, seconds=round(t_first, 1),
-                 phases_s=dict(first.phases_s), load=_load())  # fmt: skip
+            emit(
+                "coldhost.first",
+                files=n_files,
+                seconds=round(t_first, 1),
+                phases_s=dict(first.phases_s),
+                load=_load(),
+            )
         embedder = Embedder(warm)
         embedder.embed(["warm up"])  # the model loads outside the timed jobs
         per_host: dict[str, list[dict[str, Any]]] = {h: [] for h in HOSTS}
@@ -159,33 +164,52 @@ def main() -> None:
                 result, secs = _job(settings, graph, embedder, args.repo)
                 row = _row(result, secs)
                 per_host[host].append(row)
-                print(f"round {round_no} {host:<5} {secs:7.2f} s {row['status']} changed {path} "
-                      f"resolve {row['resolve_mode']} ({row['files_resolved']} files) "
-                      f"reused {row['files_reused']} publish {row['publish_mode']} "
-                      f"{row['rows_written']} rows, load {load}", flush=True)  # fmt: skip
-                emit("coldhost.round", host=host, round=round_no, files=n_files, load=load,
-                     **row)  # fmt: skip
+                print(
+                    f"round {round_no} {host:<5} {secs:7.2f} s {row['status']} changed {path} "
+                    f"resolve {row['resolve_mode']} ({row['files_resolved']} files) "
+                    f"reused {row['files_reused']} publish {row['publish_mode']} "
+                    f"{row['rows_written']} rows, load {load}",
+                    flush=True,
+                )
+                emit("coldhost.round", host=host, round=round_no, files=n_files, load=load, **row)
                 if host == "cold":
                     shutil.rmtree(cold_dir, ignore_errors=True)
         sizes = _cache_sizes(warm, key)
     print(f"\n{n_files} files, {args.rounds} rounds per host, load at end: {_load()}")
     for text in _table(per_host):
         print(text)
-    jobs = {h: statistics.median(r["phases"]["job (wall)"] for r in runs)
-            for h, runs in per_host.items() if runs}  # fmt: skip
+    jobs = {
+        h: statistics.median(r["phases"]["job (wall)"] for r in runs)
+        for h, runs in per_host.items()
+        if runs
+    }
     if "cold" in jobs and "warm" in jobs:
-        print(f"whole job: cold {jobs['cold']:.2f} s, warm {jobs['warm']:.2f} s, "
-              f"cold/warm {jobs['cold'] / jobs['warm']:.2f}")  # fmt: skip
-        emit("coldhost.summary", files=n_files, rounds=args.rounds,
-             cold_s=round(jobs["cold"], 3), warm_s=round(jobs["warm"], 3),
-             ratio=round(jobs["cold"] / jobs["warm"], 3))  # fmt: skip
+        print(
+            f"whole job: cold {jobs['cold']:.2f} s, warm {jobs['warm']:.2f} s, "
+            f"cold/warm {jobs['cold'] / jobs['warm']:.2f}"
+        )
+        emit(
+            "coldhost.summary",
+            files=n_files,
+            rounds=args.rounds,
+            cold_s=round(jobs["cold"], 3),
+            warm_s=round(jobs["warm"], 3),
+            ratio=round(jobs["cold"] / jobs["warm"], 3),
+        )
     total = sum(sizes.values())
     each = ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in sizes.items())
     per_file = total / max(n_files, 1) / 1024
-    print(f"host A's caches of the repository: {each}; {total / 2**20:.1f} MiB, "
-          f"{per_file:.1f} KiB per file")  # fmt: skip
-    emit("coldhost.disk", files=n_files, bytes=sizes, total=total,
-         per_file=round(total / max(n_files, 1), 1))  # fmt: skip
+    print(
+        f"host A's caches of the repository: {each}; {total / 2**20:.1f} MiB, "
+        f"{per_file:.1f} KiB per file"
+    )
+    emit(
+        "coldhost.disk",
+        files=n_files,
+        bytes=sizes,
+        total=total,
+        per_file=round(total / max(n_files, 1), 1),
+    )
 
 
 if __name__ == "__main__":

@@ -119,11 +119,21 @@ def _steps(settings: Any, repo: Path, repeats: int, variants: list[str]) -> None
                     cache.commit()
                 secs = time.perf_counter() - t0
                 steps = {**stats.timings_s, "cache_commit": round(cache.commit_s, 4)}
-                print(f"parse only, {variant:<6} {secs:7.2f} s reused {stats.files_reused} "
-                      f"load {load} {steps}", flush=True)  # fmt: skip
-                emit("pushphases.parse", variant=variant, repeat=rep, seconds=round(secs, 3),
-                     reused=stats.files_reused, spill_bytes=stats.spill_bytes, load=load,
-                     steps=steps)  # fmt: skip
+                print(
+                    f"parse only, {variant:<6} {secs:7.2f} s reused {stats.files_reused} "
+                    f"load {load} {steps}",
+                    flush=True,
+                )
+                emit(
+                    "pushphases.parse",
+                    variant=variant,
+                    repeat=rep,
+                    seconds=round(secs, 3),
+                    reused=stats.files_reused,
+                    spill_bytes=stats.spill_bytes,
+                    load=load,
+                    steps=steps,
+                )
         one = {next(SpillReader(spills[variants[0]]).file_facts()).path}
         for rep in range(repeats):
             for variant in variants:
@@ -132,8 +142,14 @@ def _steps(settings: Any, repo: Path, repeats: int, variants: list[str]) -> None
                 got = list(spill_facts(spills[variant], one, filter_raw=raw))
                 secs = time.perf_counter() - t0
                 print(f"staging read of 1 file, {variant:<6} {secs:7.3f} s load {load}")
-                emit("pushphases.staging_read", variant=variant, repeat=rep, files=len(got),
-                     seconds=round(secs, 4), load=load)  # fmt: skip
+                emit(
+                    "pushphases.staging_read",
+                    variant=variant,
+                    repeat=rep,
+                    files=len(got),
+                    seconds=round(secs, 4),
+                    load=load,
+                )
 
 
 def _rows(result: Any, seconds: float) -> dict[str, float]:
@@ -229,8 +245,13 @@ def main() -> None:
             print("first index (stand-in vectors) ...", flush=True)
             first, t_first = _job(settings, graph, HashVectors(settings), args.repo)
             print(f"first index {t_first:.1f} s {first.status} {dict(first.phases_s)}", flush=True)
-            emit("pushphases.first", files=n_files, seconds=round(t_first, 1),
-                 phases_s=dict(first.phases_s), load=_load())  # fmt: skip
+            emit(
+                "pushphases.first",
+                files=n_files,
+                seconds=round(t_first, 1),
+                phases_s=dict(first.phases_s),
+                load=_load(),
+            )
         embedder: Embedder = HashVectors(settings) if args.synthetic_rounds else Embedder(settings)
         embedder.embed(["warm up"])  # the model loads outside the timed runs
         per_variant: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
@@ -242,11 +263,21 @@ def main() -> None:
                 result, secs = _job(run_settings, graph, embedder, args.repo)
                 rows = _rows(result, secs)
                 per_variant[variant].append(rows)
-                print(f"round {round_no} {variant:<6} {secs:6.2f} s {result.status} "
-                      f"changed {path} load {load}", flush=True)  # fmt: skip
-                emit("pushphases.round", variant=variant, round=round_no, files=n_files,
-                     seconds=round(secs, 3), status=str(result.status), load=load,
-                     rows={k: round(v, 4) for k, v in rows.items()})  # fmt: skip
+                print(
+                    f"round {round_no} {variant:<6} {secs:6.2f} s {result.status} "
+                    f"changed {path} load {load}",
+                    flush=True,
+                )
+                emit(
+                    "pushphases.round",
+                    variant=variant,
+                    round=round_no,
+                    files=n_files,
+                    seconds=round(secs, 3),
+                    status=str(result.status),
+                    load=load,
+                    rows={k: round(v, 4) for k, v in rows.items()},
+                )
     print(f"\n{n_files} files, {args.rounds} rounds per variant, load at end: {_load()}")
     for text in _table(per_variant):
         print(text)
@@ -254,8 +285,14 @@ def main() -> None:
         jobs = [r["job (wall)"] for r in runs]
         if jobs:
             print(f"{variant}: job p50 {statistics.median(jobs):.2f} s, p95 {_p95(jobs):.2f} s")
-            emit("pushphases.summary", variant=variant, files=n_files, rounds=len(jobs),
-                 p50_s=round(statistics.median(jobs), 3), p95_s=round(_p95(jobs), 3))  # fmt: skip
+            emit(
+                "pushphases.summary",
+                variant=variant,
+                files=n_files,
+                rounds=len(jobs),
+                p50_s=round(statistics.median(jobs), 3),
+                p95_s=round(_p95(jobs), 3),
+            )
 
 
 if __name__ == "__main__":

@@ -96,25 +96,39 @@ def measure(graph: Any, settings: Any, tmp: Path, args: argparse.Namespace) -> d
             with graph.transaction("full link") as tx:
                 link(tx, key)
             best[key]["full"] = min(best[key].get("full", 1e9), time.monotonic() - began)
-        print(f"round {r + 1}/{args.rounds * 2}: " + ", ".join(
-            f"{k} {best[k]['relink'] * 1000:.1f}/{best[k]['full'] * 1000:.1f} ms"
-            for k in sorted(best, key=lambda k: int(k[3:]))), flush=True)  # fmt: skip
+        print(
+            f"round {r + 1}/{args.rounds * 2}: "
+            + ", ".join(
+                f"{k} {best[k]['relink'] * 1000:.1f}/{best[k]['full'] * 1000:.1f} ms"
+                for k in sorted(best, key=lambda k: int(k[3:]))
+            ),
+            flush=True,
+        )
     rows = []
     for size in sizes:
         t, key = best[f"svc{size}"], f"svc{size}"
-        rows.append({
-            "calls_into_library": size,
-            "external_sites": 2 * size,
-            **{f"relink_{k}": v for k, v in seen[key].items()},
-            "relink_ms": round(t["relink"] * 1000, 2),
-            "full_link_ms": round(t["full"] * 1000, 2),
-            "ratio": round(t["relink"] / t["full"], 3),
-        })  # fmt: skip
-        print(f"{size:>6} calls: re-link {rows[-1]['relink_ms']} ms "
-              f"({rows[-1]['relink_sites']} sites), full link {rows[-1]['full_link_ms']} ms, "
-              f"ratio {rows[-1]['ratio']}", flush=True)  # fmt: skip
-    return {"library_functions": args.library, "renamed": args.renamed + 1,
-            "rounds": args.rounds, "sizes": rows}  # fmt: skip
+        rows.append(
+            {
+                "calls_into_library": size,
+                "external_sites": 2 * size,
+                **{f"relink_{k}": v for k, v in seen[key].items()},
+                "relink_ms": round(t["relink"] * 1000, 2),
+                "full_link_ms": round(t["full"] * 1000, 2),
+                "ratio": round(t["relink"] / t["full"], 3),
+            }
+        )
+        print(
+            f"{size:>6} calls: re-link {rows[-1]['relink_ms']} ms "
+            f"({rows[-1]['relink_sites']} sites), full link {rows[-1]['full_link_ms']} ms, "
+            f"ratio {rows[-1]['ratio']}",
+            flush=True,
+        )
+    return {
+        "library_functions": args.library,
+        "renamed": args.renamed + 1,
+        "rounds": args.rounds,
+        "sizes": rows,
+    }
 
 
 def main() -> None:

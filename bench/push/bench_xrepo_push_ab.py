@@ -55,8 +55,9 @@ print(json.dumps(out))
 
 def _measure(code: Path) -> dict[str, dict[str, float]]:
     env = {**os.environ, "PYTHONPATH": str(code / "src")}
-    done = subprocess.run([sys.executable, "-c", _RUN, str(ROOT)], env=env, check=True,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, str(ROOT)], env=env, check=True, capture_output=True, text=True
+    )
     found: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
 
@@ -67,8 +68,10 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args()
     base = Path(tempfile.mkdtemp(prefix="semgraph-bench-push-ab-")) / "baseline"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base),
-                    args.baseline], check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.baseline],
+        check=True,
+    )
     try:
         for r in range(args.rounds):
             order = [("this", ROOT), ("baseline", base)]
@@ -77,8 +80,9 @@ def main() -> None:
                 print(f"round {r + 1}/{args.rounds} {code}: {found}", flush=True)
                 emit("xrepo.push_ab", code=code, round=r + 1, **found)
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
-                       check=False)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
+        )
 
 
 if __name__ == "__main__":

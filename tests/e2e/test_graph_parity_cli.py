@@ -36,8 +36,12 @@ def test_graph_parity_after_index_and_delta_and_tampering(
     body = json.loads(first.stdout)
     assert body["ok"] and body["live_rows"] == body["model_rows"] > 20
 
-    _commit(repo, "app/extra.py", "from app.models import compute_checksum\n\n"
-            "def extra(data):\n    return compute_checksum(data)\n")  # fmt: skip
+    _commit(
+        repo,
+        "app/extra.py",
+        "from app.models import compute_checksum\n\n"
+        "def extra(data):\n    return compute_checksum(data)\n",
+    )
     again = semgraph("index", str(repo), "--json")
     assert again.returncode == 0, again.stderr
     run = json.loads(again.stdout)["run"]

@@ -66,10 +66,25 @@ def test_sixteen_languages_in_one_job(
     resolution = stats["resolution"]
     by_language = resolution["files_by_language"]
     expected_files = {
-        "python": 2, "javascript": 1, "go": 1, "java": 1, "rust": 1, "c": 2, "cpp": 1,
-        "typescript": 1, "tsx": 1, "csharp": 2, "kotlin": 2, "ruby": 2, "php": 3,
-        "swift": 2, "scala": 2, "bash": 2, "lua": 2, "markdown": 1,
-    }  # fmt: skip
+        "python": 2,
+        "javascript": 1,
+        "go": 1,
+        "java": 1,
+        "rust": 1,
+        "c": 2,
+        "cpp": 1,
+        "typescript": 1,
+        "tsx": 1,
+        "csharp": 2,
+        "kotlin": 2,
+        "ruby": 2,
+        "php": 3,
+        "swift": 2,
+        "scala": 2,
+        "bash": 2,
+        "lua": 2,
+        "markdown": 1,
+    }
     assert by_language == expected_files
     assert len({lang for lang in by_language if lang != "markdown"} - {"tsx"}) == 16
     assert stats["parse"]["files_by_status"] == {"ok": sum(expected_files.values()) - 1, "text": 1}
@@ -78,6 +93,12 @@ def test_sixteen_languages_in_one_job(
     assert {lang: calls[lang] for lang in NEWER_CALLS} == NEWER_CALLS
     imports = resolution["imports_by_language"]
     assert {lang: imports[lang].get("internal", 0) for lang in NEWER_CALLS} == {
-        "csharp": 1, "kotlin": 1, "ruby": 1, "php": 2, "swift": 1, "scala": 1, "bash": 1,
+        "csharp": 1,
+        "kotlin": 1,
+        "ruby": 1,
+        "php": 2,
+        "swift": 1,
+        "scala": 1,
+        "bash": 1,
         "lua": 1,
-    }  # fmt: skip
+    }

@@ -95,9 +95,14 @@ def test_shortcuts_write_what_the_slow_path_writes(tmp_path: Path) -> None:
     fast_cache = runs["fast"].cache
     assert runs["fast"].records == runs["slow"].records
     assert [r.path for r in runs["fast"].records if isinstance(r, SkippedFile)] == [
-        "app/empty.py", "big.py", "link.py", "logo.png", "secret/skip.py", "vendor/lib.py",
+        "app/empty.py",
+        "big.py",
+        "link.py",
+        "logo.png",
+        "secret/skip.py",
+        "vendor/lib.py",
         "web/app.min.js",
-    ]  # fmt: skip
+    ]
     for field in ("files_by_status", "skipped_by_reason", "files_reused", "parse_failures"):
         assert getattr(fast, field) == getattr(slow, field), field
     assert fast.files_reused == 4  # app/svc.py, README.md, go/main.go, .semgraphignore

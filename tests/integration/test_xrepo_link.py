@@ -278,9 +278,16 @@ def test_php_site_links_to_the_namespaced_definition(
         link(tx, "app")
     assert xcalls(graph, "app") == {
         ("App.boot", 8, "monolog", "Monolog.Logger.create", "cross_repo", "c1", "definition"),
-        ("App.boot", 9, "monolog", "Monolog.Handler.StreamHandler", "cross_repo", "c1",
-         "definition"),
-    }  # fmt: skip
+        (
+            "App.boot",
+            9,
+            "monolog",
+            "Monolog.Handler.StreamHandler",
+            "cross_repo",
+            "c1",
+            "definition",
+        ),
+    }
     assert counts(graph, "app")["unmatched"] == 1  # Logger::missing()
 
 

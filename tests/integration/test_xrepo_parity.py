@@ -109,10 +109,15 @@ def _snapshot(graph: Graph) -> tuple[Any, ...]:
     return (
         sorted(xcalls(graph, "svc")),
         counts(graph, "svc"),
-        sorted(graph.query("dep", "MATCH (:Repository {key: 'svc'})-[e:DEPENDS_ON]->(p) "
-                           "RETURN p.key AS p, e.chosen AS c, e.why AS w, e.candidates AS k")
-               , key=str),
-    )  # fmt: skip
+        sorted(
+            graph.query(
+                "dep",
+                "MATCH (:Repository {key: 'svc'})-[e:DEPENDS_ON]->(p) "
+                "RETURN p.key AS p, e.chosen AS c, e.why AS w, e.candidates AS k",
+            ),
+            key=str,
+        ),
+    )
 
 
 @pytest.mark.parametrize("lang", sorted(SETS))
@@ -147,8 +152,14 @@ def test_links_after_any_publish_order_equal_a_fresh_index(
     for which in ("lib", "fork", "svc"):  # the same commits, libraries first, no relink
         if which in final:
             version, commit = final[which]
-            publish(graph, settings, tmp_path / f"fresh-{which}", repos[which][version],
-                    keys[which], commit)  # fmt: skip
+            publish(
+                graph,
+                settings,
+                tmp_path / f"fresh-{which}",
+                repos[which][version],
+                keys[which],
+                commit,
+            )
     assert live == _snapshot(graph), steps
 
 
@@ -235,8 +246,15 @@ def test_a_definition_dropped_with_its_links_is_counted_as_a_fresh_index_counts_
     publish(graph, settings, tmp_path / "a", SVC, "svc")
     publish(graph, settings, tmp_path / "a", LIB, "lib", "c1")
     relink_dependents(graph, "lib")
-    assert ("svc.main.go", 11, "lib", "lib.app.Flask.route", "cross_repo", "c1",
-            "re-export") in xcalls(graph, "svc")  # fmt: skip
+    assert (
+        "svc.main.go",
+        11,
+        "lib",
+        "lib.app.Flask.route",
+        "cross_repo",
+        "c1",
+        "re-export",
+    ) in xcalls(graph, "svc")
     linked = counts(graph, "svc")["linked"]
     publish(graph, settings, tmp_path / "b", LIBS[1], "lib", "c2")  # no route any more
     lost_q = "MATCH (p:RelinkPending {library: 'lib'}) RETURN p.lost AS p"

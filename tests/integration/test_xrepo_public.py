@@ -151,9 +151,15 @@ def test_flask_links_into_click_and_itsdangerous(
     pending = "OPTIONAL MATCH (p:RelinkPending {library: 'click'}) RETURN p.names AS names"
     # the names, and where each changed (what the re-link follows through re-exports)
     assert graph.query("pending", pending) == [
-        {"names": ["echo", "echo_renamed", "src/click/utils.py\techo",
-                   "src/click/utils.py\techo_renamed"]}
-    ]  # fmt: skip
+        {
+            "names": [
+                "echo",
+                "echo_renamed",
+                "src/click/utils.py\techo",
+                "src/click/utils.py\techo_renamed",
+            ]
+        }
+    ]
     echoing = graph.query(
         "echo sites",
         "MATCH (s:Symbol {repo: 'flask'})-[e:CALLS_EXTERNAL]->(:ExternalModule {name: 'click'}) "
@@ -195,9 +201,13 @@ def test_flask_links_into_click_and_itsdangerous(
     removal.Removal(
         settings, graph, es, "flask", job_id="j2", requested_at=time.time(), faults=Faults()
     ).run()
-    packages = {r["key"]: r["n"] for r in graph.query(
-        "packages", "MATCH (p:Package) OPTIONAL MATCH (p)<-[e]-() RETURN p.key AS key, "
-        "count(e) AS n")}  # fmt: skip
+    packages = {
+        r["key"]: r["n"]
+        for r in graph.query(
+            "packages",
+            "MATCH (p:Package) OPTIONAL MATCH (p)<-[e]-() RETURN p.key AS key, count(e) AS n",
+        )
+    }
     assert "pypi:click" in packages and 0 not in packages.values(), packages
     assert not {"pypi:flask", "pypi:werkzeug", "pypi:itsdangerous"} & set(packages)
     inside = reader.callers(target, "click")  # not across: one repository, as before
@@ -228,10 +238,14 @@ def test_tablewriter_links_into_go_runewidth_by_the_name_its_package_is_imported
     sha = repos["go-runewidth"][1]
     width = "runewidth.StringWidth"
     variants = [f"runewidth_{p}.IsEastAsian" for p in ("posix", "windows", "js", "appengine")]
-    calls = [("util.DisplayWidth", 21, width), ("wrap.WrapString", 31, width),
-             ("wrap.WrapWords", 59, width), ("wrap.WrapWords", 61, width),
-             *[("wrap_test.TestUnicode", 38, v) for v in variants],
-             *[("wrap_test.TestDisplayWidth", 50, v) for v in variants]]  # fmt: skip
+    calls = [
+        ("util.DisplayWidth", 21, width),
+        ("wrap.WrapString", 31, width),
+        ("wrap.WrapWords", 59, width),
+        ("wrap.WrapWords", 61, width),
+        *[("wrap_test.TestUnicode", 38, v) for v in variants],
+        *[("wrap_test.TestDisplayWidth", 50, v) for v in variants],
+    ]
     link = ("cross_repo", sha, "definition")
     assert xcalls(graph, "tablewriter") == {(a, n, "go-runewidth", b, *link) for a, n, b in calls}
     assert counts(graph, "tablewriter")["linked"] == 6  # a call, whatever its candidates
@@ -322,14 +336,34 @@ def test_commons_text_links_into_commons_lang3(
     text, lang = "src.main.java.org.apache.commons.text", "src.main.java.org.apache.commons.lang3"
     found = xcalls(graph, "commons-text")
     assert {
-        (f"{text}.CaseUtils.CaseUtils.toCamelCase", 70, "commons-lang3",
-         f"{lang}.StringUtils.StringUtils.isEmpty", "cross_repo", sha, "definition"),
-        (f"{text}.WordUtils.WordUtils.abbreviate", 80, "commons-lang3",
-         f"{lang}.Validate.Validate.isTrue", "cross_repo", sha, "definition"),
-        (f"{text}.AlphabetConverter.AlphabetConverter.convertCharsToIntegers", 104,
-         "commons-lang3", f"{lang}.ArrayUtils.ArrayUtils.isEmpty", "cross_repo", sha,
-         "definition"),
-    } <= found  # fmt: skip
+        (
+            f"{text}.CaseUtils.CaseUtils.toCamelCase",
+            70,
+            "commons-lang3",
+            f"{lang}.StringUtils.StringUtils.isEmpty",
+            "cross_repo",
+            sha,
+            "definition",
+        ),
+        (
+            f"{text}.WordUtils.WordUtils.abbreviate",
+            80,
+            "commons-lang3",
+            f"{lang}.Validate.Validate.isTrue",
+            "cross_repo",
+            sha,
+            "definition",
+        ),
+        (
+            f"{text}.AlphabetConverter.AlphabetConverter.convertCharsToIntegers",
+            104,
+            "commons-lang3",
+            f"{lang}.ArrayUtils.ArrayUtils.isEmpty",
+            "cross_repo",
+            sha,
+            "definition",
+        ),
+    } <= found
     before = counts(graph, "commons-text")
     # every call site into commons-lang3 is linked (overloads are candidates of one site)
     assert before["linked"] == 73 and before["unmatched"] == 0 and before["ambiguous"] == 0
@@ -367,13 +401,34 @@ def test_serde_json_links_into_itoa_and_ryu(
     itoa, ryu = repos["itoa"][1], repos["ryu"][1]
     found = xcalls(graph, "serde_json")
     assert {
-        ("src.number.Number.fmt", 351, "itoa", "src.lib.Buffer.new", "cross_repo", itoa,
-         "definition"),
-        ("src.number.Number.fmt", 353, "ryu", "src.buffer.mod.Buffer.new", "cross_repo", ryu,
-         "re-export"),
-        ("src.ser.Formatter.write_f64", 1705, "ryu", "src.buffer.mod.Buffer.new", "cross_repo",
-         ryu, "re-export"),
-    } <= found  # fmt: skip
+        (
+            "src.number.Number.fmt",
+            351,
+            "itoa",
+            "src.lib.Buffer.new",
+            "cross_repo",
+            itoa,
+            "definition",
+        ),
+        (
+            "src.number.Number.fmt",
+            353,
+            "ryu",
+            "src.buffer.mod.Buffer.new",
+            "cross_repo",
+            ryu,
+            "re-export",
+        ),
+        (
+            "src.ser.Formatter.write_f64",
+            1705,
+            "ryu",
+            "src.buffer.mod.Buffer.new",
+            "cross_repo",
+            ryu,
+            "re-export",
+        ),
+    } <= found
     assert {e[2] for e in found} == {"itoa", "ryu"}
     assert len([e for e in found if e[2] == "itoa"]) == 15
     assert len([e for e in found if e[2] == "ryu"]) == 7
@@ -383,8 +438,11 @@ def test_serde_json_links_into_itoa_and_ryu(
     # ryu stops re-exporting Buffer: only its sites are re-linked (now unmatched)
     root, _ = repos["ryu"]
     lib = root / "src" / "lib.rs"
-    lib.write_text(lib.read_text().replace("pub use crate::buffer::{Buffer, Float};",
-                                           "pub use crate::buffer::Float;"))  # fmt: skip
+    lib.write_text(
+        lib.read_text().replace(
+            "pub use crate::buffer::{Buffer, Float};", "pub use crate::buffer::Float;"
+        )
+    )
     git(root, "commit", "-qam", "Buffer is private")
     publish_tree(graph, settings, tmp_path / "work", root, "ryu", "c2")
     stats = relink_dependents(graph, "ryu")["serde_json"]
@@ -436,8 +494,15 @@ def test_cats_core_links_into_cats_kernel(graph: Graph, settings: Settings, tmp_
     sha = repos["cats-kernel"][1]
     found = xcalls(graph, "cats-core")
     target = "cats.StaticMethods.wrapMutableIndexedSeq"
-    assert ("cats.ListInstances.traverse", 126, "cats-kernel", target, "cross_repo", sha,
-            "definition") in found  # fmt: skip
+    assert (
+        "cats.ListInstances.traverse",
+        126,
+        "cats-kernel",
+        target,
+        "cross_repo",
+        sha,
+        "definition",
+    ) in found
     assert {e[3] for e in found} == {target} and len(found) == 8
     assert counts(graph, "cats-core")["linked"] == 8
     deps = dependencies(graph, "cats-core")["depends_on"]
@@ -460,8 +525,14 @@ def test_sinatra_links_into_rack(
     found = {(e[0], e[2], e[3], e[4], e[5], e[6]) for e in xcalls(graph, "sinatra")}
 
     def edge(src: str, dst: str) -> tuple[str, ...]:
-        return (f"lib.sinatra.base.Sinatra.{src}", "rack", f"lib.rack.{dst}", "cross_repo", sha,
-                "definition")  # fmt: skip
+        return (
+            f"lib.sinatra.base.Sinatra.{src}",
+            "rack",
+            f"lib.rack.{dst}",
+            "cross_repo",
+            sha,
+            "definition",
+        )
 
     assert found == {
         edge("Helpers.status", "utils.Rack.Utils.status_code"),
@@ -476,8 +547,13 @@ def test_sinatra_links_into_rack(
     assert before["linked"] == 8 and before["ambiguous"] == 0
     deps = dependencies(graph, "sinatra")["depends_on"]
     assert [(d["name"], d["chosen"]) for d in deps if d["chosen"]] == [("rack", "rack")]
-    assert {d["name"] for d in deps} == {"mustermann", "rack", "rack-protection", "rack-test",
-                                         "tilt"}  # fmt: skip
+    assert {d["name"] for d in deps} == {
+        "mustermann",
+        "rack",
+        "rack-protection",
+        "rack-test",
+        "tilt",
+    }
 
     # rack renames Utils.status_code: only that site is re-linked (now unmatched)
     root, _ = repos["rack"]

@@ -80,8 +80,16 @@ def checkout(cache: Path, name: str, dest: Path) -> tuple[Path, str]:
     root = dest / name
     if name in DEBIAN:  # the gem's tree (lib/...) with its gemspec at the root
         (dest / "unpack" / name).mkdir(parents=True, exist_ok=True)
-        subprocess.run(["dpkg-deb", "-x", str(cache / "debian" / f"{DEBIAN[name]}.deb"),
-                        str(dest / "unpack" / name)], check=True, timeout=120)  # fmt: skip
+        subprocess.run(
+            [
+                "dpkg-deb",
+                "-x",
+                str(cache / "debian" / f"{DEBIAN[name]}.deb"),
+                str(dest / "unpack" / name),
+            ],
+            check=True,
+            timeout=120,
+        )
         share = dest / "unpack" / name / "usr" / "share" / "rubygems-integration" / "all"
         (gem,) = (share / "gems").iterdir()
         shutil.move(str(gem), root)

@@ -267,8 +267,19 @@ def _lines_matching(pattern: re.Pattern[str], suffixes: tuple[str, ...]) -> list
 
 def test_the_formatter_output_is_final() -> None:
     """The line cap is met by splitting a module by concept, never by turning the formatter
-    off for a statement: no ``fmt: skip`` or ``fmt: off`` anywhere in the package."""
-    assert _lines_matching(re.compile(r"#\s*fmt:\s*(skip|off)\b"), (".py",)) == []
+    off for a statement: no ``fmt: skip`` or ``fmt: off`` in the package, its tests or its
+    benchmarks."""
+    marker = re.compile(r"#\s*fmt:\s*(skip|off)\b")
+    assert _lines_matching(marker, (".py",)) == []
+    root = SRC.parent
+    marked = [
+        f"{path.relative_to(root)}:{n}"
+        for folder in ("tests", "bench")
+        for path in sorted((root / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if marker.search(line)
+    ]
+    assert marked == []
 
 
 def test_code_says_what_not_which_ticket() -> None:

@@ -496,11 +496,18 @@ def test_embed_reindex_queue_retrieval() -> None:
             row("outside", "tune", "knn", 0.8),
             (
                 "retrieval.bootstrap",
-                {"eval": "outside", "half": "test", "best": "knn", "n": 300, "diff": -0.02,
-                 "lo": -0.05, "hi": 0.01},
+                {
+                    "eval": "outside",
+                    "half": "test",
+                    "best": "knn",
+                    "n": 300,
+                    "diff": -0.02,
+                    "lo": -0.05,
+                    "hi": 0.01,
+                },
             ),
         )
-    )  # fmt: skip
+    )
     assert rec[0].name == "bm25 recall@5 / MRR@10, own (300 queries)"
     assert rec[3].name == "bm25 recall@5 / MRR@10, outside, test half (300 queries)"
     assert len(rec) == 6  # the tuning half lacks its hybrid row: not shown

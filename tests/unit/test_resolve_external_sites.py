@@ -131,9 +131,12 @@ def _incremental(tmp_path: Path, before: dict[str, str], after: dict[str, str]) 
     resolve(lambda: iter(first), "r", tmp_path / "first").close()
     facts = python_facts(after)
     inc = resolve_incremental(
-        lambda: iter(facts), "r", tmp_path / "inc", tmp_path / "first" / "symtab.sqlite",
+        lambda: iter(facts),
+        "r",
+        tmp_path / "inc",
+        tmp_path / "first" / "symtab.sqlite",
         max_fraction=1.0,
-    )  # fmt: skip
+    )
     full = resolve(lambda: iter(facts), "r", tmp_path / "full")
     try:
         assert inc.incremental["mode"] == "incremental"

@@ -28,18 +28,43 @@ METHODS = ("go", "run", "stop")
 RETURNS = (None, "A", "B", "C", "click.Group")
 PARAMS = ("", "x", "x: A", "x, y=1")
 STMTS = (
-    "f()", "g()", "A()", "B().stop()", "make().go()", "x = make()\n    x.run()",
-    "y: A = get()\n    y.stop()", "m0.f()", "m1.make()", "pkg.m2.g()", "C.run(None)",
+    "f()",
+    "g()",
+    "A()",
+    "B().stop()",
+    "make().go()",
+    "x = make()\n    x.run()",
+    "y: A = get()\n    y.stop()",
+    "m0.f()",
+    "m1.make()",
+    "pkg.m2.g()",
+    "C.run(None)",
     # external sites (issue 30): through an import, a value, a class with an imported base
-    "click.Group().add_command()", "A().add_command()", "make().add_command()",
-)  # fmt: skip
-SELF_STMTS = ("self.go()", "self.run()", "super().stop()", "self.a.go()", "self.add_command()",
-              "self.a.add_command()")  # fmt: skip
+    "click.Group().add_command()",
+    "A().add_command()",
+    "make().add_command()",
+)
+SELF_STMTS = (
+    "self.go()",
+    "self.run()",
+    "super().stop()",
+    "self.a.go()",
+    "self.add_command()",
+    "self.a.add_command()",
+)
 IMPORTS = (
-    "from .m0 import A", "from .m1 import f", "from .m2 import make", "from . import m0",
-    "import pkg.m1 as m1", "from pkg.m2 import *", "from pkg import A", "from pkg import get",
-    "from .m3 import B as C", "import click", "from click import Group",
-)  # fmt: skip
+    "from .m0 import A",
+    "from .m1 import f",
+    "from .m2 import make",
+    "from . import m0",
+    "import pkg.m1 as m1",
+    "from pkg.m2 import *",
+    "from pkg import A",
+    "from pkg import get",
+    "from .m3 import B as C",
+    "import click",
+    "from click import Group",
+)
 BASES = ("A", "B", "C", "click.Group", "Group")
 REEXPORTS = ("from .m0 import A", "from .m1 import f", "from .m2 import *", "from .m3 import B")
 MODULES = ("m0", "m1", "m2", "m3", "m4")
@@ -47,12 +72,17 @@ GO_TYPES = ("T", "U")
 GO_METHODS = ("Run", "Stop", "Close", "ServeHTTP")
 GO_FILES = ("gopkg/a.go", "gopkg/b.go")
 GO_MAIN = (
-    "var r gopkg.Runner = gopkg.NewT()\n\tr.Run()", "t := gopkg.NewT()\n\tt.Stop()",
-    "u := &gopkg.U{}\n\tu.Close()", "var r gopkg.Runner = nil\n\tr.Stop()", "gopkg.Helper()",
+    "var r gopkg.Runner = gopkg.NewT()\n\tr.Run()",
+    "t := gopkg.NewT()\n\tt.Stop()",
+    "u := &gopkg.U{}\n\tu.Close()",
+    "var r gopkg.Runner = nil\n\tr.Stop()",
+    "gopkg.Helper()",
     # values of the repository's types reaching an external interface (go_reach)
-    "gopkg.Serve(gopkg.NewT())", "gopkg.Serve(&gopkg.U{})", 'http.Handle("/", &gopkg.U{})',
+    "gopkg.Serve(gopkg.NewT())",
+    "gopkg.Serve(&gopkg.U{})",
+    'http.Handle("/", &gopkg.U{})',
     "var h http.Handler = &gopkg.T{}\n\th.ServeHTTP(nil, nil)",
-)  # fmt: skip
+)
 # JS/TS: the entry's export lines (File.reexports follow the files they name) and the files
 JS_EXPORTS = (
     "export {f} from './a';",
@@ -61,8 +91,10 @@ JS_EXPORTS = (
     "import {h} from './a';\nexport {h as k};",
     "export * as ns from './b';",
 )
-JS_FILES = {"web/a.ts": "export function f() {}\nexport function h() {}\n",
-            "web/b.ts": "export class B {\n  run() {}\n}\n"}  # fmt: skip
+JS_FILES = {
+    "web/a.ts": "export function f() {}\nexport function h() {}\n",
+    "web/b.ts": "export class B {\n  run() {}\n}\n",
+}
 JS_USE = (
     "import d, {x} from 'ext';\nimport * as n from 'ext';\nimport Q from 'ext/sub';\n"
     "export function u() {\n  d();\n  x.y();\n  n.z();\n  new Q().run();\n}\n"
@@ -174,8 +206,13 @@ class IncrementalMachine(RuleBasedStateMachine):
 
     # -- Python ---------------------------------------------------------------------------
 
-    @rule(m=names(MODULES), name=names(FUNCS), params=names(PARAMS), ret=names(RETURNS),
-          body=st.lists(names(STMTS), max_size=2))  # fmt: skip
+    @rule(
+        m=names(MODULES),
+        name=names(FUNCS),
+        params=names(PARAMS),
+        ret=names(RETURNS),
+        body=st.lists(names(STMTS), max_size=2),
+    )
     def add_function(
         self, m: str, name: str, params: str, ret: str | None, body: list[str]
     ) -> None:
@@ -201,15 +238,25 @@ class IncrementalMachine(RuleBasedStateMachine):
             params, ret, _ = mod.funcs[name]
             mod.funcs[name] = (params, ret, body)
 
-    @rule(m=names(MODULES), name=names(CLASSES), bases=st.lists(names(BASES), max_size=2),
-          attr=names(RETURNS))  # fmt: skip
+    @rule(
+        m=names(MODULES),
+        name=names(CLASSES),
+        bases=st.lists(names(BASES), max_size=2),
+        attr=names(RETURNS),
+    )
     def set_class(self, m: str, name: str, bases: list[str], attr: str | None) -> None:
         cls = self.py.setdefault(m, PyModule()).classes.setdefault(name, PyClass())
         cls.bases = [b for b in dict.fromkeys(bases) if b != name]
         cls.attr = attr
 
-    @rule(m=names(MODULES), name=names(CLASSES), meth=names(METHODS), ret=names(RETURNS),
-          body=st.lists(names(STMTS + SELF_STMTS), max_size=2), drop=st.booleans())  # fmt: skip
+    @rule(
+        m=names(MODULES),
+        name=names(CLASSES),
+        meth=names(METHODS),
+        ret=names(RETURNS),
+        body=st.lists(names(STMTS + SELF_STMTS), max_size=2),
+        drop=st.booleans(),
+    )
     def set_method(
         self, m: str, name: str, meth: str, ret: str | None, body: list[str], drop: bool
     ) -> None:

@@ -180,8 +180,10 @@ def test_generated_gemspec_names_and_dependencies() -> None:
     )
     out = jvm.gemspec("sinatra.gemspec", text, ())
     assert [p.name for p in out.provides] == ["sinatra"]
-    assert [(d.name, d.spec) for d in out.depends] == [("rack", "~> 2.2, >= 2.2.4"),
-                                                       ("tilt", "~> 2.0")]  # fmt: skip
+    assert [(d.name, d.spec) for d in out.depends] == [
+        ("rack", "~> 2.2, >= 2.2.4"),
+        ("tilt", "~> 2.0"),
+    ]
     legacy = jvm.gemspec("r.gemspec", "s.name = %q{rack}\n", ())
     assert [p.name for p in legacy.provides] == ["rack"]
     hostile = jvm.gemspec("h.gemspec", "s.name = %q<" + "x" * 5000 + ">\n", ())

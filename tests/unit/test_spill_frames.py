@@ -96,8 +96,9 @@ def test_summaries_give_cached_files_undecoded_and_load_them_equal(tmp_path: Pat
     got = list(reader.summaries())
     assert [g.path for g in got] == [r.path for r in records]
     summaries = [g for g in got if isinstance(g, FileSummary)]
-    assert len(summaries) == len([r for i, r in enumerate(records) if i % 2 == 0 and
-                                  isinstance(r, FileFacts)])  # fmt: skip
+    assert len(summaries) == len(
+        [r for i, r in enumerate(records) if i % 2 == 0 and isinstance(r, FileFacts)]
+    )
     by_path = {r.path: r for r in records}
     for s in summaries:
         original = by_path[s.path]

@@ -138,8 +138,13 @@ POM = (
 
 def test_maven_modules_are_the_source_packages(tmp_path: Path) -> None:
     repo = tmp_path / "r"
-    for path in ("org/acme/lib/A.java", "org/acme/lib/sub/B.java", "org/acme/util/C.kt",
-                 "org/acme/README.md", "org/acme/fx/D.scala"):  # fmt: skip
+    for path in (
+        "org/acme/lib/A.java",
+        "org/acme/lib/sub/B.java",
+        "org/acme/util/C.kt",
+        "org/acme/README.md",
+        "org/acme/fx/D.scala",
+    ):
         (repo / "src/main/java" / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / "src/main/java" / path).write_text("package x;\n")
     (repo / "pom.xml").write_text(POM)
@@ -169,22 +174,36 @@ def test_java_site_readings() -> None:
 def test_rust_dependency_crates_and_their_implicit_use() -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE packaging (path TEXT, text TEXT)")
-    db.execute("CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, receiver TEXT, "
-               "line INTEGER)")  # fmt: skip
-    db.executemany("INSERT INTO packaging VALUES (?,?)", [
-        ("Cargo.toml", '[dependencies]\nitoa = "1"\nserde-json = { version = "1" }\n'
-                       '[target.\'cfg(unix)\'.dependencies]\nlibc = "0.2"\n'),
-        ("sub/Cargo.toml", "[dev-dependencies]\nryu = '1'\n"),
-        ("bad/Cargo.toml", "[dependencies\nnot toml"),  # malformed: names nothing
-        ("pyproject.toml", '[project]\nname = "x"\n'),
-        ("odd/Cargo.toml", '[dependencies]\n"a b" = "1"\n'),  # not an identifier
-    ])  # fmt: skip
+    db.execute(
+        "CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, receiver TEXT, line INTEGER)"
+    )
+    db.executemany(
+        "INSERT INTO packaging VALUES (?,?)",
+        [
+            (
+                "Cargo.toml",
+                '[dependencies]\nitoa = "1"\nserde-json = { version = "1" }\n'
+                "[target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n",
+            ),
+            ("sub/Cargo.toml", "[dev-dependencies]\nryu = '1'\n"),
+            ("bad/Cargo.toml", "[dependencies\nnot toml"),  # malformed: names nothing
+            ("pyproject.toml", '[project]\nname = "x"\n'),
+            ("odd/Cargo.toml", '[dependencies]\n"a b" = "1"\n'),  # not an identifier
+        ],
+    )
     crates = rust_crates.dependency_crates(db)
     assert crates == {"itoa", "serde_json", "libc", "ryu"}
-    db.executemany("INSERT INTO calls_raw (path, receiver, line) VALUES (?,?,?)", [
-        ("src/a.rs", "itoa::Buffer", 3), ("src/a.rs", "itoa", 5), ("src/a.rs", "ryu", 7),
-        ("src/a.rs", "serde_json::Value", 9), ("src/a.rs", None, 11), ("src/a.rs", "self", 12),
-    ])  # fmt: skip
+    db.executemany(
+        "INSERT INTO calls_raw (path, receiver, line) VALUES (?,?,?)",
+        [
+            ("src/a.rs", "itoa::Buffer", 3),
+            ("src/a.rs", "itoa", 5),
+            ("src/a.rs", "ryu", 7),
+            ("src/a.rs", "serde_json::Value", 9),
+            ("src/a.rs", None, 11),
+            ("src/a.rs", "self", 12),
+        ],
+    )
     # ryu is bound by a use of the file: its own binding stands
     assert rust_crates.implicit(db, "src/a.rs", {"ryu"}, crates) == [("itoa", 3), ("serde_json", 9)]
     assert rust_crates.implicit(db, "src/a.rs", set(), frozenset()) == []
@@ -206,8 +225,12 @@ def test_rust_site_paths_and_readings() -> None:
 
 def test_multiplatform_kotlin_packages_are_read_from_every_target(tmp_path: Path) -> None:
     repo = tmp_path / "okio"
-    for path in ("src/commonMain/kotlin/okio/Buffer.kt", "src/jvmMain/kotlin/okio/Okio.kt",
-                 "src/jvmMain/kotlin/okio/internal/X.kt", "src/test/x/Y.kt"):  # fmt: skip
+    for path in (
+        "src/commonMain/kotlin/okio/Buffer.kt",
+        "src/jvmMain/kotlin/okio/Okio.kt",
+        "src/jvmMain/kotlin/okio/internal/X.kt",
+        "src/test/x/Y.kt",
+    ):
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text("package okio\n")
     (repo / "pom.xml").write_text(POM)
@@ -218,8 +241,12 @@ def test_multiplatform_kotlin_packages_are_read_from_every_target(tmp_path: Path
 def test_lost_links_are_read_per_dependent_and_a_malformed_entry_is_left_out() -> None:
     from semgraph.xrepo.relink import _lost
 
-    entries = ("svc\tsvc|a.py|a.go\t3\tlib.f0", "svc\tsvc|b.py|b\t7\tf0", "web\tweb|x|y\tx\tf",
-               "broken")  # fmt: skip
+    entries = (
+        "svc\tsvc|a.py|a.go\t3\tlib.f0",
+        "svc\tsvc|b.py|b\t7\tf0",
+        "web\tweb|x|y\tx\tf",
+        "broken",
+    )
     assert _lost(entries) == {
         "svc": frozenset({("svc|a.py|a.go", 3, "lib.f0"), ("svc|b.py|b", 7, "f0")})
     }

@@ -221,8 +221,11 @@ def figures_xrepo_push_ab(out: str, args: Sequence[str] | None = None) -> list[F
     rows = records.read(out, "xrepo.push_ab")
     figs: list[Figure] = []
     for repo, what in (("flask", "a dependent"), ("click", "a library")):
-        for key, name in (("publish_ms", "publish"), ("link_ms", "its link"),
-                          ("relink_ms", "re-link of its dependents after it")):  # fmt: skip
+        for key, name in (
+            ("publish_ms", "publish"),
+            ("link_ms", "its link"),
+            ("relink_ms", "re-link of its dependents after it"),
+        ):
             got = {
                 code: statistics.median(r[repo][key] for r in rows if r["code"] == code)
                 for code in ("this", "baseline")

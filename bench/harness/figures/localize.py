@@ -46,12 +46,16 @@ def figures_localize(out: str, args: Sequence[str] | None = None) -> list[Figure
     figs: list[Figure] = []
     best = {
         (s["half"], s["text"]): max(
-            (t["file@5"] for t in summary if (t["half"], t["text"]) == (s["half"], s["text"])
-             and t["method"] in ("bm25", "knn", "hybrid")),
+            (
+                t["file@5"]
+                for t in summary
+                if (t["half"], t["text"]) == (s["half"], s["text"])
+                and t["method"] in ("bm25", "knn", "hybrid")
+            ),
             default=0.0,
         )
         for s in summary
-    }  # fmt: skip
+    }
     for s in summary:
         headline = whole and s["half"] == "test" and s["text"] == "sent" and s["method"] in LABELS
         target, verdict = "-", ""
