@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.faults import Faults
 from semgraph.graph import publish_queries as q
 from semgraph.graph.publish_stats import PublishStats
@@ -43,7 +44,7 @@ class Batcher:
     """Buffers rows per statement. Before a buffer is sent, every buffer of an earlier kind
     is sent first, so a row never refers to a node still waiting in a buffer."""
 
-    def __init__(self, tx: Any, repo: str, size: int, stats: PublishStats, faults: Faults) -> None:
+    def __init__(self, tx: Tx, repo: str, size: int, stats: PublishStats, faults: Faults) -> None:
         self.tx, self.repo, self.size, self.stats, self.faults = tx, repo, size, stats, faults
         self.buffers: dict[tuple[str, str, str], _Buffer] = {}
         # the statement sent last, not yet read: (result, kind, what, cypher, graph rows it

@@ -30,6 +30,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from semgraph.db import Tx
 from semgraph.graph import publish_queries as q
 from semgraph.graph.rows import ROWS_VERSION
 from semgraph.resolve.resolution import Resolution
@@ -139,7 +140,7 @@ class PublishedState:
         self.repo_key = repo_key
         self.loaded: dict[str, Entries] = {}  # owner path -> its published entries
 
-    def plan(self, tx: Any, res: Resolution) -> tuple[list[str], list[str]]:
+    def plan(self, tx: Tx, res: Resolution) -> tuple[list[str], list[str]]:
         """(paths whose bundle is new or changed, paths no longer in the model); loads the
         published entries of both."""
         published: dict[str, str] = {}
@@ -158,7 +159,7 @@ class PublishedState:
         self._load_externals(tx)
         return changed, removed
 
-    def _load(self, tx: Any, paths: list[str], bundles: dict[str, str]) -> None:
+    def _load(self, tx: Tx, paths: list[str], bundles: dict[str, str]) -> None:
         by_key = {file_key(self.repo_key, p): p for p in paths}
         keys = list(by_key)
         for i in range(0, len(keys), READ_KEYS):
@@ -170,7 +171,7 @@ class PublishedState:
         if missing:
             raise StateInvalid(f"{len(missing)} published files were not found by key")
 
-    def _load_externals(self, tx: Any) -> None:
+    def _load_externals(self, tx: Tx) -> None:
         record = tx.run(q.PUBLISH_STATE_EXTERNALS, repo=self.repo_key).single()
         stored = record["rows"] if record is not None else None
         prefix = external_key(self.repo_key, "")

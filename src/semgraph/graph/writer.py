@@ -45,10 +45,9 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from semgraph.config import Settings
-from semgraph.db import Graph
+from semgraph.db import Graph, Tx
 from semgraph.errors import GraphError, GraphInputError, GraphTooLarge, JobError
 from semgraph.faults import PROCESS, Faults
 from semgraph.graph import publish_queries as q
@@ -189,7 +188,7 @@ class GraphWriter:
 
     def _begin(
         self,
-        tx: Any,
+        tx: Tx,
         repo: RepoInfo,
         res: Resolution,
         run_id: str,
@@ -246,7 +245,7 @@ class GraphWriter:
         return PublishMode.FULL
 
     def _write(
-        self, tx: Any, repo_key: str, res: Resolution, mode: PublishMode, rows: RowWriter
+        self, tx: Tx, repo_key: str, res: Resolution, mode: PublishMode, rows: RowWriter
     ) -> None:
         stats = rows.stats
         if mode is PublishMode.FULL:
@@ -289,7 +288,7 @@ class GraphWriter:
             )
 
 
-def _link(tx: Any, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
+def _link(tx: Tx, repo: RepoInfo, mode: PublishMode, rows: RowWriter) -> None:
     """Package edges, then the links of the sites this publish wrote."""
     began = time.monotonic()
     changed = repo.identity is not None and publish_packages(tx, repo.key, repo.identity)
@@ -311,7 +310,7 @@ def _bundles_of(res: Resolution, paths: list[str]) -> Iterator[tuple[str, bytes]
             yield path, bundle
 
 
-def _delete_all(tx: Any, repo_key: str, limit: int, statements: Iterable[str]) -> int:
+def _delete_all(tx: Tx, repo_key: str, limit: int, statements: Iterable[str]) -> int:
     """Run each slice-deleting statement until it deletes fewer than ``limit``."""
     total = 0
     for cypher in statements:
