@@ -397,3 +397,21 @@ def test_round_robin_keeps_every_registry_in_a_limited_run() -> None:
         build_data.Source(r, f"{r}{i}", "1") for r in ("pypi", "npm", "go") for i in range(3)
     ]
     assert [s.registry for s in build_data.round_robin(sources)[:3]] == ["pypi", "npm", "go"]
+
+
+def test_free_text_licence_names_and_dual_licences_read_as_their_spdx_ids() -> None:
+    for text, spdx in [
+        ("Apache 2.0 License", "Apache-2.0"),
+        ("The MIT Licence", "MIT"),
+        ("Apache License, Version 2.0", "Apache-2.0"),
+        ("BSD 3-Clause License", "BSD-3-Clause"),
+    ]:
+        assert licences.from_free_text(text) == spdx, text
+    dual = (
+        "Metadata-Version: 2.1\nName: a\nLicense: Dual License\n"
+        "Classifier: License :: OSI Approved :: Apache Software License\n"
+        "Classifier: License :: OSI Approved :: BSD License\n"
+    )
+    assert licences.from_pkg_info(dual) == "Apache-2.0"
+    unknown = "Metadata-Version: 2.1\nName: a\nLicense: Dual License\n"
+    assert not licences.allowed(licences.from_pkg_info(unknown))

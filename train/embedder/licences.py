@@ -98,11 +98,24 @@ _TEXT = (
     ("python software foundation license", "PSF-2.0"),
     ("boost software license", "BSL-1.0"),
 )
+_SPDX_LIKE = re.compile(r"^[A-Za-z0-9.+-]+$")  # one licence id, no spaces
 TEXT_HEAD = 3000  # characters of a LICENSE file read: bundled third-party notices follow it
 
 
 def _fold(value: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", value.lower()).split())
+
+
+def _alias(value: str) -> str | None:
+    """The SPDX id of a free-text name, also when it is wrapped in "the ... license"
+    or says "version" ("Apache 2.0 License", "The MIT Licence", "BSD License, version 3")."""
+    folded = _fold(value)
+    bare = re.sub(r"^the |\b(license|licence|version)\b", " ", folded)
+    bare = " ".join(bare.split())
+    for key in (folded, bare, f"{bare} license"):
+        if key in _ALIASES:
+            return _ALIASES[key]
+    return None
 
 
 def spdx_expression(expr: str) -> str | None:
@@ -120,7 +133,7 @@ def spdx_expression(expr: str) -> str | None:
         bad = [p for p in parts if p not in PERMISSIVE]
         return (bad[0] or "unknown") if bad else parts[0]
     by_case = {p.lower(): p for p in PERMISSIVE}
-    return by_case.get(expr.lower()) or _ALIASES.get(_fold(expr)) or expr
+    return by_case.get(expr.lower()) or _alias(expr) or expr
 
 
 def from_free_text(value: str) -> str | None:
@@ -130,9 +143,9 @@ def from_free_text(value: str) -> str | None:
         return None
     if len(value) > 200 or "\n" in value.strip():  # the whole licence text pasted in
         return from_licence_text(value)
-    folded = _fold(value)
-    if folded in _ALIASES:
-        return _ALIASES[folded]
+    alias = _alias(value)
+    if alias is not None:
+        return alias
     spdx = spdx_expression(value)
     return spdx if spdx in PERMISSIVE else (from_licence_text(value) or spdx)
 
@@ -147,19 +160,23 @@ def from_licence_text(text: str) -> str | None:
 
 
 def from_pkg_info(pkg_info: str) -> str | None:
-    """The licence a PyPI ``PKG-INFO`` declares."""
+    """The licence a PyPI ``PKG-INFO`` declares. A ``License`` field that names no licence
+    we know ("Dual License", "see LICENSE") defers to the trove classifiers, read as
+    alternatives (a package dual-licensed Apache/BSD lists both)."""
     msg = HeaderParser().parsestr(pkg_info)
     expr = msg.get("License-Expression")
     if expr:
         return spdx_expression(str(expr))
     free = from_free_text(str(msg.get("License") or ""))
-    if free is not None:
+    if free is not None and (free in PERMISSIVE or _SPDX_LIKE.match(free)):
         return free
-    for classifier in msg.get_all("Classifier") or []:
-        if str(classifier).startswith("License :: "):
-            last = str(classifier).rsplit(" :: ", 1)[-1]
-            return _CLASSIFIERS.get(last, last)
-    return None
+    classified = [
+        str(c).rsplit(" :: ", 1)[-1]
+        for c in msg.get_all("Classifier") or []
+        if str(c).startswith("License :: ")
+    ]
+    spdx = [_CLASSIFIERS.get(c, c) for c in classified]
+    return next((s for s in spdx if s in PERMISSIVE), spdx[0] if spdx else free)
 
 
 def from_package_json(meta: dict[str, object]) -> str | None:
