@@ -1,0 +1,1 @@
+"""Scripts that build and train semgraph's models; not shipped in the package."""
