@@ -1,5 +1,6 @@
 """Packages that never enter training: the outside evaluation's, bench/search/eval's
-repositories and those reserved for a CodeSearchNet-style test (``heldout.json`` says why for each list).
+repositories and those reserved for a CodeSearchNet-style test (``heldout.json`` says why
+for each list).
 
 A name is compared by its registry's own identity rule, so a spelling of the same package is
 caught and a different package that merely shares a prefix is not: on PyPI ``Flask``,
