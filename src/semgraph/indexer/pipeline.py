@@ -231,7 +231,8 @@ class Reindex(RunState):
         included; a failed re-link is recorded in the run, then fails the job."""
         failed: Exception | None = None
         try:
-            self.stats["relink"] = self._phase("relink", self._relink)
+            # no checkpoint: the commit is served, a cancel here would only skip the re-link
+            self.stats["relink"] = self._phase("relink", self._relink, cancellable=False)
         except Exception as exc:
             failed = exc
             self.stats["relink"] = {"outcome": "failed", "error": f"{type(exc).__name__}: {exc}"}

@@ -95,8 +95,11 @@ class RunState:
         self.commit = ""
         self._held = contextlib.ExitStack()  # the work tree's lock, while checkout and parse run
 
-    def _phase(self, name: str, fn: Callable[[], T]) -> T:
-        self.checkpoint(name)
+    def _phase(self, name: str, fn: Callable[[], T], *, cancellable: bool = True) -> T:
+        """Run the phase ``name``, timed and logged; a cancellable phase starts at a checkpoint
+        (where a cancelled or timed-out job stops)."""
+        if cancellable:
+            self.checkpoint(name)
         started = time.monotonic()
         self._log(logging.INFO, "phase_start", f"phase {name}", phase=name)
         try:
