@@ -204,6 +204,7 @@ def write_git_tree(folder: Path, copy: dict[str, bytes], message: str) -> str:
     """``copy`` as the only commit of a fresh git repository at ``folder``; its commit id."""
     if folder.exists():
         shutil.rmtree(folder)
+    folder.mkdir(parents=True)
     for path, data in copy.items():
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +217,7 @@ def write_git_tree(folder: Path, copy: dict[str, bytes], message: str) -> str:
     git = ["git", "-C", str(folder)]
     subprocess.run([*git, "init", "-q"], check=True, env=env)
     subprocess.run([*git, "add", "-A"], check=True, env=env)
-    subprocess.run([*git, "commit", "-q", "-m", message], check=True, env=env)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", message], check=True, env=env)
     return subprocess.run(
         [*git, "rev-parse", "HEAD"], check=True, env=env, capture_output=True, text=True
     ).stdout.strip()
@@ -245,6 +246,8 @@ def build(
         if src.sha256 and not record and got.sha256 != src.sha256:
             raise SystemExit(f"{src.name} {src.version}: sha256 {got.sha256} != {src.sha256}")
         lic = package.read_licence(src.registry, got.archive, got.poms)
+        if src.licence and not record and lic.spdx != src.licence:
+            raise SystemExit(f"{src.name} {src.version}: licence {lic.spdx} != {src.licence}")
         if not lic.allowed:
             raise SystemExit(f"{src.name} {src.version}: licence {lic.spdx} is not permissive")
         skipped: Counter[str] = Counter()
