@@ -66,7 +66,7 @@ def figures_retrieval(out: str, args: Sequence[str] | None = None) -> list[Figur
                     f", >= {OUTSIDE_TARGET}" if key[0] == "outside" else ""
                 )
                 good = r["recall5"] >= best_single and (
-                    key[0] == "own" or r["recall5"] >= OUTSIDE_TARGET
+                    key[0] != "outside" or r["recall5"] >= OUTSIDE_TARGET
                 )
                 verdict = ok(good)
             ratio = "-"
