@@ -140,7 +140,14 @@ BENCHES = [
         "baseline first index of the default generator's files take hours), timed until "
         "`GET /search` finds it; baseline the first full index through the same path.",
     ),
-    Bench("retrieval", "bench.search.bench_retrieval", [], [], figures_retrieval),
+    Bench(
+        "retrieval",
+        "bench.search.bench_retrieval",
+        [],
+        [],
+        figures_retrieval,
+        logs=("retrieval-csn.log",),  # the csn evaluation, run on its own (--only csn)
+    ),
     Bench(
         "localize-eval",
         "bench.search.eval_localize",

@@ -2,7 +2,7 @@
 evaluations, asked through the product's own search (:func:`semgraph.search.query.search`,
 the path ``GET /search`` takes) on indexes built by the product's own indexing path.
 
-    python -m bench.search.bench_retrieval [--only own|outside] [--verbose]
+    python -m bench.search.bench_retrieval [--only own|outside|csn] [--verbose]
 
 - **own**: this repository's ``src/semgraph`` against the hand-written 36 queries below
   (file path suffix + symbol qualified-name suffix), identifier queries and questions by
@@ -13,8 +13,13 @@ the path ``GET /search`` takes) on indexes built by the product's own indexing p
   tuning half and a test half by the hash of the query id. Reported per half, per
   repository and overall, with a paired bootstrap 95 % interval of hybrid minus the best
   single retriever.
+- **csn**: CodeSearchNet's method on about forty packages that training never saw (Python,
+  JavaScript, Go, Java; :mod:`bench.search.eval_csn`), queried with the first sentence of each
+  function's documentation; reported per half and per language (the record's ``kind``),
+  with recall@1 and @10 besides.
 
-Needs the local stack (``SEMGRAPH_ES_URL``) and the fetched repositories (``--mirrors``).
+Needs the local stack (``SEMGRAPH_ES_URL``), the fetched repositories (``--mirrors``) and, for
+csn, its built folder (``--csn``, built there when it holds no queries).
 """
 
 from __future__ import annotations
@@ -148,17 +153,13 @@ def own_queries(files: list[FileFacts]) -> list[Any]:
     return out
 
 
-def report(
-    name: str, queries: list[Any], ranks: dict[str, list[int | None]], *, verbose: bool
-) -> None:
-    """Print and emit recall@5 / MRR@10 per mode for every slice of ``queries``, and the
-    bootstrap of hybrid against the best single retriever."""
-    from bench.search.eval_run import bootstrap_diff, mrr, recall
-
+def _slices(name: str, queries: list[Any]) -> list[tuple[str, str, str, list[int]]]:
+    """(half, repo, kind, query indexes) of every slice reported: the outside evaluation's
+    halves, repositories and kinds, the csn evaluation's halves and languages (its kind)."""
     slices: list[tuple[str, str, str, list[int]]] = []
-    halves = ["all"] + (["tune", "test"] if name == "outside" else [])
+    halves = ["all"] + (["tune", "test"] if name in ("outside", "csn") else [])
     repos = sorted({q.repo for q in queries}) if name == "outside" else []
-    kinds = sorted({q.kind for q in queries}) if name == "outside" else []
+    kinds = sorted({q.kind for q in queries}) if name in ("outside", "csn") else []
     for sub in halves:
         picked = [i for i, q in enumerate(queries) if sub in ("all", q.half)]
         slices.append((sub, "all", "all", picked))
@@ -166,14 +167,27 @@ def report(
             slices.append((sub, repo, "all", [i for i in picked if queries[i].repo == repo]))
         for kind in kinds:
             slices.append((sub, "all", kind, [i for i in picked if queries[i].kind == kind]))
-    for sub, repo, kind, picked in slices:
+    return slices
+
+
+def report(
+    name: str, queries: list[Any], ranks: dict[str, list[int | None]], *, verbose: bool
+) -> None:
+    """Print and emit recall@5 / MRR@10 per mode for every slice of ``queries``, and the
+    bootstrap of hybrid against the best single retriever."""
+    from bench.search.eval_run import bootstrap_diff, mrr, recall
+
+    for sub, repo, kind, picked in _slices(name, queries):
         if not picked:
             continue
         cells = []
         for mode in ranks:
             got = [ranks[mode][i] for i in picked]
             r5, m10 = round(recall(got), 3), round(mrr(got), 3)
+            r1, r10 = round(recall(got, 1), 3), round(recall(got, 10), 3)
             cells.append(f"{mode} {r5:.3f}/{m10:.3f}")
+            if name == "csn":
+                cells[-1] = f"{mode} {r1:.3f}/{r5:.3f}/{r10:.3f}/{m10:.3f}"
             emit(
                 "retrieval.eval",
                 eval=name,
@@ -184,8 +198,11 @@ def report(
                 n=len(picked),
                 recall5=r5,
                 mrr10=m10,
+                recall1=r1,
+                recall10=r10,
             )
-        print(f"{name} {sub:<4} {repo:<14} {kind:<9} n={len(picked):<4} " + "  ".join(cells))
+        head = f"{name} {sub:<4} {repo:<14} {kind:<10} n={len(picked):<4} "
+        print(head + "  ".join(cells))
         if repo == "all" and kind == "all" and {"bm25", "knn", "hybrid"} <= set(ranks):
             best = max(("bm25", "knn"), key=lambda m: recall([ranks[m][i] for i in picked]))
             diff, lo, hi = bootstrap_diff(
@@ -227,11 +244,13 @@ def own_eval(es: Any, settings: Any, embedder: Any, verbose: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["own", "outside"])
+    parser.add_argument("--only", choices=["own", "outside", "csn"])
     parser.add_argument("--mirrors", type=Path, default=None)
+    parser.add_argument("--csn", type=Path, default=None, help="csn folder (eval_csn build)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
+    from bench.search.eval_csn_run import csn_eval
     from bench.search.eval_outside import outside_eval
     from bench.search.eval_run import CachedEmbedder
     from semgraph.config import load_settings
@@ -242,10 +261,15 @@ def main() -> None:
     embedder = CachedEmbedder(settings, settings.state_dir / "bench-vectors.sqlite")
     emit("retrieval.model", model_id=embedder.model_id, model_dir=str(embedder.model_dir))
     try:
-        if args.only != "outside":
+        if args.only in (None, "own"):
             own_eval(es, settings, embedder, args.verbose)
-        if args.only != "own":
+        if args.only in (None, "outside"):
             outside_eval(es, settings, embedder, args.mirrors, args.verbose, report)
+        if args.only in (None, "csn"):
+            if args.only is None:
+                print("csn: run it on its own, --only csn (about 20 minutes)")
+            else:
+                csn_eval(es, settings, embedder, args.csn, args.verbose, report)
         print(f"vectors: {embedder.hits} from the cache, {embedder.misses} embedded")
     finally:
         es.close()

@@ -12,8 +12,9 @@ a retriever cannot match the query against the text it came from.
   source paths taken (tests, docs and examples are left out).
 - **Stripping.** Python: every docstring (the first string statement of a module, class or
   function, found with :mod:`ast`) and every ``#`` comment (:mod:`tokenize`); a body left
-  empty gets ``pass``. Other languages: every ``comment`` node of the product's own
-  tree-sitter grammar; a line left blank by it is dropped. The stripped copy must parse.
+  empty gets ``pass``. Other languages: every comment node of the product's own tree-sitter
+  grammar (``comment``; Java's ``line_comment`` and ``block_comment``); a line left blank by
+  it is dropped. The stripped copy must parse.
 - **Queries** (``bench/search/eval/queries.jsonl``, written by ``--write-queries``): the first
   sentence of each documented function or method of the *original* (as the product's
   extractor reads its docstring or doc comment), at least three words, targeting that
@@ -49,6 +50,7 @@ DEFAULT_MIRRORS = Path("/work/.mirror")
 MIN_QUERY_WORDS = 3
 MAX_QUERY_CHARS = 300
 _DROP = "\0drop"  # a line removed (kept in place so positions still refer to the original)
+COMMENT_NODES = frozenset({"comment", "line_comment", "block_comment"})  # Java: the latter two
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])|(?<=[.!?])$|\n\s*\n")
 
 
@@ -165,7 +167,7 @@ def strip_comments_treesitter(language: str, data: bytes) -> bytes:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type == "comment":
+        if node.type in COMMENT_NODES:
             spans.append((node.start_byte, node.end_byte))
             continue
         stack.extend(node.children)

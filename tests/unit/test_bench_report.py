@@ -517,6 +517,19 @@ def test_embed_reindex_queue_retrieval() -> None:
     assert test.ratio == "-0.020 vs knn (95 % CI -0.050 .. +0.010)"
     assert test.target == ">= best single, >= 0.75"
 
+    def csn(half: str, kind: str, mode: str, r5: float) -> tuple[str, dict[str, object]]:
+        name, fields = row("csn", half, mode, r5)
+        return name, {**fields, "kind": kind, "recall1": r5 / 2, "recall10": r5}
+
+    r5 = (("bm25", 0.5), ("knn", 0.4), ("hybrid", 0.6))
+    rec = figures_retrieval(lines(*(csn("test", k, m, r) for k in ("all", "go") for m, r in r5)))
+    assert [f.name for f in rec[2::3]] == [
+        "hybrid recall@5 / MRR@10, csn (held-out packages), test half (300 queries)",
+        "hybrid recall@5 / MRR@10, csn (held-out packages), test half, go (300 queries)",
+    ]
+    assert rec[2].target == ">= best single" and rec[2].verdict == MET  # no 0.75 bar on csn
+    assert rec[5].target == "-"
+
 
 def test_garbage_output_yields_no_figures_or_only_not_measured_rows() -> None:
     junk = 'Traceback (most recent call last):\n  boom\n{not json}\n{"files": "many"}\n\x00\xff\n'
