@@ -18,6 +18,10 @@
    model, a sentence-transformers directory that ``SEMGRAPH_EMBEDDING_MODEL`` can name.
 
 ``--verify-base`` checks the base weights (:mod:`train.embedder.verify_base`) and exits.
+
+The module is over 300 lines because it is the one script a reader follows top to bottom:
+preparation, loss, loop, resume and command line; the reusable parts (mining, checkpoints,
+texts) live in their own modules.
 """
 
 from __future__ import annotations
