@@ -152,12 +152,12 @@ def make_job_class() -> Any:
             self.check: dict[str, Any] = {}
             self.resolve_info: dict[str, Any] | None = None
 
-        def _phase(self, name: str, fn: Callable[[], T]) -> T:
+        def _phase(self, name: str, fn: Callable[[], T], *, cancellable: bool = True) -> T:
             if self.ticker is not None:
                 self.ticker.set(f"phase {name}")
             started = cpu_s()
             try:
-                result = super()._phase(name, fn)
+                result = super()._phase(name, fn, cancellable=cancellable)
             finally:
                 self.phases_cpu[name] = round(cpu_s() - started, 3)
             if name == "resolve":
