@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.harness.baseline import baseline_tree, turns
 from bench.harness.records import emit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,13 +70,7 @@ def main() -> None:
     p.add_argument("--tree", action="append", default=[], help="NAME=PATH of a tree to parse")
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="semgraph-bench-ab-"))
-    base = work / "baseline"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.baseline],
-        check=True,
-    )
-    try:
+    with baseline_tree(args.baseline, "semgraph-bench-ab-") as (work, base):
         spills = {}
         for item in args.tree:
             name, _, path = item.partition("=")
@@ -83,15 +78,10 @@ def main() -> None:
             _python(ROOT, _PARSE, path, str(spills[name]), str(work / "state"))
             print(f"parsed {name}", flush=True)
         for r in range(args.rounds):
-            order = [("this", ROOT), ("baseline", base)]
-            for code, src in order if r % 2 == 0 else order[::-1]:
+            for code, src in turns(r, base):
                 for name, spill in spills.items():
                     found = json.loads(_python(src, _RESOLVE, str(spill), str(work / "res")))
                     emit("resolve.ab", tree=name, code=code, round=r + 1, **found)
-    finally:
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
-        )
 
 
 if __name__ == "__main__":

@@ -23,16 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
+from bench.harness.baseline import baseline_tree, turns
 from bench.harness.records import emit
 
-ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("SEMGRAPH_XREPO_CORPUS", Path.home() / ".cache/semgraph/xrepo-corpus"))
 _RUN = r"""
 import importlib, json, resource, shutil, statistics, subprocess, sys, time
@@ -127,25 +125,13 @@ def main() -> None:
     p.add_argument("--pushes", type=int, default=5, help="one-function pushes per round")
     p.add_argument("--source", help="the tree to index (default: click 8.1.7 from the corpus)")
     args = p.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="semgraph-bench-job-ab-"))
-    base = scratch / "baseline"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.baseline],
-        check=True,
-    )
-    try:
+    with baseline_tree(args.baseline, "semgraph-bench-job-ab-") as (scratch, base):
         source = _source(args.source, scratch)
         for r in range(args.rounds):
-            order = [("this", ROOT), ("baseline", base)]
-            for code, path in order if r % 2 == 0 else order[::-1]:
+            for code, path in turns(r, base):
                 found = _measure(path, source, scratch / f"repo-{r}-{code}", args.pushes)
                 print(f"round {r + 1}/{args.rounds} {code}: {json.dumps(found)}", flush=True)
                 emit("job.ab", code=code, round=r + 1, **found)
-    finally:
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
-        )
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+from bench.harness.baseline import baseline_tree, turns
 from bench.harness.records import emit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,22 +67,12 @@ def main() -> None:
     p.add_argument("--baseline", required=True, help="the commit to compare against")
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="semgraph-bench-push-ab-")) / "baseline"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(base), args.baseline],
-        check=True,
-    )
-    try:
+    with baseline_tree(args.baseline, "semgraph-bench-push-ab-") as (_, base):
         for r in range(args.rounds):
-            order = [("this", ROOT), ("baseline", base)]
-            for code, path in order if r % 2 == 0 else order[::-1]:
+            for code, path in turns(r, base):
                 found = _measure(path)
                 print(f"round {r + 1}/{args.rounds} {code}: {found}", flush=True)
                 emit("xrepo.push_ab", code=code, round=r + 1, **found)
-    finally:
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
-        )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from train.embedder.fetch import sha256_of
 from train.embedder.texts import code_text, query_text
 from train.embedder.train import SEED, Progress, encode, load_model
-from train.embedder.verify_base import sha256
 
 PRODUCT_PATH = (
     "SEMGRAPH_EMBEDDING_MODEL={model} SEMGRAPH_SEARCH_INDEX_PREFIX=evalb "
@@ -58,7 +58,7 @@ def rank_queries(
 
 def cache_key(model_dir: Path, texts: list[str]) -> str:
     """Vectors are reused only for the same weights and the same texts."""
-    digest = hashlib.sha256(sha256(model_dir / "model.safetensors").encode())
+    digest = hashlib.sha256(sha256_of(model_dir / "model.safetensors").encode())
     for text in texts:
         digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()[:24]

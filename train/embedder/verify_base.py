@@ -13,10 +13,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
+
+from train.embedder.fetch import sha256_of
 
 HERE = Path(__file__).resolve().parent
 SUMS = HERE / "base_weights.sha256"
@@ -42,14 +43,6 @@ CODE = [
 ]
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_files(model_dir: Path) -> list[str]:
     """Problems with the model's files against the recorded digests (empty: all match)."""
     problems = []
@@ -58,8 +51,8 @@ def check_files(model_dir: Path) -> list[str]:
         path = model_dir / name
         if not path.is_file():
             problems.append(f"{name}: missing")
-        elif sha256(path) != want:
-            problems.append(f"{name}: sha256 {sha256(path)} != {want}")
+        elif sha256_of(path) != want:
+            problems.append(f"{name}: sha256 {sha256_of(path)} != {want}")
     return problems
 
 
