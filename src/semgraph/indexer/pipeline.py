@@ -232,11 +232,10 @@ class Reindex(RunState):
         failed: Exception | None = None
         try:
             # no checkpoint: the commit is served, a cancel here would only skip the re-link
-            self.stats["relink"] = self._phase("relink", self._relink, cancellable=False)
+            relink = self._phase("relink", self._relink, cancellable=False)
         except Exception as exc:
             failed = exc
-            self.stats["relink"] = {"outcome": "failed", "error": f"{type(exc).__name__}: {exc}"}
-        relink = self.stats["relink"]
+            relink = {"outcome": "failed", "error": f"{type(exc).__name__}: {exc}"}
         if failed is not None or relink["dependents"]:
             self._log(
                 logging.WARNING if failed else logging.INFO,
