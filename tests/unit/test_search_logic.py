@@ -217,7 +217,7 @@ def test_model_fingerprint_depends_on_content_not_location(tmp_path: Path) -> No
 
 def test_embedder_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a sentence-transformers model directory"):
-        Embedder(load_settings(embedding_model=tmp_path))
+        Embedder(load_settings(embedding_model=str(tmp_path)))
     with pytest.raises(ConfigError, match="SEMGRAPH_EMBEDDING_DEVICE"):
         load_settings(embedding_device="gpu0")
     assert resolve_device("cpu") == "cpu"

@@ -75,7 +75,7 @@ def check_behaviour(model_dir: Path) -> list[str]:
         if not float(a @ b) > float(a @ c) + 0.1:
             problems.append(f"{anchor!r}: {float(a @ b):.3f} vs {float(a @ c):.3f}")
     settings = Settings(
-        embedding_model=model_dir, embedding_backend="torch", embedding_device="cpu"
+        embedding_model=str(model_dir), embedding_backend="torch", embedding_device="cpu"
     )
     product = np.array(Embedder(settings).embed(CODE), dtype=np.float32)
     direct = model.encode(CODE, normalize_embeddings=True)

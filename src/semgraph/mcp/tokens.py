@@ -9,7 +9,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from semgraph.config import Settings
-from semgraph.search.model_files import default_model_dir
+from semgraph.search.model_files import default_model_dir, resolve_model_dir
 
 #: the most tokens one answer may take
 MAX_ANSWER_TOKENS = 20_000
@@ -19,7 +19,7 @@ _loaded: dict[Path, Tokenizer] = {}
 
 
 def _tokenizer_file(settings: Settings) -> Path:
-    model = (settings.embedding_model or default_model_dir()).expanduser()
+    model = resolve_model_dir(settings.embedding_model)
     candidate = model / "tokenizer.json"
     return candidate if candidate.is_file() else default_model_dir() / "tokenizer.json"
 

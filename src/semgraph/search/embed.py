@@ -42,7 +42,13 @@ from semgraph.search.backend import (
     resolve_device,
 )
 from semgraph.search.documents import clean_text
-from semgraph.search.model_files import declared_dims, default_model_dir, model_fingerprint
+from semgraph.search.model_files import (
+    declared_dims,
+    model_fingerprint,
+    model_names,
+    resolve_model_dir,
+    verify_shipped,
+)
 from semgraph.search.split import split_text
 
 __all__ = ["Embedder", "embedding_text", "plan_batches", "resolve_device", "vector_key"]
@@ -119,14 +125,15 @@ class Embedder:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model_dir = (settings.embedding_model or default_model_dir()).expanduser()
+        self.model_dir = resolve_model_dir(settings.embedding_model)
         if not self.model_dir.is_dir() or not (
             (self.model_dir / "modules.json").is_file()
             or (self.model_dir / "config.json").is_file()
         ):
             raise ConfigError(
                 f"SEMGRAPH_EMBEDDING_MODEL: {self.model_dir} is not a sentence-transformers "
-                "model directory (no modules.json or config.json)"
+                "model directory (no modules.json or config.json); the names are "
+                + ", ".join(model_names())
             )
         self.batch_size = settings.embedding_batch_size
         self.batch_tokens = settings.embedding_batch_tokens
@@ -179,6 +186,12 @@ class Embedder:
         """The loaded runtime (loaded on first use, shared by the process)."""
         pin_mmap_threshold(self.mmap_threshold)
         backend, device = self._chosen()
+        problem = verify_shipped(self.model_dir)
+        if problem is not None:
+            raise EmbeddingError(
+                f"the shipped model {self.model_dir.name} is damaged ({problem}): reinstall "
+                "semgraph, or set SEMGRAPH_EMBEDDING_MODEL to another model"
+            )
         return load_backend(self.settings, self.model_dir, backend, device)
 
     @property

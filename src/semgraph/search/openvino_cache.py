@@ -12,6 +12,10 @@ exports again, and never reads another's files. A directory holds ``model.xml``,
 * Verified on load: the manifest must name this key and every file must match its size and
   checksum; a missing, corrupt or foreign entry (a file, a symlink, a directory without a
   valid manifest) is moved aside and exported again.
+* Shipped first: a model directory may carry its own entries under ``openvino/<key>/``
+  (semgraph's shipped models do, built by ``train/embedder/ship.py``). One whose key matches
+  (same model, recipe and tool versions) and whose files match their checksums is used as
+  is, so a fresh install never exports; otherwise the cache is used as above.
 * Concurrent first use: an exclusive ``flock`` on ``<key>.lock`` around check-and-export, so
   two processes export once and the second reads the first's result.
 """
@@ -34,10 +38,13 @@ from pathlib import Path
 
 from semgraph.errors import EmbeddingError
 from semgraph.logs import event
+from semgraph.search.model_files import sha256_file
 
 log = logging.getLogger(__name__)
 
 _FILES = ("model.xml", "model.bin")
+#: a model directory's own exports, one cache-style entry per key (shipped models carry one)
+SHIPPED_EXPORTS = "openvino"
 # names openvino_export.calibration_texts: changes when the calibration texts change
 CALIBRATION_RECIPE = "stdlib-functions-v1"
 _EXPORT_TIMEOUT_S = 3600
@@ -63,14 +70,6 @@ def export_key(fingerprint: str, quantization: str, calibration_texts: int) -> s
     return f"{safe}-openvino-{quantization}-{digest.hexdigest()[:12]}"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify(entry: Path, key: str) -> str | None:
     """None when ``entry`` is a complete export for ``key``; else why it is not."""
     if entry.is_symlink() or not entry.is_dir():
@@ -89,7 +88,7 @@ def verify(entry: Path, key: str) -> str | None:
         want = files[name]
         if path.is_symlink() or not path.is_file() or not isinstance(want, dict):
             return f"{name} missing"
-        if path.stat().st_size != want.get("size") or _sha256(path) != want.get("sha256"):
+        if path.stat().st_size != want.get("size") or sha256_file(path) != want.get("sha256"):
             return f"{name} does not match its checksum"
     return None
 
@@ -118,8 +117,22 @@ def ensure_export(
     quantization: str,
     calibration_texts: int,
 ) -> Path:
-    """The verified ``model.xml`` for this model and quantisation, exported first if needed."""
+    """The verified ``model.xml`` for this model and quantisation: the model's own shipped
+    export when it has one for this key (same recipe and tool versions), else the cache's,
+    exported first if needed."""
     key = export_key(fingerprint, quantization, calibration_texts)
+    shipped = model_dir / SHIPPED_EXPORTS / key
+    if shipped.is_dir():
+        problem = verify(shipped, key)
+        if problem is None:
+            return shipped / "model.xml"
+        event(
+            log,
+            logging.WARNING,
+            "embedding_shipped_export_unusable",
+            entry=str(shipped),
+            why=problem,
+        )
     entry = cache_root / key
     try:
         cache_root.mkdir(parents=True, exist_ok=True)
@@ -172,7 +185,7 @@ def _export(entry: Path, key: str, model_dir: Path, quantization: str, n: int) -
         tail = stderr.strip().splitlines()[-5:]
         raise EmbeddingError(f"OpenVINO export of {model_dir} failed: {' | '.join(tail)}")
     files = {
-        name: {"size": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)}
+        name: {"size": (tmp / name).stat().st_size, "sha256": sha256_file(tmp / name)}
         for name in _FILES
     }
     manifest = {"key": key, "model_dir": str(model_dir), "files": files, "created": time.time()}
