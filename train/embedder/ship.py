@@ -179,7 +179,8 @@ def card_text(name: str, run: Path, manifest: dict[str, Any], extra: dict[str, A
         "PYTHONPATH=src python -m train.embedder.build_data --out /var/tmp/semgraph-embed-data",
         f"PYTHONPATH=src python -m train.embedder.train --steps {args['steps']} "
         f"--max-pairs {args['max_pairs']} --lr {args['lr']} --out RUN",
-        "PYTHONPATH=src python -m train.embedder.evaluate --model RUN/final --out RUN/eval-final.json",
+        "PYTHONPATH=src python -m train.embedder.evaluate --model RUN/final \\",
+        "    --out RUN/eval-final.json",
         f"PYTHONPATH=src python -m train.embedder.ship --run RUN --name {name} --facts FACTS.json",
         "```",
         "",
