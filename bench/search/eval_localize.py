@@ -55,6 +55,9 @@ ABLATIONS = {
     "loc-frames": "frames=0",
     "loc-hops": "callees=0,callers=0",
     "loc-demote": "demote=1",
+    # a role the text asks for: not demoted at all (the old rule), or as much as any other
+    "loc-asked1": "demote_asked=1",
+    "loc-asked03": "demote_asked=0.3",
     "loc+rerank": "rerank=0.5,rerank_files=3",
 }
 
@@ -199,6 +202,7 @@ def evaluate(ctx: Ctx, repo: str, commit: score.Commit, key: str) -> None:
                 "text_chars": len(text),
                 "method": method,
                 "file_rank": score.first_rank(files, commit.files),
+                "file_rank_source": score.source_rank(files, commit.files),
                 "func_rank": score.first_rank(symbols, targets) if targets else None,
                 "func_targets": len(targets),
                 "ms": round((time.perf_counter() - started) * 1000, 1),

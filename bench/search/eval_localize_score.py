@@ -96,6 +96,11 @@ def first_rank(ranked: Sequence[str], targets: Iterable[str]) -> int | None:
     return None
 
 
+def source_rank(ranked: Sequence[str], targets: Iterable[str]) -> int | None:
+    """:func:`first_rank` among the files whose role is ``source`` only."""
+    return first_rank([p for p in ranked if role_of(p) == "source"], targets)
+
+
 def acc(ranks: Sequence[int | None], k: int) -> float:
     return 100.0 * sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
 
@@ -126,6 +131,10 @@ def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"half": half, "text": text, "method": method, "n": len(rows)}
         for k in FILE_AT:
             row[f"file@{k}"] = round(acc([r["file_rank"] for r in rows], k), 1)
+        if all("file_rank_source" in r for r in rows):
+            # the same answer with every non-source file dropped (what a client filtering
+            # on role=source sees): the gap to file@5 is what tests and docs cost
+            row["source_only@5"] = round(acc([r["file_rank_source"] for r in rows], 5), 1)
         funcs = [r["func_rank"] for r in rows if r.get("func_targets")]
         row["func_n"] = len(funcs)
         for k in FUNC_AT:

@@ -13,6 +13,7 @@ from bench.search.eval_localize_score import (
     complete,
     describes,
     first_rank,
+    source_rank,
     summarize,
     truncated,
 )
@@ -57,6 +58,21 @@ def test_ranks_and_accuracy() -> None:
     assert acc([1, 3, None, 10], 3) == 50.0
     assert acc([], 5) == 0.0
     assert truncated("x" * 5000) == "x" * 2000
+    ranked = ["tests/test_core.py", "docs/core.rst", "src/util.py", "src/core.py"]
+    assert first_rank(ranked, {"src/core.py"}) == 4
+    assert source_rank(ranked, {"src/core.py"}) == 2  # the test and the doc dropped
+
+
+def test_the_source_only_figure_needs_every_record_to_have_it() -> None:
+    rows: list[dict[str, Any]] = [
+        {"half": "test", "text": "sent", "method": "m", "file_rank": 7, "file_rank_source": 3},
+        {"half": "test", "text": "sent", "method": "m", "file_rank": 1, "file_rank_source": 1},
+    ]
+    out = {(r["half"], r["method"]): r for r in summarize(rows)}
+    assert out[("test", "m")]["file@5"] == 50.0
+    assert out[("test", "m")]["source_only@5"] == 100.0
+    del rows[0]["file_rank_source"]  # an older log: no figure rather than a wrong one
+    assert "source_only@5" not in summarize(rows)[0]
 
 
 def test_summary_per_half_text_and_method() -> None:

@@ -64,6 +64,23 @@ def test_asked_roles() -> None:
     assert extract("the test suite fails").asks == frozenset({"test"})
     assert extract("the documentation has a typo").asks == frozenset({"docs"})
     assert extract("the parser crashes").asks == frozenset()
+    for asking in (
+        "add a regression test for the redirect",
+        "test_auth is flaky: the tests are failing on CI",
+        "missing unit tests for the parser",
+        "move the fixture to tests/conftest.py",
+    ):
+        assert extract(asking).asks == frozenset({"test"}), asking
+    assert extract("the examples directory does not run").asks == frozenset({"example"})
+
+
+def test_passing_mentions_do_not_ask_for_a_role() -> None:
+    for passing in (
+        "I tested it with pytest 8 and it still crashes",
+        "for example, a sample config with a typo in a docstring",
+        "a test case: run `cli --flag` and see the traceback",
+    ):
+        assert extract(passing).asks == frozenset(), passing
 
 
 def test_bounds_hold_on_hostile_text() -> None:
@@ -112,7 +129,11 @@ def test_board_aggregates_chunks_with_decay_and_demotes_roles() -> None:
     asked = Board(LocalizeOptions(), {})
     asked.chunk("tests/test_a.py", "test", None, "1-2", 0.9)
     asked.demote(frozenset({"test"}))
-    assert not asked.ranked(1)[0]["demoted"]
+    assert asked.ranked(1)[0]["score"] == pytest.approx(0.9 * LocalizeOptions().demote_asked)
+    never = Board(LocalizeOptions(demote_asked=1.0), {})
+    never.chunk("tests/test_a.py", "test", None, "1-2", 0.9)
+    never.demote(frozenset({"test"}))
+    assert not never.ranked(1)[0]["demoted"]
 
 
 def test_board_symbol_evidence_and_bounds() -> None:

@@ -18,8 +18,8 @@ has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on it
    a package we can install).
 
 Tests, documentation, changelogs, examples, translation catalogues and generated files are
-demoted (``demote``) unless the text asks for that role. Every list in the answer is
-bounded: files (``k``, at most :data:`MAX_FILES`), symbols and evidence per file.
+demoted (``demote``), less (``demote_asked``) when the text asks for that role. Every list
+in the answer is bounded: files (``k``, at most :data:`MAX_FILES`), symbols and evidence per file.
 """
 
 from __future__ import annotations

@@ -50,12 +50,34 @@ _FILE_SUFFIXES = frozenset(
     }
 )
 
-# words in the text that ask for files of a role, so that role is not demoted
+# words in the text that ask for files of a role, so that role is demoted less
+# (``demote_asked``). Only phrases whose subject is the tests or the docs count: a bug report
+# says "test" and "pytest" in passing ("I tested it", a traceback through a test) and a
+# docstring or a typo lives in the source, and on the outside evaluation those passing
+# mentions let tests outrank the source they test (bench/NOTES.md, "Tests and docs").
+_TEST_VERBS = (
+    r"add|adds|added|adding|write|writes|wrote|missing|failing|fails|flaky|broken|fix|"
+    r"fixes|fixed|update|updates|extend|extends|improve|skip|skips|skipped|rename|cover"
+)
+_TEST_WORDS = r"(?:the\s+|a\s+|an\s+|more\s+|some\s+|new\s+|unit\s+|regression\s+)*"
 ASKS = {
-    "test": re.compile(r"\b(tests?|testing|pytest|unittest|spec|fixtures?|test suite)\b", re.I),
-    "docs": re.compile(r"\b(docs?|documentation|docstrings?|readme|typos?)\b", re.I),
+    "test": re.compile(
+        rf"\b(?:{_TEST_VERBS})\s+{_TEST_WORDS}tests?\b"
+        r"|\btest\s+(?:suite|coverage|files?|helpers?)\b|\bunit\s?tests?\b"
+        r"|\btests?\s+(?:is|are|were|was|keeps?)\s+(?:failing|flaky|broken|missing|skipped)\b"
+        r"|\b(?:in|under|to)\s+(?:the\s+)?tests?/",
+        re.I,
+    ),
+    "docs": re.compile(
+        r"\b(?:docs|documentation|readme|tutorial|user guide|the doc page|man page)\b", re.I
+    ),
     "changelog": re.compile(r"\b(changelog|changes file|release notes|news entry)\b", re.I),
-    "example": re.compile(r"\b(examples?|demos?|samples?)\b", re.I),
+    # not "for example" or "sample code": every other bug report says them
+    "example": re.compile(
+        r"\b(?:examples? (?:directory|folder|scripts?|apps?|projects?)|the demos?)\b"
+        r"|\bexamples?/",
+        re.I,
+    ),
     "i18n": re.compile(r"\b(translations?|locales?|i18n|l10n|\.po)\b", re.I),
 }
 

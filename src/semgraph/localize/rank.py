@@ -14,7 +14,9 @@ How a file's score is made (each part can be switched off with a weight of 0):
   calls the functions the text names, each scaled by the score of the symbol it came from;
 - ``rerank``: the best cosine of the question against the file's code in finer windows;
 - ``demote``: a test, documentation, changelog, example, translation or generated file is
-  multiplied by this factor unless the text asks for that role.
+  multiplied by this factor; by ``demote_asked`` instead when the text asks for that role
+  (:data:`semgraph.localize.mentions.ASKS`), so that an asked-for test can rank first without
+  every passing mention of "test" handing the top of the answer to the tests.
 
 A symbol's score is the same sum over its own evidence; a file's is its chunks' plus its
 best symbol's non-chunk evidence plus its own frames and re-rank.
@@ -34,7 +36,9 @@ MAX_EVIDENCE = 6  # evidence lines kept per file and per symbol
 MAX_SYMBOLS_PER_FILE = 5
 MAX_EVIDENCE_CHARS = 200
 MAX_OPTIONS_CHARS = 400
-_OPTION_NAMES = "chunks|names|frames|callees|callers|rerank|demote|expand_from|rerank_files"
+_OPTION_NAMES = (
+    "chunks|names|frames|callees|callers|rerank|demote_asked|demote|expand_from|rerank_files"
+)
 _OPTION = rf"(?:{_OPTION_NAMES})=\d{{1,2}}(?:\.\d{{1,6}})?"
 #: what :meth:`LocalizeOptions.parse` accepts (the HTTP schema states it)
 OPTIONS_PATTERN = rf"^{_OPTION}(?:,{_OPTION})*$"
@@ -54,6 +58,7 @@ class LocalizeOptions:
     callers: float = 0.0
     rerank: float = 0.0
     demote: float = 0.3
+    demote_asked: float = 0.7
     expand_from: int = 5  # best symbols whose calls (and named functions whose callers) hop
     rerank_files: int = 10  # files the re-rank reads
 
@@ -203,8 +208,9 @@ class Board:
 
     def demote(self, asks: frozenset[str]) -> None:
         for file in self.files.values():
-            if file.role != "source" and file.role not in asks:
-                file.factor = self.options.demote
+            if file.role != "source":
+                asked = file.role in asks
+                file.factor = self.options.demote_asked if asked else self.options.demote
 
     def best_symbols(self, n: int) -> list[tuple[str, SymbolRank, float]]:
         """The ``n`` best symbols with a graph position (a line), and their scores."""

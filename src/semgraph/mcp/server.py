@@ -38,7 +38,7 @@ semgraph answers questions about indexed git repositories from a code graph and 
 - localize: you have an issue text (a bug report, a traceback, a feature request) and want
   the files to change: ranked files of one repository, each with its best symbols and the
   evidence (matching chunks, traceback frames, names found in the graph). Tests and docs are
-  demoted unless the text asks for them.
+  demoted, less when the text asks for them.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
   name is ambiguous you get candidates: ask again with a qualified name.
@@ -166,7 +166,7 @@ def build_server(tools: Tools) -> SemgraphMCP:
             Field(
                 description="the parts' weights, e.g. callees=0.2,callers=0.2 to add the "
                 "call-graph hops (chunks, names, frames, callees, callers, rerank, demote, "
-                "expand_from, rerank_files)"
+                "demote_asked, expand_from, rerank_files)"
             ),
         ] = None,
         cursor: Cursor = None,
