@@ -7,7 +7,8 @@
    ``--max-pairs`` train pairs; a hard negative for each, mined by BM25 from the same
    package and language (:mod:`train.embedder.mining`); the consistency filter, which keeps a
    pair only when the base model ranks its code in the top ``--consistency-k`` of all sampled
-   codes of its language. The code side is the product's embedded text
+   codes of its language (on a CPU the base model runs there as the product runs it, OpenVINO
+   int8: ``--filter-backend``). The code side is the product's embedded text
    (:mod:`train.embedder.texts`), truncated at 128 tokens.
 2. **Train**: (query, positive, hard negative) triples with in-batch negatives
    (MultipleNegativesRankingLoss written in torch: cross-entropy over scaled cosine scores of
@@ -105,6 +106,22 @@ def load_model(path: str, device: str) -> Any:
     return model
 
 
+class ProductEncoder:
+    """The base model as the product runs it on a CPU (OpenVINO int8, 128 tokens), for the
+    consistency filter: 3-4x faster than torch float32 there, and the filter only needs the
+    base model's ranking, not its gradients."""
+
+    def __init__(self, model_dir: str) -> None:
+        from semgraph.config import load_settings
+        from semgraph.search.embed import Embedder
+
+        settings = load_settings(embedding_model=model_dir, embedding_backend="openvino")
+        self.embedder = Embedder(settings)
+
+    def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+        return np.asarray(self.embedder.embed(texts), dtype=np.float32)
+
+
 def encode(model: Any, texts: list[str], progress: Progress, what: str) -> np.ndarray:
     out = []
     start = time.time()
@@ -140,7 +157,8 @@ def prepare(args: argparse.Namespace, progress: Progress) -> list[dict[str, str]
     negatives = mine_hard_negatives(pairs, anchors)
     mined = [a for a in anchors if negatives[a] is not None]
     progress.say(f"{len(mined)} with a hard negative; encoding with the base model")
-    model = load_model(args.base, args.device)
+    cpu_filter = args.device == "cpu" and args.filter_backend == "openvino"
+    model = ProductEncoder(args.base) if cpu_filter else load_model(args.base, args.device)
     queries = encode(model, [query_text(pairs[a]) for a in mined], progress, "queries")
     codes = encode(model, [code_text(pairs[a], parts) for a in mined], progress, "codes")
     ranks = positive_ranks(queries, codes, [pairs[a]["lang"] for a in mined])
@@ -280,6 +298,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--max-pairs", type=int, default=200_000, help="train pairs sampled")
     ap.add_argument("--consistency-k", type=int, default=10)
+    ap.add_argument(
+        "--filter-backend",
+        choices=["openvino", "torch"],
+        default="openvino",
+        help="how the consistency filter runs the base model on a CPU",
+    )
     ap.add_argument("--context", default="", help="context parts, e.g. module,class,calls")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--steps", type=int, default=0, help="total steps (0: one epoch)")
