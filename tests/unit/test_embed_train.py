@@ -3,6 +3,7 @@ checkpoints and the embedded text (pure; tiny data; no model, no network, no GPU
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,57 @@ def test_no_checkpoint_is_none(tmp_path: Path) -> None:
 @pytest.mark.parametrize("n,batch", [(3, 5), (7, 7)])
 def test_batches_wrap_small_sets(n: int, batch: int) -> None:
     assert len(batch_indices(n, batch, 0, seed=1)) == batch
+
+
+def test_shipping_halves_the_weights_and_sums_every_file(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from semgraph.search.model_files import read_sums, verify_shipped
+    from train.embedder.ship import half_weights, write_sums
+
+    source = tmp_path / "full.safetensors"
+    save_file({"w": torch.full((4, 4), 1 / 3), "ids": torch.arange(4)}, str(source))
+    model = tmp_path / "shipped"
+    (model / "sub").mkdir(parents=True)
+    half_weights(source, model / "model.safetensors")
+    got = load_file(str(model / "model.safetensors"))
+    assert got["w"].dtype == torch.float16 and got["ids"].dtype == torch.int64
+    assert float(got["w"][0, 0]) == pytest.approx(1 / 3, abs=1e-3)
+    (model / "sub" / "x.json").write_text("{}")
+    write_sums(model)
+    assert set(read_sums(model)) == {"model.safetensors", "sub/x.json"}
+    assert verify_shipped(model) is None
+
+
+def test_the_model_card_comes_from_the_runs_own_files(tmp_path: Path) -> None:
+    from train.embedder.ship import card_text
+
+    run = tmp_path / "run"
+    (run / "prep").mkdir(parents=True)
+    (run / "args.json").write_text(
+        json.dumps(
+            {"seed": "7", "steps": "300", "batch_size": "32", "lr": "5e-05", "warmup": "0.1"}
+            | {"scale": "20.0", "device": "cpu", "max_pairs": "14000"}
+        )
+    )
+    (run / "prep" / "stats.json").write_text(
+        json.dumps({"sampled": 14000, "consistency_k": 10, "consistency_dropped": 5, "kept": 9})
+    )
+    figures = {"n": 3, "recall@1": 0.5, "recall@5": 0.75, "recall@10": 1.0, "mrr@10": 0.6}
+    (run / "eval-final.json").write_text(
+        json.dumps({"base": {"all": figures}, "/x/final": {"all": figures}})
+    )
+    manifest = {
+        "pairs_kept": 12,
+        "sources": [
+            {"status": "ok", "registry": "pypi", "licence": "MIT"},
+            {"status": "refused_licence", "registry": "pypi", "licence": "LGPL-2.1"},
+        ],
+    }
+    card = card_text("code-x", run, manifest, {"Outside": ["kNN recall@5 0.9"]})
+    assert card.startswith("# code-x\n")
+    assert "Licences: MIT 1." in card and "LGPL" not in card
+    assert "| trained | all | 3 | 0.500 | 0.750 | 1.000 | 0.600 |" in card
+    assert "## Outside\n\nkNN recall@5 0.9" in card
+    assert "--steps 300 --max-pairs 14000" in card
