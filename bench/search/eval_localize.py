@@ -58,6 +58,7 @@ ABLATIONS = {
     # a role the text asks for: not demoted at all (the old rule), or as much as any other
     "loc-asked1": "demote_asked=1",
     "loc-asked03": "demote_asked=0.3",
+    "loc+sym10": "symbols=10",  # more symbols per file: the function level's candidates
     "loc+rerank": "rerank=0.5,rerank_files=3",
 }
 

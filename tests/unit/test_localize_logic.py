@@ -149,3 +149,16 @@ def test_board_symbol_evidence_and_bounds() -> None:
     assert sym["symbol"] == "a.f" and sym["start_line"] == 3
     assert len(sym["evidence"]) == MAX_EVIDENCE and len(ranked[0]["evidence"]) == MAX_EVIDENCE
     assert Board(LocalizeOptions(), {}).ranked(5) == []
+
+
+def test_the_symbols_option_bounds_the_symbols_per_file() -> None:
+    def listed(options: LocalizeOptions) -> int:
+        board = Board(options, {})
+        for i in range(30):
+            board.chunk("src/a.py", "source", f"a.f{i}", "1-2", 1.0 - i / 100)
+        return len(board.ranked(1)[0]["symbols"])
+
+    assert listed(LocalizeOptions()) == 5
+    assert listed(LocalizeOptions.parse("symbols=10")) == 10
+    assert listed(LocalizeOptions.parse("symbols=99")) == 20  # the hard bound
+    assert listed(LocalizeOptions.parse("symbols=0")) == 1

@@ -33,7 +33,7 @@ def localize_cmd(
         "--options",
         env="SEMGRAPH_LOCALIZE_OPTIONS",
         help="The parts' weights, e.g. names=0,rerank=0.5 (chunks, names, frames, callees, "
-        "callers, rerank, demote, demote_asked, expand_from, rerank_files).",
+        "callers, rerank, demote, demote_asked, expand_from, rerank_files, symbols).",
     ),
     as_json: bool = json_option("Print the answer as JSON."),
 ) -> None:

@@ -33,11 +33,12 @@ from semgraph.search.roles import role_of
 CHUNK_DECAY = 0.5
 CHUNKS_PER_FILE = 4  # chunks summed per file (1 + 1/2 + 1/4 + 1/8)
 MAX_EVIDENCE = 6  # evidence lines kept per file and per symbol
-MAX_SYMBOLS_PER_FILE = 5
+MAX_SYMBOLS_PER_FILE = 20  # the most ``symbols`` may ask for
 MAX_EVIDENCE_CHARS = 200
 MAX_OPTIONS_CHARS = 400
 _OPTION_NAMES = (
-    "chunks|names|frames|callees|callers|rerank|demote_asked|demote|expand_from|rerank_files"
+    "chunks|names|frames|callees|callers|rerank|demote_asked|demote|expand_from|rerank_files|"
+    "symbols"
 )
 _OPTION = rf"(?:{_OPTION_NAMES})=\d{{1,2}}(?:\.\d{{1,6}})?"
 #: what :meth:`LocalizeOptions.parse` accepts (the HTTP schema states it)
@@ -60,6 +61,7 @@ class LocalizeOptions:
     demote: float = 0.3
     demote_asked: float = 0.7
     expand_from: int = 5  # best symbols whose calls (and named functions whose callers) hop
+    symbols: int = 5  # symbols listed per file (at most MAX_SYMBOLS_PER_FILE)
     rerank_files: int = 10  # files the re-rank reads
 
     @classmethod
@@ -225,6 +227,7 @@ class Board:
         scored = [(f.score(self.options.chunks), f) for f in self.files.values()]
         scored = [(s, f) for s, f in scored if s > 0]
         scored.sort(key=lambda r: (-r[0], r[1].path))
+        per_file = max(1, min(self.options.symbols, MAX_SYMBOLS_PER_FILE))
         out = []
         for score, file in scored[:k]:
             symbols = sorted(
@@ -241,7 +244,7 @@ class Board:
                     "score": round(score, 4),
                     "demoted": file.factor < 1.0,
                     "evidence": [e.to_dict() for e in _top(evidence)],
-                    "symbols": [s.to_dict(file.factor) for s in symbols[:MAX_SYMBOLS_PER_FILE]],
+                    "symbols": [s.to_dict(file.factor) for s in symbols[:per_file]],
                 }
             )
         return out

@@ -166,7 +166,7 @@ def build_server(tools: Tools) -> SemgraphMCP:
             Field(
                 description="the parts' weights, e.g. callees=0.2,callers=0.2 to add the "
                 "call-graph hops (chunks, names, frames, callees, callers, rerank, demote, "
-                "demote_asked, expand_from, rerank_files)"
+                "demote_asked, expand_from, rerank_files, symbols)"
             ),
         ] = None,
         cursor: Cursor = None,
