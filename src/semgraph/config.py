@@ -216,6 +216,17 @@ class Settings(BaseSettings):
     # (semgraph.maintenance.hostcaches; a removal on another host cannot reach this disk)
     host_cache_gc_min_age_s: float = Field(default=600.0, ge=0, le=30 * 86400)
 
+    # -- commit history as evidence (semgraph.indexer.githistory, semgraph.search.history) ---
+    # each file's newest commit messages (up to the indexed commit) as documents of the
+    # search index; a walk reads at most history_max_commits commits, skips merges and
+    # commits touching over history_max_files_per_commit files; 0 commits per file: off
+    history_commits_per_file: int = Field(default=20, ge=0, le=1000)
+    history_body_chars: int = Field(default=2000, ge=0, le=100_000)  # per message body
+    history_max_commits: int = Field(default=20_000, ge=1, le=10_000_000)
+    history_max_files_per_commit: int = Field(default=200, ge=1, le=100_000)
+    # the hybrid search's lift of chunks whose file's history matches the query (0: off)
+    search_history_weight: float = Field(default=0.0, ge=0, le=10)
+
     # -- the shared vector store: vectors reused across repositories -------------------------
     # an index <search_index_prefix>_vectors of (model id, text hash) -> vector that forks,
     # vendored code and monorepo copies share; a failing store degrades to embedding

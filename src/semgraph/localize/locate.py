@@ -1,7 +1,7 @@
 """Localisation: from an issue text to the files, and the symbols within them, to change.
 
 One repository at a time. The text is bounded like a search query (never refused for its
-length, :func:`semgraph.search.query.validate`), then five parts feed one scoreboard
+length, :func:`semgraph.search.query.validate`), then six parts feed one scoreboard
 (:class:`semgraph.localize.rank.Board`, whose docstring gives the arithmetic); each
 has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on its own:
 
@@ -15,7 +15,11 @@ has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on it
    on the evaluation's tuning half), on with a weight;
 5. ``rerank``: the best files' code cut into windows of :data:`RERANK_WINDOW_LINES` lines,
    embedded with the bi-encoder and compared with the question (no cross-encoder ships in
-   a package we can install).
+   a package we can install);
+6. ``history``: the text matched against the files' commit messages (BM25, the text's
+   words bounded like the chunks' search), asked in the chunks' ``_msearch``, so of the
+   same run; each matching file gets one evidence line per commit
+   (``commit 1a2b3c4: fix timezone parsing``).
 
 Tests, documentation, changelogs, examples, translation catalogues and generated files are
 demoted (``demote``) unless the text asks for that role. Every list in the answer is
@@ -40,6 +44,7 @@ from semgraph.localize.mentions import Mentions, extract, file_stem, match_tail,
 from semgraph.localize.rank import Board, LocalizeOptions
 from semgraph.resolve.symtab import file_key
 from semgraph.search.embed import Embedder
+from semgraph.search.history_query import commit_evidence
 from semgraph.search.index import SearchIndex
 from semgraph.search.longquery import embedding_windows
 from semgraph.search.query import MAX_K, search_answer, validate
@@ -127,12 +132,18 @@ def localize(
         k=SEARCH_CHUNKS,
         mode=mode,
         snippets=False,
+        history_weight=0.0,  # the history is its own part here, not a lift of the chunks
+        history_files=opts.history > 0,
     )
     run_id = answer.hits[0].run_id if answer.hits else None
     if opts.chunks > 0:
         for hit in answer.hits:
             lines = f"{hit.start_line}-{hit.end_line}"
             board.chunk(hit.path, hit.role, hit.symbol, lines, hit.score)
+    for found in answer.history:
+        for sha, subject, share in found.commits:
+            detail = commit_evidence(sha, subject)
+            board.file_evidence(found.path, "history", detail, opts.history * share)
     lap("search")
     if opts.frames > 0 and mentions.frames:
         _frames(graph, board, repo, mentions)

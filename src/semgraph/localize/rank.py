@@ -13,6 +13,9 @@ How a file's score is made (each part can be switched off with a weight of 0):
 - ``callees`` and ``callers``: graph hops from the best symbols: what they call, and who
   calls the functions the text names, each scaled by the score of the symbol it came from;
 - ``rerank``: the best cosine of the question against the file's code in finer windows;
+- ``history``: the file's commit messages that match the text (BM25; its best commits summed
+  1, 1/2, 1/4, the best file scaled to 1, :mod:`semgraph.search.history_query`), one
+  evidence line per commit (short sha and subject);
 - ``demote``: a test, documentation, changelog, example, translation or generated file is
   multiplied by this factor unless the text asks for that role.
 
@@ -34,7 +37,9 @@ MAX_EVIDENCE = 6  # evidence lines kept per file and per symbol
 MAX_SYMBOLS_PER_FILE = 5
 MAX_EVIDENCE_CHARS = 200
 MAX_OPTIONS_CHARS = 400
-_OPTION_NAMES = "chunks|names|frames|callees|callers|rerank|demote|expand_from|rerank_files"
+# the history part's weight: chosen on the evaluation's tuning half (bench/NOTES.md "History")
+HISTORY_WEIGHT = 0.0
+_OPTION_NAMES = "chunks|names|frames|callees|callers|rerank|history|demote|expand_from|rerank_files"
 _OPTION = rf"(?:{_OPTION_NAMES})=\d{{1,2}}(?:\.\d{{1,6}})?"
 #: what :meth:`LocalizeOptions.parse` accepts (the HTTP schema states it)
 OPTIONS_PATTERN = rf"^{_OPTION}(?:,{_OPTION})*$"
@@ -53,6 +58,7 @@ class LocalizeOptions:
     callees: float = 0.0
     callers: float = 0.0
     rerank: float = 0.0
+    history: float = HISTORY_WEIGHT
     demote: float = 0.3
     expand_from: int = 5  # best symbols whose calls (and named functions whose callers) hop
     rerank_files: int = 10  # files the re-rank reads
@@ -87,7 +93,7 @@ class LocalizeOptions:
 
 @dataclass
 class Evidence:
-    part: str  # chunks, names, frames, callees, callers, rerank
+    part: str  # chunks, names, frames, callees, callers, rerank, history
     detail: str
     score: float
 
@@ -125,7 +131,7 @@ class FileRank:
     path: str
     role: str
     chunk_scores: list[float] = field(default_factory=list)
-    own_score: float = 0.0  # frames and re-rank on the file itself
+    own_score: float = 0.0  # frames, re-rank and history on the file itself
     symbols: dict[str, SymbolRank] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
     factor: float = 1.0  # the role's demotion
