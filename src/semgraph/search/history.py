@@ -197,17 +197,19 @@ def _write(
     """Bulk the commits' documents, in batches; the paths they touched go to ``stats``."""
     batch: list[tuple[str, dict[str, Any]]] = []
     size = index.settings.search_bulk_batch_docs
-    for commit in commits:
-        stats.commits += 1
-        for path in commit.paths:
-            batch.append((doc_id(path, commit.sha), document(repo, run_id, path, commit)))
-            if stats.mode == "append":
-                stats.touched.add(path)
-        if len(batch) >= size:
+    try:
+        for commit in commits:
+            stats.commits += 1
+            for path in commit.paths:
+                batch.append((doc_id(path, commit.sha), document(repo, run_id, path, commit)))
+                if stats.mode == "append":
+                    stats.touched.add(path)
+            if len(batch) >= size:
+                stats.docs += _bulk(index, target, batch)
+                batch = []
+    finally:  # a walk that fails half-way keeps what it read: each document is true
+        if batch:
             stats.docs += _bulk(index, target, batch)
-            batch = []
-    if batch:
-        stats.docs += _bulk(index, target, batch)
 
 
 def _bulk(index: SearchIndex, target: str, docs: list[tuple[str, dict[str, Any]]]) -> int:
