@@ -31,7 +31,7 @@ TEXT_HELP = (
 )
 OPTIONS_HELP = (
     "the parts' weights, e.g. names=0,rerank=0.5 (chunks, names, frames, callees, callers, "
-    "rerank, demote, expand_from, rerank_files); the defaults otherwise"
+    "rerank, history, demote, expand_from, rerank_files); the defaults otherwise"
 )
 
 
