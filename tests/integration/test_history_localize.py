@@ -101,3 +101,46 @@ def test_a_push_adds_its_commit_as_evidence_and_nothing_after_it(
     assert "history" in lifted[0].to_dict()
     plain = search_answer(es, settings, embedder, "basket sum", repo=key, history_weight=0.0)
     assert all(h.history is None and "history" not in h.to_dict() for h in plain.hits)
+
+
+def test_history_evidence_on_every_surface(
+    settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path
+) -> None:
+    """HTTP, the CLI and the MCP tool each show the commit line for its file."""
+    import httpx
+    from typer.testing import CliRunner
+
+    from semgraph.cli import app
+    from semgraph.mcp.backend import Backend
+    from semgraph.mcp.tokens import TokenCounter
+    from semgraph.mcp.tools import Tools
+    from semgraph.queue.store import JobStore
+    from semgraph.web.app import create_app
+    from semgraph.web.fixtures import serve_in_thread
+
+    repo = make_repo(tmp_path / "shop", FILES)
+    sha = commit(
+        repo,
+        {"shop/cart.py": "def total(items):\n    return sum(i.cost for i in items)\n"},
+        "Use the cost of each basket line, not its list price",
+    )
+    key = run(settings, graph, repo).repo_key
+    text = "basket lines use the list price instead of the cost"
+    line = f"commit {sha[:7]}: Use the cost of each basket line, not its list price"
+    configured = settings.model_copy(update={"api_token": "t0ken-for-tests"})
+    with serve_in_thread(create_app(configured, graph=graph, search=es)) as url:
+        got = httpx.post(
+            f"{url}/localize",
+            json={"q": text, "repo": key, "options": "history=1"},
+            headers={"Authorization": "Bearer t0ken-for-tests"},
+            timeout=120,
+        )
+    assert got.status_code == 200, got.text[:500]
+    assert line in evidence(got.json(), "shop/cart.py")
+    cli = CliRunner().invoke(app, ["localize", "--repo", key, "--options", "history=1"], input=text)
+    assert cli.exit_code == 0, cli.output[-2000:]
+    assert line in cli.output
+    tools = Tools(Backend(settings, graph, es, JobStore(graph, settings), TokenCounter(settings)))
+    mcp = tools.call("localize", None, {"text": text, "repo": key, "options": "history=1"})
+    cart = next(r for r in mcp["rows"] if r["path"] == "shop/cart.py")
+    assert line in [e["detail"] for e in cart["evidence"]]
