@@ -296,6 +296,8 @@ def test_a_push_reads_its_range_and_a_force_push_is_no_ancestor(repo: Path) -> N
     assert not is_ancestor(git_dir, "0" * 40, new, 30)
     forced = history_source(_settings(), git_dir, rewritten)
     assert forced is not None and forced.since(old, {"a.py"}) is None
+    for hostile in ("--output=/tmp/x", "HEAD~1", old[:12], "", "x" * 10_000):
+        assert forced.since(hostile, {"a.py"}) is None
 
 
 def _settings() -> Settings:

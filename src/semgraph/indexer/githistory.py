@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -41,6 +42,7 @@ from semgraph.search.history import Appended, Commit, HistorySource, history_fin
 log = logging.getLogger(__name__)
 
 READ_BYTES = 1 << 16
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def shallow_boundary(git_dir: Path) -> frozenset[str]:
@@ -160,7 +162,7 @@ def history_source(settings: Settings, git_dir: Path, commit: str) -> HistorySou
         return read_history(git_dir, commit, limits, wanted=wanted, timeout_s=timeout)
 
     def since(old: str, wanted: set[str]) -> Appended | None:
-        if not is_ancestor(git_dir, old, commit, timeout):
+        if not _SHA.fullmatch(old) or not is_ancestor(git_dir, old, commit, timeout):
             event(log, logging.INFO, "history_rebuilt", f"{old[:12]} is not an ancestor")
             return None
         done: list[LogWalk] = []
