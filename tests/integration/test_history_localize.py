@@ -88,7 +88,10 @@ def test_a_push_adds_its_commit_as_evidence_and_nothing_after_it(
     assert all(later[:7] not in line for f in got["files"] for line in evidence(got, f["path"]))
     alias = SearchIndex(es, settings).alias_name(key)
     assert es.count(index=alias, query={"term": {"history_sha": later}})["count"] == 0
-    off = localize(es, graph, settings, embedder, "basket sum cents", repo=key)
+    default = localize(es, graph, settings, embedder, "basket sum cents", repo=key).to_dict()
+    assert evidence(default, "shop/cart.py")  # on by default
+    off_opts = LocalizeOptions(history=0)
+    off = localize(es, graph, settings, embedder, "basket sum cents", repo=key, options=off_opts)
     assert not any(evidence(off.to_dict(), f["path"]) for f in off.to_dict()["files"])
 
     answer = search_answer(
