@@ -115,3 +115,19 @@ def test_fingerprint_follows_the_history_settings() -> None:
     assert history_fingerprint(Settings()) != history_fingerprint(
         Settings(history_commits_per_file=3)
     )
+
+
+def test_the_console_lists_a_hits_commits_escaped() -> None:
+    from semgraph.web.console.code_pages import _hit
+
+    row = {
+        "repo": "r",
+        "path": "a.py",
+        "start_line": 1,
+        "end_line": 2,
+        "snippet": "x",
+        "history": ["commit aaaaaaa: <script>fix</script>"],
+    }
+    html = _hit(row, "fix")
+    assert '<ul class="history"><li>commit aaaaaaa: &lt;script&gt;' in html
+    assert "<ul" not in _hit({**row, "history": None}, "fix")
