@@ -13,7 +13,11 @@ its message is asked, as sent and truncated to the old 2,000-character bound, of
 method; one ``localize_eval`` record per (commit, text, method) says the rank of the first
 answer file and of the first answer function. Methods: ``bm25``, ``knn``, ``hybrid``
 (chunks' files and symbols in rank order), ``localize`` (the defaults) and its ablations
-``loc-<part>`` (one part switched off, on the text as sent). The tuning and test halves
+``loc-<part>`` (one part switched off, on the text as sent); with ``--history-weights``,
+``hybrid+h<w>`` (the hybrid with the commit-history lift at weight ``w``) and ``loc+h<w>``
+(the ``history`` part at ``w``). Each push records ``asked_in_history``: the history
+documents of the commit about to be asked (0, or its message leaks: the index holds the
+history up to the parent only). The tuning and test halves
 are split by :func:`bench.search.eval_corpus.half` of the commit id, like the docstring
 evaluation. CI never runs this (no mirrors there); its scoring has a unit test.
 """
@@ -123,10 +127,14 @@ def function_targets(graph: Any, repo: str, key: str, commit: score.Commit) -> l
     return sorted(set(innermost.values()))
 
 
-def search_ranks(ctx: Any, key: str, text: str, mode: str) -> tuple[list[str], list[str]]:
+def search_ranks(
+    ctx: Any, key: str, text: str, mode: str, history: float | None = None
+) -> tuple[list[str], list[str]]:
     from semgraph.search.query import search_answer
 
-    answer = search_answer(ctx.es, ctx.settings, ctx.embedder, text, repo=key, k=200, mode=mode)
+    answer = search_answer(
+        ctx.es, ctx.settings, ctx.embedder, text, repo=key, k=200, mode=mode, history_weight=history
+    )
     return [h.path for h in answer.hits], [h.symbol for h in answer.hits if h.symbol]
 
 
@@ -173,7 +181,15 @@ class Ctx:
         return result.repo_key, time.perf_counter() - started, str(result.status)
 
 
-def evaluate(ctx: Ctx, repo: str, commit: score.Commit, key: str) -> None:
+def asked_in_history(ctx: Ctx, key: str, sha: str) -> int:
+    """History documents of ``sha`` behind ``key``'s alias (the commit about to be asked)."""
+    from semgraph.search.index import SearchIndex
+
+    alias = SearchIndex(ctx.es, ctx.settings).alias_name(key)
+    return int(ctx.es.count(index=alias, query={"term": {"history_sha": sha}})["count"])
+
+
+def evaluate(ctx: Ctx, repo: str, commit: score.Commit, key: str, opts: argparse.Namespace) -> None:
     cid = f"{repo}@{commit.sha[:10]}"
     targets = function_targets(ctx.graph, repo, key, commit)
     texts = {"sent": commit.message, "truncated": score.truncated(commit.message)}
@@ -183,15 +199,21 @@ def evaluate(ctx: Ctx, repo: str, commit: score.Commit, key: str) -> None:
         if text_name == "truncated" and text == commit.message:
             continue  # the same text: its records are the sent text's (same_as_sent)
         runs = list(methods)
-        if text_name == "sent":
+        if text_name == "sent" and opts.ablations:
             runs += [
                 (name, "localize", spec)
                 for name, spec in ABLATIONS.items()
                 if name not in SAMPLED or int(commit.sha, 16) % SAMPLED[name] == 0
             ]
+        if text_name == "sent":
+            for w in opts.history_weights:
+                runs += [(f"hybrid+h{w:g}", "history", f"{w:g}")]
+                runs += [(f"loc+h{w:g}", "localize", f"history={w:g}")]
         for method, kind, arg in runs:
             started = time.perf_counter()
-            if kind == "search":
+            if kind == "history":
+                files, symbols = search_ranks(ctx, key, text, "hybrid", float(str(arg)))
+            elif kind == "search":
                 files, symbols = search_ranks(ctx, key, text, str(arg))
             else:
                 files, symbols = localize_ranks(ctx, key, text, arg)
@@ -213,7 +235,7 @@ def evaluate(ctx: Ctx, repo: str, commit: score.Commit, key: str) -> None:
                 emit("localize.eval", **{**fields, "text": "truncated", "same_as_sent": True})
 
 
-def run(repos: list[str], per_repo: int, done: set[str]) -> None:
+def run(repos: list[str], per_repo: int, done: set[str], opts: argparse.Namespace) -> None:
     ctx = Ctx()
     for spec in repos:
         repo, _, language = spec.partition(":")
@@ -230,14 +252,18 @@ def run(repos: list[str], per_repo: int, done: set[str]) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+            leaked = asked_in_history(ctx, key, commit.sha)
             emit(
                 "localize.push",
                 repo=repo,
                 commit=commit.parent,
                 status=status,
                 seconds=round(push_s, 2),
+                asked_in_history=leaked,
             )
-            evaluate(ctx, repo, commit, key)
+            if leaked:
+                raise SystemExit(f"{repo}: the history behind {commit.parent} holds {commit.sha}")
+            evaluate(ctx, repo, commit, key, opts)
 
 
 @contextlib.contextmanager
@@ -272,6 +298,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-repo", type=int, default=36)
     parser.add_argument("--resume", type=Path, help="a log whose commits are not asked again")
     parser.add_argument("--summary", type=Path, help="print the figures of a log and exit")
+    parser.add_argument(
+        "--history-weights",
+        type=lambda v: [float(w) for w in v.split(",") if w],
+        default=[],
+        help="comma-separated weights of the history part to ask (hybrid+h<w>, loc+h<w>)",
+    )
+    parser.add_argument(
+        "--no-ablations", dest="ablations", action="store_false", help="skip the loc-<part> runs"
+    )
     args = parser.parse_args(argv)
     if args.summary:
         for row in summary(args.summary):
@@ -284,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
             for r in json_lines(args.resume.read_text())
             if r.get("record") == "localize.eval"
         }
-    run([r for r in args.repos.split(",") if r], args.per_repo, done)
+    run([r for r in args.repos.split(",") if r], args.per_repo, done, args)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "semgraph.commands.localize",
         "localize_cmd",
         "Rank the files of REPO, and the symbols within them, that an issue text points to, "
-        "each with its evidence: matching chunks, traceback frames, names, call-graph hops.",
+        "each with its evidence: matching chunks, traceback frames, names, call-graph hops, "
+        "past commit messages.",
     ),
     "mcp": (
         "semgraph.commands.mcp",

@@ -64,9 +64,19 @@ def _docs(es: Elasticsearch, settings: Settings, repo_key: str) -> list[tuple[An
     live = index.live_index(repo_key)
     assert live is not None
     # the client is typed for _source as bool or dict; Elasticsearch takes a list of fields too
-    resp = es.search(index=live, size=1000, source=DOC_FIELDS, query={"match_all": {}})  # type: ignore[arg-type]
+    chunks = {"exists": {"field": "path"}}  # the commit history's documents have none
+    resp = es.search(index=live, size=1000, source=DOC_FIELDS, query=chunks)  # type: ignore[arg-type]
     assert resp["hits"]["total"]["value"] < 1000
     return sorted(tuple(h["_source"].get(f) for f in DOC_FIELDS) for h in resp["hits"]["hits"])
+
+
+def _history(es: Elasticsearch, settings: Settings, repo_key: str) -> list[tuple[Any, ...]]:
+    """The live index's commit-history documents: (path, sha, time, subject)."""
+    live = SearchIndex(es, settings).live_index(repo_key)
+    assert live is not None
+    resp = es.search(index=live, size=1000, query={"exists": {"field": "history_path"}})
+    fields = ("history_path", "history_sha", "history_time", "history_subject")
+    return sorted(tuple(h["_source"][f] for f in fields) for h in resp["hits"]["hits"])
 
 
 def _change(repo: Path) -> None:
@@ -124,9 +134,15 @@ def test_small_push_is_incremental_and_equals_a_full_reindex(
     assert hits[0].path == "lib/ledger.py"
     assert {h.run_id for h in hits} == {second.run_id}  # the serving index's run
 
+    assert second.stats["history"]["mode"] == "append" and second.stats["history"]["commits"] == 1
+    incremental_history = _history(es, settings, second.repo_key)
+    assert {h[0] for h in incremental_history} == paths  # lib/mod7.py's history went with it
+
     full = run_index(repo, force=True)  # fresh index, no parse cache
     assert "incremental" not in full.stats and full.stats["parse"]["files_reused"] == 0
     assert _docs(es, settings, full.repo_key) == incremental_docs
+    assert full.stats["history"]["mode"] == "full"
+    assert _history(es, settings, full.repo_key) == incremental_history  # append == rebuild
 
 
 def test_fallbacks_to_a_full_load(

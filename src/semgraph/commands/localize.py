@@ -33,12 +33,13 @@ def localize_cmd(
         "--options",
         env="SEMGRAPH_LOCALIZE_OPTIONS",
         help="The parts' weights, e.g. names=0,rerank=0.5 (chunks, names, frames, callees, "
-        "callers, rerank, demote, demote_asked, expand_from, rerank_files, symbols).",
+        "callers, rerank, history, demote, demote_asked, expand_from, rerank_files, symbols).",
     ),
     as_json: bool = json_option("Print the answer as JSON."),
 ) -> None:
     """Rank the files of REPO, and the symbols within them, that an issue text points to,
-    each with its evidence: matching chunks, traceback frames, names, call-graph hops."""
+    each with its evidence: matching chunks, traceback frames, names, call-graph hops, past
+    commit messages."""
     from semgraph.db import connect_graph, connect_search
     from semgraph.localize.locate import LocalizeOptions, localize
     from semgraph.search.embed import Embedder

@@ -52,7 +52,9 @@ def search_cmd(
     """Search indexed code: BM25 and kNN, each scaled to 0..1 and summed (score fusion).
 
     Model and ranking settings: SEMGRAPH_EMBEDDING_MODEL, SEMGRAPH_EMBEDDING_BACKEND,
-    SEMGRAPH_EMBEDDING_DEVICE, SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW.
+    SEMGRAPH_EMBEDDING_DEVICE, SEMGRAPH_SEARCH_KNN_NUM_CANDIDATES, SEMGRAPH_SEARCH_RANK_WINDOW,
+    SEMGRAPH_SEARCH_HISTORY_WEIGHT (the lift of chunks whose file's commit messages match,
+    each such hit listing those commits).
     """
     from semgraph.db import connect_search
     from semgraph.search.embed import Embedder
@@ -84,3 +86,5 @@ def _hit_lines(n: int, h: SearchHit) -> Iterator[str]:
     yield f"{n:>2}. {where}{symbol}  score={h.score:.4f}{role_note}"
     for line in h.snippet.splitlines():
         yield f"      {line}"
+    for line in h.history or ():
+        yield f"      - {line}"

@@ -91,10 +91,16 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def mirror_path(settings: Settings, repo_key: str) -> Path:
+    """The bare mirror of ``repo_key`` (its full history: what the commit messages are read
+    from, :mod:`semgraph.indexer.githistory`)."""
+    return settings.mirrors_path / f"{repo_key}.git"
+
+
 def sync_mirror(settings: Settings, url: str, repo_key: str) -> Path:
     """Create or fetch the bare mirror of ``url``; returns its path."""
     mirrors = settings.mirrors_path
-    mirror = mirrors / f"{repo_key}.git"
+    mirror = mirror_path(settings, repo_key)
     timeout = settings.git_timeout_s
     with _locked(mirrors / f"{repo_key}.lock"):
         if not (mirror / "HEAD").exists():

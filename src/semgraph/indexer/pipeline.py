@@ -31,7 +31,8 @@ from semgraph.errors import GraphUnavailable
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer import resolvecache
-from semgraph.indexer.checkout import CheckoutResult, checkout
+from semgraph.indexer.checkout import CheckoutResult, checkout, mirror_path
+from semgraph.indexer.githistory import history_source
 from semgraph.indexer.manifests_read import read_identity
 from semgraph.indexer.parse import ParseStats, parse_repository
 from semgraph.indexer.parsecache import ParseCache
@@ -68,7 +69,7 @@ class Reindex(RunState):
         self.stats["parse"] = as_json_stats(self._phase("parse", lambda: self._parse(co, fp)))
         self._fault("after_spill")
         with self._phase("resolve", lambda: self._resolve(fp)) as resolution:
-            staged = self._phase("embed_index", lambda: self._stage(fp, resolution))
+            staged = self._phase("embed_index", lambda: self._stage(co, fp, resolution))
             self.checkpoint("before_publish")
             published = self._phase("graph_publish", lambda: self._publish(co, resolution, fp))
         self.committed = True
@@ -141,10 +142,16 @@ class Reindex(RunState):
         self.stats["resolution_rate"] = round(resolution.rate, 4)
         return resolution
 
-    def _stage(self, fp: str, resolution: Resolution) -> Staged:
+    def _stage(self, co: CheckoutResult, fp: str, resolution: Resolution) -> Staged:
         req = StagingRequest(self.repo_key, self.run_id, fp, force=self.request.force)
+        mirror = mirror_path(self.settings, co.repo_key)
         files = run_files(
-            self.settings, self.reader, self.repo_key, spill=self.spill, resolution=resolution
+            self.settings,
+            self.reader,
+            self.repo_key,
+            spill=self.spill,
+            resolution=resolution,
+            history=history_source(self.settings, mirror, co.commit),
         )
         staged = stage(
             self.index,
@@ -159,6 +166,8 @@ class Reindex(RunState):
         self.stats["index_timings_s"] = staged.timings_s
         if staged.incremental is not None:
             self.stats["incremental"] = staged.incremental
+        if staged.history is not None:
+            self.stats["history"] = staged.history
         self._fault("after_staging")
         return staged
 

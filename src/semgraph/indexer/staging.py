@@ -18,6 +18,7 @@ from semgraph.graph.reader import GraphReader
 from semgraph.indexer.spill import SpillReader
 from semgraph.model import FileFacts
 from semgraph.resolve.resolution import Resolution
+from semgraph.search.history import HistorySource
 from semgraph.search.staging import RunFiles
 
 
@@ -53,12 +54,18 @@ def graph_named(files: Iterator[FileFacts], renamed: dict[str, str]) -> Iterator
 
 
 def run_files(
-    settings: Settings, reader: GraphReader, repo_key: str, *, spill: Path, resolution: Resolution
+    settings: Settings,
+    reader: GraphReader,
+    repo_key: str,
+    *,
+    spill: Path,
+    resolution: Resolution,
+    history: HistorySource | None = None,
 ) -> RunFiles:
     """The run's files for :func:`semgraph.search.staging.stage`: blobs from the resolution's
     file table, facts decoded from the spill and named as the graph names them (the changed
     files' records filtered before decoding, as ``staging_filter_raw`` says), and the
-    graph's run id and blobs for the repository."""
+    graph's run id and blobs for the repository, and the files' commit messages."""
 
     def facts(only: set[str] | None) -> Iterator[FileFacts]:
         raw = only is None or settings.staging_filter_raw
@@ -73,6 +80,7 @@ def run_files(
         facts=facts,
         graph_run_id=graph_run_id,
         graph_blobs=lambda: reader.file_blobs(repo_key),
+        history=history,
     )
 
 

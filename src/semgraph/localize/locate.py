@@ -1,7 +1,7 @@
 """Localisation: from an issue text to the files, and the symbols within them, to change.
 
 One repository at a time. The text is bounded like a search query (never refused for its
-length, :func:`semgraph.search.query.validate`), then five parts feed one scoreboard
+length, :func:`semgraph.search.query.validate`), then six parts feed one scoreboard
 (:class:`semgraph.localize.rank.Board`, whose docstring gives the arithmetic); each
 has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on its own:
 
@@ -13,9 +13,12 @@ has a weight in :class:`LocalizeOptions`, so the evaluation can measure it on it
 4. ``callees``/``callers``: one hop over the call graph from the best symbols (what they
    call) and from the symbols the text names (who calls them); off by default (they lost
    on the evaluation's tuning half), on with a weight;
-5. ``rerank``: the best files' code cut into windows of :data:`RERANK_WINDOW_LINES` lines,
-   embedded with the bi-encoder and compared with the question (no cross-encoder ships in
-   a package we can install).
+5. ``rerank``: the best files' code cut into windows of a few lines, embedded with the
+   bi-encoder and compared with the question (:mod:`semgraph.localize.rerank`);
+6. ``history``: the text matched against the files' commit messages (BM25, the text's
+   words bounded like the chunks' search), asked in the chunks' ``_msearch``, so of the
+   same run; each matching file gets one evidence line per commit
+   (``commit 1a2b3c4: fix timezone parsing``).
 
 Tests, documentation, changelogs, examples, translation catalogues and generated files are
 demoted (``demote``), less (``demote_asked``) when the text asks for that role. Every list
@@ -29,19 +32,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import elasticsearch
-import numpy as np
 
 from semgraph.config import Settings
-from semgraph.db import Graph, search_errors
-from semgraph.errors import SearchNotIndexed, SearchQueryError
+from semgraph.db import Graph
+from semgraph.errors import SearchQueryError
 from semgraph.graph import queries as gq
 from semgraph.localize import queries as lq
 from semgraph.localize.mentions import Mentions, extract, file_stem, match_tail, path_suffixes
 from semgraph.localize.rank import Board, LocalizeOptions
+from semgraph.localize.rerank import rerank
 from semgraph.resolve.symtab import file_key
 from semgraph.search.embed import Embedder
-from semgraph.search.index import SearchIndex
-from semgraph.search.longquery import embedding_windows
+from semgraph.search.history_query import commit_evidence
 from semgraph.search.query import MAX_K, search_answer, validate
 
 __all__ = ["MAX_FILES", "LocalizeAnswer", "LocalizeOptions", "localize"]
@@ -50,9 +52,6 @@ MAX_FILES = 50
 SEARCH_CHUNKS = MAX_K  # chunks the search part ranks
 NAMES_PER_MENTION = 8  # symbols kept per name (the count of all of them is kept too)
 MAX_GRAPH_ROWS = 400  # rows one frame or hop statement returns
-RERANK_WINDOW_LINES = 12
-RERANK_MAX_CHUNKS = 400
-RERANK_MAX_WINDOWS = 192
 
 
 @dataclass
@@ -127,12 +126,18 @@ def localize(
         k=SEARCH_CHUNKS,
         mode=mode,
         snippets=False,
+        history_weight=0.0,  # the history is its own part here, not a lift of the chunks
+        history_files=opts.history > 0,
     )
     run_id = answer.hits[0].run_id if answer.hits else None
     if opts.chunks > 0:
         for hit in answer.hits:
             lines = f"{hit.start_line}-{hit.end_line}"
             board.chunk(hit.path, hit.role, hit.symbol, lines, hit.score)
+    for found in answer.history:
+        for sha, subject, share in found.commits:
+            detail = commit_evidence(sha, subject)
+            board.file_evidence(found.path, "history", detail, opts.history * share)
     lap("search")
     if opts.frames > 0 and mentions.frames:
         _frames(graph, board, repo, mentions)
@@ -145,7 +150,7 @@ def localize(
         _expand(graph, board, repo)
     lap("graph_hops")
     if opts.rerank > 0 and embedder is not None:
-        _rerank(es, settings, embedder, board, repo, bounded.text)
+        rerank(es, settings, embedder, board, repo, bounded.text)
     lap("rerank")
     return LocalizeAnswer(
         repo=repo,
@@ -252,48 +257,3 @@ def _hop(
         if part == "callers":
             detail = f"callers: {row['qualified_name']} calls {origin.qualified_name}"
         board.symbol_evidence(str(row["path"]), row, part, detail, score * scale)
-
-
-def _rerank(
-    es: elasticsearch.Elasticsearch,
-    settings: Settings,
-    embedder: Embedder,
-    board: Board,
-    repo: str,
-    text: str,
-) -> None:
-    """The best files' code in windows of a few lines, compared with the question's first
-    window by the bi-encoder; each file gets ``rerank`` times its best window's cosine."""
-    ranked = board.ranked(board.options.rerank_files)
-    paths = [f["path"] for f in ranked]
-    if not paths:
-        return
-    index = SearchIndex(es, settings).live_index(repo)
-    if index is None:
-        raise SearchNotIndexed(f"repository {repo!r} is not indexed")
-    with search_errors("localize rerank"):
-        resp = es.search(index=index, body=lq.file_chunks_body(paths, RERANK_MAX_CHUNKS))
-    windows: list[tuple[str, str, str]] = []  # path, lines, text
-    for hit in resp["hits"]["hits"]:
-        src = hit["_source"]
-        lines = str(src.get("code", "")).splitlines()
-        start = int(src["start_line"])
-        for i in range(0, len(lines), RERANK_WINDOW_LINES):
-            piece = "\n".join(lines[i : i + RERANK_WINDOW_LINES]).strip()
-            if piece:
-                where = f"{start + i}-{start + i + RERANK_WINDOW_LINES - 1}"
-                windows.append((str(src["path"]), where, piece))
-    windows = windows[:RERANK_MAX_WINDOWS]
-    if not windows:
-        return
-    vectors = np.asarray(
-        embedder.embed(embedding_windows(text)[:1] + [w[2] for w in windows]), dtype=np.float32
-    )
-    cosines = vectors[1:] @ vectors[0]
-    best: dict[str, tuple[float, str]] = {}
-    for (path, where, _), cos in zip(windows, cosines.tolist(), strict=True):
-        if cos > best.get(path, (-2.0, ""))[0]:
-            best[path] = (cos, where)
-    for path, (cos, where) in best.items():
-        detail = f"rerank {path}:{where} cosine {cos:.3f}"
-        board.file_evidence(path, "rerank", detail, board.options.rerank * max(0.0, cos))

@@ -13,6 +13,9 @@ How a file's score is made (each part can be switched off with a weight of 0):
 - ``callees`` and ``callers``: graph hops from the best symbols: what they call, and who
   calls the functions the text names, each scaled by the score of the symbol it came from;
 - ``rerank``: the best cosine of the question against the file's code in finer windows;
+- ``history``: the file's commit messages that match the text (BM25; its best commits summed
+  1, 1/2, 1/4, the best file scaled to 1, :mod:`semgraph.search.history_query`), one
+  evidence line per commit (short sha and subject);
 - ``demote``: a test, documentation, changelog, example, translation or generated file is
   multiplied by this factor; by ``demote_asked`` instead when the text asks for that role
   (:data:`semgraph.localize.mentions.ASKS`), so that an asked-for test can rank first without
@@ -36,9 +39,13 @@ MAX_EVIDENCE = 6  # evidence lines kept per file and per symbol
 MAX_SYMBOLS_PER_FILE = 20  # the most ``symbols`` may ask for
 MAX_EVIDENCE_CHARS = 200
 MAX_OPTIONS_CHARS = 400
+# the history part's weight, chosen on the commit-message evaluation's tuning half (55
+# commits of click, cobra, requests and mux; bench/NOTES.md "Commit history"): file
+# Acc@1/@5 67.3/89.1 off, 69.1/89.1 at 0.25, 70.9/87.3 at 0.5, 70.9/89.1 at 1.0
+HISTORY_WEIGHT = 1.0
 _OPTION_NAMES = (
-    "chunks|names|frames|callees|callers|rerank|demote_asked|demote|expand_from|rerank_files|"
-    "symbols"
+    "chunks|names|frames|callees|callers|rerank|history|demote_asked|demote|expand_from|"
+    "rerank_files|symbols"
 )
 _OPTION = rf"(?:{_OPTION_NAMES})=\d{{1,2}}(?:\.\d{{1,6}})?"
 #: what :meth:`LocalizeOptions.parse` accepts (the HTTP schema states it)
@@ -58,6 +65,7 @@ class LocalizeOptions:
     callees: float = 0.0
     callers: float = 0.0
     rerank: float = 0.0
+    history: float = HISTORY_WEIGHT
     demote: float = 0.3
     demote_asked: float = 0.7
     expand_from: int = 5  # best symbols whose calls (and named functions whose callers) hop
@@ -94,7 +102,7 @@ class LocalizeOptions:
 
 @dataclass
 class Evidence:
-    part: str  # chunks, names, frames, callees, callers, rerank
+    part: str  # chunks, names, frames, callees, callers, rerank, history
     detail: str
     score: float
 
@@ -132,7 +140,7 @@ class FileRank:
     path: str
     role: str
     chunk_scores: list[float] = field(default_factory=list)
-    own_score: float = 0.0  # frames and re-rank on the file itself
+    own_score: float = 0.0  # frames, re-rank and history on the file itself
     symbols: dict[str, SymbolRank] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
     factor: float = 1.0  # the role's demotion

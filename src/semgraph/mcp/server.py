@@ -37,8 +37,9 @@ semgraph answers questions about indexed git repositories from a code graph and 
   docs, changelogs, examples, translations and generated files.
 - localize: you have an issue text (a bug report, a traceback, a feature request) and want
   the files to change: ranked files of one repository, each with its best symbols and the
-  evidence (matching chunks, traceback frames, names found in the graph). Tests and docs are
-  demoted, less when the text asks for them.
+  evidence (matching chunks, traceback frames, names found in the graph, past commits whose
+  message matches: "commit 1a2b3c4: subject"). Tests and docs are demoted, less when the
+  text asks for them.
 - find_definition: you know a name (short, qualified or a trailing part like Order.total).
 - callers / callees: who calls X, what X calls; each edge has its resolution tier. If a
   name is ambiguous you get candidates: ask again with a qualified name.
@@ -165,14 +166,15 @@ def build_server(tools: Tools) -> SemgraphMCP:
             str | None,
             Field(
                 description="the parts' weights, e.g. callees=0.2,callers=0.2 to add the "
-                "call-graph hops (chunks, names, frames, callees, callers, rerank, demote, "
-                "demote_asked, expand_from, rerank_files, symbols)"
+                "call-graph hops (chunks, names, frames, callees, callers, rerank, history, "
+                "demote, demote_asked, expand_from, rerank_files, symbols)"
             ),
         ] = None,
         cursor: Cursor = None,
     ) -> dict[str, Any]:
         """From an issue text to the code to change: ranked files, each with its ranked
-        symbols and the evidence for them (chunks, traceback frames, names in the graph)."""
+        symbols and the evidence for them (chunks, traceback frames, names in the graph,
+        matching commit messages)."""
         return locals()
 
     @tool

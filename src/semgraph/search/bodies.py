@@ -25,7 +25,8 @@ from semgraph.search.longquery import bm25_words
 # vectors of the old text for unchanged files)
 # 3: symbols named as the graph names them (no source-root prefix); 4: each document records
 # its file's role (semgraph.search.roles), so the next run restages once (vectors reused)
-INDEX_FORMAT = 4
+# 5: the index also holds each file's commit messages (semgraph.search.history)
+INDEX_FORMAT = 5
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
@@ -62,6 +63,13 @@ CREATE_STAGING_MAPPING: dict[str, Any] = {
         "code": _TEXT,
         "identifiers": _TEXT,
         "embedding": {"type": "dense_vector", "dims": 0, "index": True, "similarity": "cosine"},
+        # a history document (one per file and commit) has only these, the repo and the run:
+        # no chunk query matches it (its fields are its own), no history query a chunk
+        "history_path": _KEYWORD,
+        "history_sha": _KEYWORD,
+        "history_time": {"type": "long"},
+        "history_subject": {"type": "keyword", "index": False, "doc_values": False},
+        "history_text": _TEXT,
     },
 }
 
@@ -155,6 +163,50 @@ def stale_docs_body(paths: list[str]) -> dict[str, Any]:
 def bulk_delete_operations(target: str, ids: list[str]) -> list[dict[str, Any]]:
     """The ``_bulk`` body that deletes the documents ``ids`` from ``target``."""
     return [{"delete": {"_index": target, "_id": doc_id}} for doc_id in ids]
+
+
+# -- commit history (semgraph.search.history) ---------------------------------------------------
+
+HISTORY_SOURCE = ["history_path", "history_sha", "history_subject", "history_time"]
+
+
+def history_docs_body(paths: list[str] | None) -> dict[str, Any]:
+    """The history documents of ``paths`` (every one when None), newest first per path."""
+    query: dict[str, Any] = (
+        {"exists": {"field": "history_path"}}
+        if paths is None
+        else {"terms": {"history_path": paths}}
+    )
+    return {
+        "query": query,
+        "_source": HISTORY_SOURCE,
+        "sort": [{"history_path": "asc"}, {"history_time": "desc"}, {"history_sha": "asc"}],
+    }
+
+
+def history_filters(*, repo: str | None, path_prefix: str | None) -> list[dict[str, Any]]:
+    filters: list[dict[str, Any]] = []
+    if repo is not None:
+        filters.append({"term": {"repo": repo}})
+    if path_prefix:
+        filters.append({"prefix": {"history_path": path_prefix}})
+    return filters
+
+
+def history_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    """BM25 over the commit messages' words, the query's words chosen as the chunks' BM25
+    chooses them (bounded: :func:`semgraph.search.longquery.bm25_words`)."""
+    return {
+        "size": size,
+        "query": {
+            "bool": {
+                "must": [{"match": {"history_text": " ".join(bm25_words(query))}}],
+                "filter": filters,
+            }
+        },
+        "_source": HISTORY_SOURCE,
+        "track_total_hits": False,
+    }
 
 
 # -- hybrid search ------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ retrievers and the snippet shown with each hit. Pure: no client, no I/O."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from semgraph.search.history_query import FileHistory
 from semgraph.search.split import identifier_words
 
 SNIPPET_LINES = 4
@@ -29,9 +30,14 @@ class SearchHit:
     bm25_rank: int | None = None
     knn_rank: int | None = None
     role: str | None = None  # None: indexed before roles were recorded
+    # the file's commits whose messages matched (the history lift), as evidence lines
+    history: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.history is None:
+            out.pop("history")
+        return out
 
 
 @dataclass
@@ -43,6 +49,8 @@ class SearchAnswer:
     searched_chars: int
     truncated: bool = False
     notice: str | None = None
+    # the files whose commit messages matched, best first (when asked for)
+    history: list[FileHistory] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

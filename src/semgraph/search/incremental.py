@@ -155,26 +155,33 @@ def clone_live(
 
 def stale_ids(index: SearchIndex, target: str, paths: list[str]) -> Iterator[str]:
     """Ids of every document of ``paths`` in ``target`` (scrolled, in batches of paths)."""
-    es = index.es
     for start in range(0, len(paths), PATHS_PER_QUERY):
         body = stale_docs_body(paths[start : start + PATHS_PER_QUERY])
-        with search_errors(f"find stale documents in {target}"):
-            resp = es.search(index=target, size=SCROLL_PAGE, scroll=SCROLL_KEEPALIVE, **body)
-        scroll_id = resp.get("_scroll_id")
-        try:
-            while True:
-                hits = resp["hits"]["hits"]
-                for hit in hits:
-                    yield str(hit["_id"])
-                if len(hits) < SCROLL_PAGE or not scroll_id:
-                    break
-                with search_errors(f"find stale documents in {target}"):
-                    resp = es.scroll(scroll_id=scroll_id, scroll=SCROLL_KEEPALIVE)
-                scroll_id = resp.get("_scroll_id", scroll_id)
-        finally:
-            if scroll_id:
-                with search_errors(f"clear scroll on {target}"):
-                    es.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
+        for hit in scroll_hits(index, target, body, "find stale documents"):
+            yield str(hit["_id"])
+
+
+def scroll_hits(
+    index: SearchIndex, target: str, body: dict[str, Any], what: str
+) -> Iterator[dict[str, Any]]:
+    """Every hit of ``body`` in ``target``, scrolled a page at a time."""
+    es = index.es
+    with search_errors(f"{what} in {target}"):
+        resp = es.search(index=target, size=SCROLL_PAGE, scroll=SCROLL_KEEPALIVE, **body)
+    scroll_id = resp.get("_scroll_id")
+    try:
+        while True:
+            hits = resp["hits"]["hits"]
+            yield from hits
+            if len(hits) < SCROLL_PAGE or not scroll_id:
+                break
+            with search_errors(f"{what} in {target}"):
+                resp = es.scroll(scroll_id=scroll_id, scroll=SCROLL_KEEPALIVE)
+            scroll_id = resp.get("_scroll_id", scroll_id)
+    finally:
+        if scroll_id:
+            with search_errors(f"clear scroll on {target}"):
+                es.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
 
 
 def delete_paths(index: SearchIndex, target: str, paths: list[str]) -> int:
@@ -185,14 +192,14 @@ def delete_paths(index: SearchIndex, target: str, paths: list[str]) -> int:
     for doc_id in stale_ids(index, target, paths):
         batch.append(doc_id)
         if len(batch) >= size:
-            deleted += _delete(index, target, batch)
+            deleted += delete_ids(index, target, batch)
             batch = []
     if batch:
-        deleted += _delete(index, target, batch)
+        deleted += delete_ids(index, target, batch)
     return deleted
 
 
-def _delete(index: SearchIndex, target: str, ids: list[str]) -> int:
+def delete_ids(index: SearchIndex, target: str, ids: list[str]) -> int:
     operations = bulk_delete_operations(target, ids)
     started = time.perf_counter()
     with search_errors(f"bulk delete from {target}"):

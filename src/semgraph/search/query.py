@@ -25,8 +25,22 @@ from semgraph.db import search_errors
 from semgraph.errors import SearchNotIndexed, SearchQueryError, SearchRequestError
 from semgraph.faults import PROCESS, Faults
 from semgraph.logs import event
-from semgraph.search.bodies import bm25_body, knn_body, msearch_searches, search_filters
+from semgraph.search.bodies import (
+    bm25_body,
+    history_body,
+    history_filters,
+    knn_body,
+    msearch_searches,
+    search_filters,
+)
 from semgraph.search.embed import Embedder
+from semgraph.search.history_query import (
+    HISTORY_HITS,
+    FileHistory,
+    evidence_of,
+    lifted,
+    per_file,
+)
 from semgraph.search.hits import (
     SearchAnswer,
     SearchHit,
@@ -134,6 +148,7 @@ class SearchArgs(TypedDict, total=False):
     mode: str
     role: str | None
     faults: Faults
+    history_weight: float | None
 
 
 def search(
@@ -161,11 +176,17 @@ def search_answer(
     role: str | None = None,
     faults: Faults = PROCESS,
     snippets: bool = True,
+    history_weight: float | None = None,
+    history_files: bool = False,
 ) -> SearchAnswer:
     """The ``k`` best chunks for ``query`` (``mode``: hybrid, bm25 or knn; ``role``: only
     files of that role), and whether the query was cut to the bound (``snippets=False``:
-    hits without their snippet, which costs ~1 ms a hit; localisation ranks 200). Fault point
-    ``search.targets_resolved``, between resolving the alias and querying its indexes."""
+    hits without their snippet, which costs ~1 ms a hit; localisation ranks 200). A hybrid
+    search lifts the chunks of files whose commit messages match by ``history_weight``
+    (None: ``search_history_weight``; :mod:`semgraph.search.history_query`);
+    ``history_files`` also returns those files (the localisation's ``history`` part). Fault
+    point ``search.targets_resolved``, between resolving the alias and querying its
+    indexes."""
     bounded = validate(query, k=k, mode=mode, settings=settings, role=role)
     text = bounded.text
     if mode != "bm25" and embedder is None:
@@ -180,6 +201,12 @@ def search_answer(
         assert embedder is not None
         vector = query_vector(embedder, text)
         bodies.append(knn_body(vector, filters, window, settings.search_knn_num_candidates))
+    lift = settings.search_history_weight if history_weight is None else history_weight
+    lift = lift if mode == "hybrid" else 0.0
+    with_history = lift > 0 or history_files
+    if with_history:
+        where = history_filters(repo=repo, path_prefix=path_prefix)
+        bodies.append(history_body(text, where, HISTORY_HITS))
     for _attempt in range(RESOLVE_ATTEMPTS):
         targets = resolve_targets(manager, repo)
         faults.point("search.targets_resolved", targets=targets)
@@ -191,12 +218,14 @@ def search_answer(
     else:
         raise SearchRequestError("search: the indexes kept changing under the query; try again")
     assert responses is not None and runs is not None  # the loop breaks only then
+    history = per_file(responses.pop()["hits"]["hits"]) if with_history else {}
     return SearchAnswer(
-        hits=_fuse(responses, runs, mode, text, k, snippets),
+        hits=_fuse(responses, runs, mode, text, k, snippets, history, lift),
         query_chars=bounded.chars,
         searched_chars=len(text),
         truncated=bounded.truncated,
         notice=bounded.notice(settings.search_max_query_chars),
+        history=sorted(history.values(), key=lambda f: (-f.score, f.index, f.path)),
     )
 
 
@@ -207,9 +236,12 @@ def _fuse(
     query: str,
     k: int,
     snippets: bool = True,
+    history: dict[tuple[str, str], FileHistory] | None = None,
+    lift: float = 0.0,
 ) -> list[SearchHit]:
-    """Fused hits; a hit's ``run_id`` is the run its index serves (from the index's
-    ``_meta``): an incremental index keeps older runs' documents of unchanged files."""
+    """Fused hits, each lifted by ``lift`` times its file's history score; a hit's
+    ``run_id`` is the run its index serves (from the index's ``_meta``): an incremental
+    index keeps older runs' documents of unchanged files."""
     ranked = [_ranked(r) for r in responses]
     by_id = {doc_id: hit for ranking in ranked for doc_id, hit in ranking}
     ranks = [{doc_id: i for i, (doc_id, _) in enumerate(ranking, start=1)} for ranking in ranked]
@@ -219,6 +251,9 @@ def _fuse(
         [[(doc_id, float(hit["_score"] or 0.0)) for doc_id, hit in ranking] for ranking in ranked],
         list(HYBRID_WEIGHTS) if mode == "hybrid" else [1.0],
     )
+    history = history if lift > 0 and history else {}
+    if history:
+        fused = lifted(fused, {d: _file_of(h) for d, h in by_id.items()}, history, lift)
     hits: list[SearchHit] = []
     words = snippet_words(query)
     for doc_id, score in fused[:k]:
@@ -240,6 +275,11 @@ def _fuse(
                 bm25_rank=bm25_ranks.get(doc_id),
                 knn_rank=knn_ranks.get(doc_id),
                 role=src.get("role"),
+                history=evidence_of(history, _file_of(hit)),
             )
         )
     return hits
+
+
+def _file_of(hit: dict[str, Any]) -> tuple[str, str]:
+    return (str(hit["_index"]), str(hit["_source"].get("path", "")))

@@ -18,6 +18,7 @@ from semgraph.model import FileFacts
 from semgraph.search import incremental
 from semgraph.search.bodies import staging_meta
 from semgraph.search.embed import Embedder
+from semgraph.search.history import HistorySource, stage_history
 from semgraph.search.index import SearchIndex
 from semgraph.search.loader import IndexStats
 from semgraph.search.progress import EmbedProgress
@@ -44,6 +45,8 @@ class RunFiles:
     graph_run_id: Callable[[], str | None]
     #: the graph's ``{path: blob sha}`` for the repository
     graph_blobs: Callable[[], dict[str, str]]
+    #: the files' commit messages (None: no history, :mod:`semgraph.search.history`)
+    history: HistorySource | None = None
 
 
 @dataclass
@@ -52,8 +55,9 @@ class Staged:
     stats: IndexStats
     incremental: dict[str, Any] | None  # what the clone reused, when it was one
     # seconds of the phase's steps: plan, create or clone, delete (the changed
-    # files' old documents), load (decode the spill, embed, bulk), refresh
+    # files' old documents), load (decode the spill, embed, bulk), history, refresh
     timings_s: dict[str, float] = field(default_factory=dict)
+    history: dict[str, Any] | None = None  # what the history step did
 
 
 def stage(
@@ -89,6 +93,7 @@ def stage(
     on_created(name)  # before the index exists: a half-made one is deleted too
     reused: dict[str, Any] | None = None
     only: set[str] | None = None
+    live_meta = None if plan is None else index.index_meta(plan.live)
     if plan is None:
         index.create_staging(
             req.repo_key,
@@ -126,9 +131,20 @@ def stage(
         progress=progress,
     )
     clock.lap("load")
+    history = stage_history(
+        index,
+        name,
+        req.repo_key,
+        req.run_id,
+        files.history,
+        {path for path, _ in files.blobs()},
+        live_meta=live_meta,
+        removed=() if plan is None else plan.removed,
+    )
+    clock.lap("history")
     index.refresh(name)
     clock.lap("refresh")
-    return Staged(name, stats, reused, timings)
+    return Staged(name, stats, reused, timings, history.to_dict())
 
 
 class _Clock:

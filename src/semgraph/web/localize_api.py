@@ -31,7 +31,8 @@ TEXT_HELP = (
 )
 OPTIONS_HELP = (
     "the parts' weights, e.g. names=0,rerank=0.5 (chunks, names, frames, callees, callers, "
-    "rerank, demote, demote_asked, expand_from, rerank_files, symbols); the defaults otherwise"
+    "rerank, history, demote, demote_asked, expand_from, rerank_files, symbols); the defaults "
+    "otherwise"
 )
 
 

@@ -96,10 +96,12 @@ def _hit(row: dict[str, Any], query: str) -> str:
             f' · <a href="{url("/console/symbol", {"repo": repo, "name": symbol})}">'
             f"{esc(symbol)}</a> ({esc(row.get('kind'))})"
         )
+    commits = "".join(f"<li>{esc(line)}</li>" for line in row.get("history") or ())
+    history = f'<ul class="history">{commits}</ul>' if commits else ""
     return (
         f'<li class="hit"><a href="{file_link(repo, path, start)}">{esc(repo)}: {esc(path)}</a> '
         f"lines {start}&#8211;{end}{sym}"
-        f"<pre><code>{mark(str(row.get('snippet', '')), query)}</code></pre></li>"
+        f"<pre><code>{mark(str(row.get('snippet', '')), query)}</code></pre>{history}</li>"
     )
 
 
