@@ -59,6 +59,8 @@ ABLATIONS = {
     "loc-frames": "frames=0",
     "loc-hops": "callees=0,callers=0",
     "loc-demote": "demote=1",
+    "loc-demote01": "demote=0.1",  # tests and docs pushed further down
+    "loc-history": "history=0",
     # a role the text asks for: not demoted at all (the old rule), or as much as any other
     "loc-asked1": "demote_asked=1",
     "loc-asked03": "demote_asked=0.3",

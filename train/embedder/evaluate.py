@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from train.embedder.fetch import sha256_of
+from semgraph.search.model_files import sha256_file as sha256_of
 from train.embedder.texts import code_text, query_text
 from train.embedder.train import SEED, Progress, encode, load_model
 

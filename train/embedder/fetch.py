@@ -14,7 +14,6 @@ sha256 in a ``.sha256`` file beside it; a second run reuses it. The clients:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from semgraph.search.model_files import sha256_file as sha256_of
 
 TIMEOUT_S = 600
 PY_TAGS = [
@@ -55,14 +56,6 @@ class Fetched:
     archive: Path
     sha256: str
     poms: tuple[Path, ...] = ()  # Maven: the artifact's POM, then its parents'
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _safe(name: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from train.embedder.fetch import sha256_of
+from semgraph.search.model_files import sha256_file as sha256_of
 
 HERE = Path(__file__).resolve().parent
 SUMS = HERE / "base_weights.sha256"
