@@ -194,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", required=True, help="the shipped name (a directory name)")
     ap.add_argument("--facts", type=Path, help="JSON: more card sections (section -> lines)")
     ap.add_argument("--manifest", type=Path, default=Path(__file__).with_name("manifest.json"))
+    ap.add_argument(
+        "--card-only",
+        action="store_true",
+        help="rewrite the shipped model's card and sums only (figures measured after shipping)",
+    )
     ap.add_argument("--root", type=Path, default=SHIPPED_ROOT, help="where shipped models live")
     args = ap.parse_args(argv)
     if not args.name.replace("-", "").isalnum():
@@ -201,7 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     extra = json.loads(args.facts.read_text()) if args.facts else {}
     manifest = json.loads(args.manifest.read_text())
     card = card_text(args.name, args.run, manifest, extra)
-    dest = build(args.run / "final", args.root / args.name, card)
+    dest = args.root / args.name
+    if args.card_only:
+        (dest / "MODEL_CARD.md").write_text(card)
+        write_sums(dest)
+    else:
+        build(args.run / "final", dest, card)
     for path in sorted(dest.rglob("*")):
         if path.is_file():
             print(f"{path.stat().st_size:>12,}  {path.relative_to(dest)}")
