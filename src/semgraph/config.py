@@ -26,7 +26,7 @@ from semgraph.errors import ConfigError
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 #: the embedding model a fresh install uses (``semgraph.search.model_files`` resolves names)
-DEFAULT_EMBEDDING_MODEL = "all-minilm-l6-v2"
+DEFAULT_EMBEDDING_MODEL = "semgraph-code-minilm"
 
 
 def _default_state_dir() -> Path:

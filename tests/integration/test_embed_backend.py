@@ -25,7 +25,7 @@ from semgraph.config import Settings, load_settings
 from semgraph.errors import EmbeddingError
 from semgraph.indexer.extract import ExtractOptions, extract_file
 from semgraph.search.embed import Embedder, embedding_text
-from semgraph.search.model_files import default_model_dir, model_fingerprint
+from semgraph.search.model_files import BASE_MODEL, default_model_dir, model_fingerprint
 from semgraph.search.openvino_cache import ensure_export, export_key, verify
 
 pytestmark = pytest.mark.integration
@@ -143,7 +143,7 @@ def test_model_id_names_backend_and_quantisation() -> None:
         ).model_id,
     }
     assert len(ids) == 4
-    fingerprint = model_fingerprint(default_model_dir())
+    fingerprint = model_fingerprint(Embedder(load_settings()).model_dir)
     # torch: the model's files and the token bound, no backend recipe
     assert f"{fingerprint}+max128tok" in ids
     assert f"{fingerprint}+openvino-int8-" in " ".join(ids)
@@ -176,6 +176,7 @@ def test_the_worker_path_never_imports_torch(openvino: Embedder) -> None:
 def _settings(state: Path) -> Settings:
     return load_settings(
         state_dir=state,
+        embedding_model=BASE_MODEL,  # default_model_dir(): the packaged model, no shipped export
         models_dir=None,  # this test's own export cache, whatever the session shares
         embedding_backend="openvino",
         embedding_quantization="fp32",
@@ -216,6 +217,7 @@ def test_cache_is_rebuilt_when_missing_corrupt_or_hostile(tmp_path: Path) -> Non
         "import json,sys;from pathlib import Path;from semgraph.config import load_settings;"
         "from semgraph.search.embed import Embedder;"
         "s=load_settings(state_dir=Path(sys.argv[1]),embedding_backend='openvino',"
+        "embedding_model='all-minilm-l6-v2',"
         "embedding_quantization='fp32');print(json.dumps(Embedder(s).embed(['def f(): pass'])))"
     )
     out = subprocess.run(

@@ -151,3 +151,45 @@ def test_a_shipped_export_of_the_same_key_is_used_without_exporting(
     (shipped / "model.bin").write_bytes(b"tampered")
     xml = openvino_cache.ensure_export(cache, model, "m@1", "int8", 200)
     assert xml.parent.parent == cache and len(exported) == 2
+
+
+def test_sentence_transformers_6_configs_are_read_like_the_old_ones(tmp_path: Path) -> None:
+    from semgraph.search.model_files import declared_dims
+    from semgraph.search.openvino_runtime import pooling_mode
+
+    model = tmp_path / "st6"
+    (model / "1_Pooling").mkdir(parents=True)
+    types = ("base.modules.transformer.Transformer", "sentence_transformer.modules.pooling.Pooling")
+    (model / "modules.json").write_text(
+        json.dumps(
+            [
+                {"type": f"sentence_transformers.{t}", "path": p}
+                for t, p in zip(types, ("", "1_Pooling"), strict=True)
+            ]
+        )
+    )
+    pooling = model / "1_Pooling" / "config.json"
+    pooling.write_text('{"embedding_dimension": 384, "pooling_mode": "mean"}')
+    assert declared_dims(model) == 384 and pooling_mode(model) == "mean"
+    pooling.write_text('{"embedding_dimension": 384, "pooling_mode": "cls"}')
+    assert pooling_mode(model) == "cls"
+    pooling.write_text('{"embedding_dimension": 384, "pooling_mode": "max"}')
+    with pytest.raises(EmbeddingError, match="not supported"):
+        pooling_mode(model)
+
+
+def test_the_default_ships_intact_with_an_export_for_the_pinned_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh install loads the default model without exporting it: its sums hold, and its
+    shipped int8 export is keyed by the OpenVINO and NNCF versions constraints.txt pins (when
+    they change, rebuild the export: ``python -m train.embedder.ship``)."""
+    from semgraph.search.backend import choose_backend
+    from semgraph.search.model_files import SHIPPED_ROOT, model_fingerprint
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    model = resolve_model_dir(DEFAULT_EMBEDDING_MODEL)
+    assert model.parent == SHIPPED_ROOT and verify_shipped(model) is None
+    key = openvino_cache.export_key(model_fingerprint(model), "int8", 200)
+    assert openvino_cache.verify(model / openvino_cache.SHIPPED_EXPORTS / key, key) is None
+    assert choose_backend(load_settings(), model) == ("openvino", "cpu")

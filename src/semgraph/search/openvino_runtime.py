@@ -55,6 +55,10 @@ def pooling_mode(model_dir: Path) -> str:
         conf = json.loads((model_dir / str(pooling.get("path", "")) / "config.json").read_text())
     except (OSError, ValueError, StopIteration, AttributeError, TypeError) as exc:
         raise EmbeddingError(f"{model_dir}: no readable Pooling module config ({exc})") from exc
+    # sentence-transformers 6 writes ``"pooling_mode": "mean"``; earlier ones a flag per mode
+    named = conf.get("pooling_mode") if isinstance(conf, dict) else None
+    if named in ("mean", "cls"):
+        return str(named)
     modes = {k for k, v in conf.items() if k.startswith("pooling_mode_") and v is True}
     if modes == {"pooling_mode_mean_tokens"}:
         return "mean"
