@@ -19,6 +19,7 @@ from semgraph.config import load_settings
 from semgraph.model import Chunk, FileFacts, content_hash
 from semgraph.search.embed import Embedder
 from semgraph.search.index import SearchIndex
+from semgraph.search.model_files import BASE_MODEL
 
 pytestmark = pytest.mark.integration
 
@@ -95,9 +96,15 @@ def test_token_bounded_batches_give_the_models_own_vectors() -> None:
 @pytest.mark.parametrize("backend", ["torch", "openvino"])
 def test_truncated_and_hostile_texts_embed(backend: str) -> None:
     odd = ["", " ", "\x00\x01", "\ufffd" * 50, "x" * 20_000, "名前 = 1\n" * 500]
-    for bound, seen in ((0, 256), (128, 128)):  # the model's max_seq_length, the default bound
+    # the model's own max_seq_length (the base's 256; ours was trained at 128, which
+    # sentence-transformers 6 records only in tokenizer_config.json), and the default bound
+    cases = ((BASE_MODEL, 0, 256), (BASE_MODEL, 128, 128), ("semgraph-code-minilm", 0, 128))
+    for model, bound, seen in cases:
         settings = load_settings(
-            embedding_batch_tokens=256, embedding_backend=backend, embedding_max_tokens=bound
+            embedding_batch_tokens=256,
+            embedding_backend=backend,
+            embedding_max_tokens=bound,
+            embedding_model=model,
         )
         assert max(Embedder(settings).token_lengths(odd)) == seen  # truncated there
     embedder = Embedder(load_settings(embedding_batch_tokens=256, embedding_backend=backend))

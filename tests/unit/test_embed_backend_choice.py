@@ -126,6 +126,13 @@ def test_model_config_readers(tmp_path: Path) -> None:
     (tmp_path / "sentence_bert_config.json").write_text('{"max_seq_length": -3}')
     (tmp_path / "config.json").write_text('{"max_position_embeddings": 128}')
     assert max_seq_length(tmp_path) == 128
+    # sentence-transformers 6 keeps it in the tokenizer's config; "no limit" is not a bound
+    (tmp_path / "tokenizer_config.json").write_text('{"model_max_length": 100}')
+    assert max_seq_length(tmp_path) == 100
+    (tmp_path / "tokenizer_config.json").write_text('{"model_max_length": 1e30}')
+    assert max_seq_length(tmp_path) == 128
+    (tmp_path / "tokenizer_config.json").write_text('{"model_max_length": true}')
+    assert max_seq_length(tmp_path) == 128
     (tmp_path / "modules.json").write_text(
         '[{"type": "sentence_transformers.models.Transformer", "path": "0_T"}]'
     )

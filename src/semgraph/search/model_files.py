@@ -167,14 +167,19 @@ def transformer_dir(model_dir: Path) -> Path:
 
 
 def max_seq_length(model_dir: Path) -> int:
-    """The model's ``max_seq_length`` (sentence_bert_config.json), else its position limit."""
-    for name in ("sentence_bert_config.json", "config.json"):
+    """The model's ``max_seq_length``: sentence_bert_config.json's, else the tokenizer's
+    ``model_max_length`` (where sentence-transformers 6 saves it), else the position limit."""
+    for name, key in (
+        ("sentence_bert_config.json", "max_seq_length"),
+        ("tokenizer_config.json", "model_max_length"),
+        ("config.json", "max_position_embeddings"),
+    ):
         try:
             conf = json.loads((model_dir / name).read_text())
         except (OSError, ValueError):
             continue
-        for key in ("max_seq_length", "max_position_embeddings"):
-            value = conf.get(key) if isinstance(conf, dict) else None
-            if isinstance(value, int) and 0 < value <= 65536:
-                return value
+        value = conf.get(key) if isinstance(conf, dict) else None
+        # transformers writes a huge model_max_length for "no limit": not a bound
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 65536:
+            return value
     return 512
