@@ -107,6 +107,8 @@ RECORDS = {
     "localize.push": "eval_localize: the push to a chosen commit's parent (job seconds)",
     "localize.eval": "eval_localize: one commit, text and method: first answer file/function rank",
     "localize.summary": "eval_localize: file Acc@1/3/5/10, function Acc@5/10 per half/text/method",
+    "models.run": "bench_models: one model's embed phase on one backend (chunks/s, peak RSS)",
+    "models.best": "bench_models: each model's best turn and its chunks/s / the base model's",
     "localize.latency": "bench_localize_latency: p50/p95 of localize and search on one index",
 }
 
