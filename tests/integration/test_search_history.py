@@ -62,7 +62,8 @@ def source(full: list[h.Commit], appended: list[h.Commit] | None = None, **kw: A
 
 @pytest.fixture
 def small(settings: Settings) -> Settings:
-    return settings.model_copy(update={"history_commits_per_file": 2})
+    # one-document bulk batches: every trim and delete flushes mid-scroll
+    return settings.model_copy(update={"history_commits_per_file": 2, "search_bulk_batch_docs": 1})
 
 
 def _index(manager: SearchIndex, run: str, files: list[str]) -> str:

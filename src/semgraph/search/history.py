@@ -225,45 +225,54 @@ def _bulk(index: SearchIndex, target: str, docs: list[tuple[str, dict[str, Any]]
     return len(docs)
 
 
+def _delete_each(index: SearchIndex, target: str, ids: Iterable[str]) -> int:
+    """Delete ``ids`` (read lazily, so a scroll that yields them goes on between batches) in
+    bulk batches; returns how many went."""
+    batch: list[str] = []
+    deleted = 0
+    for doc_id in ids:
+        batch.append(doc_id)
+        if len(batch) >= index.settings.search_bulk_batch_docs:
+            deleted += incremental.delete_ids(index, target, batch)
+            batch = []
+    if batch:
+        deleted += incremental.delete_ids(index, target, batch)
+    return deleted
+
+
 def _delete(index: SearchIndex, target: str, paths: list[str] | None) -> int:
     """Delete the history documents of ``paths`` (every one when None)."""
     batches = [None] if paths is None else _batches(paths)
-    ids: list[str] = []
-    deleted = 0
-    for batch in batches:
-        for hit in incremental.scroll_hits(
-            index, target, history_docs_body(batch), "find history documents"
-        ):
-            ids.append(str(hit["_id"]))
-            if len(ids) >= index.settings.search_bulk_batch_docs:
-                deleted += incremental.delete_ids(index, target, ids)
-                ids = []
-    if ids:
-        deleted += incremental.delete_ids(index, target, ids)
-    return deleted
+    return _delete_each(
+        index,
+        target,
+        (
+            str(hit["_id"])
+            for batch in batches
+            for hit in incremental.scroll_hits(
+                index, target, history_docs_body(batch), "find history documents"
+            )
+        ),
+    )
 
 
 def trim(index: SearchIndex, target: str, paths: list[str]) -> int:
     """Delete all but the newest ``history_commits_per_file`` documents of each of
     ``paths`` (``target`` refreshed since they were written); returns how many went."""
     keep = index.settings.history_commits_per_file
-    extra: list[str] = []
-    deleted = 0
-    for batch in _batches(paths):
-        seen: dict[str, int] = {}
-        for hit in incremental.scroll_hits(
-            index, target, history_docs_body(batch), "find history to trim"
-        ):
-            path = str(hit["_source"].get("history_path"))
-            seen[path] = seen.get(path, 0) + 1
-            if seen[path] > keep:
-                extra.append(str(hit["_id"]))
-            if len(extra) >= index.settings.search_bulk_batch_docs:
-                deleted += incremental.delete_ids(index, target, extra)
-                extra = []
-    if extra:
-        deleted += incremental.delete_ids(index, target, extra)
-    return deleted
+
+    def extra() -> Iterator[str]:
+        for batch in _batches(paths):
+            seen: dict[str, int] = {}
+            for hit in incremental.scroll_hits(
+                index, target, history_docs_body(batch), "find history to trim"
+            ):
+                path = str(hit["_source"].get("history_path"))
+                seen[path] = seen.get(path, 0) + 1
+                if seen[path] > keep:
+                    yield str(hit["_id"])
+
+    return _delete_each(index, target, extra())
 
 
 def _rename(
