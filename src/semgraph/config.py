@@ -163,6 +163,12 @@ class Settings(BaseSettings):
     search_bulk_batch_docs: int = Field(default=500, ge=1, le=10_000)
     search_bulk_max_bytes: int = Field(default=8_000_000, ge=10_000, le=90_000_000)
     search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
+    # what a chunk carries besides its code, embedded and as BM25 words: any of module, class,
+    # signature, calls, comma-separated (semgraph.search.context); part of the fingerprint
+    search_chunk_context: str = Field(
+        default="module,class,signature,calls",
+        pattern=r"^((module|class|signature|calls)(,(module|class|signature|calls))*)?$",
+    )
     search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
     search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
     # the documented bound of a query: a longer one is cut there, with a notice,

@@ -24,8 +24,9 @@ from semgraph.search.longquery import bm25_words
 # leads with the symbol's name words, see embedding_text; an incremental run must not keep
 # vectors of the old text for unchanged files)
 # 3: symbols named as the graph names them (no source-root prefix); 4: each document records
-# its file's role (semgraph.search.roles), so the next run restages once (vectors reused)
-INDEX_FORMAT = 4
+# its file's role (semgraph.search.roles), so the next run restages once (vectors reused);
+# 5: each document's context words (context_text, semgraph.search.context)
+INDEX_FORMAT = 5
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
@@ -61,6 +62,7 @@ CREATE_STAGING_MAPPING: dict[str, Any] = {
         "end_line": {"type": "integer"},
         "code": _TEXT,
         "identifiers": _TEXT,
+        "context_text": _TEXT,
         "embedding": {"type": "dense_vector", "dims": 0, "index": True, "similarity": "cosine"},
     },
 }
@@ -159,12 +161,13 @@ def bulk_delete_operations(target: str, ids: list[str]) -> list[dict[str, Any]]:
 
 # -- hybrid search ------------------------------------------------------------------------------
 
-HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
+HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text", "context_text"]}
 
 # one text per field, scores summed (most_fields): the split identifiers of the code, the
-# symbol's and the path's words; the raw code field (standard analyzer, identifiers unsplit)
-# and best_fields' maximum both ranked worse on the outside evaluation (bench/NOTES.md)
-BM25_FIELDS = ["identifiers", "symbol_text", "path_text^0.5"]
+# symbol's and the path's words, and the chunk's context (its class, signature, calls); the
+# raw code field (standard analyzer, identifiers unsplit) and best_fields' maximum both ranked
+# worse on the outside evaluation (bench/NOTES.md)
+BM25_FIELDS = ["identifiers", "symbol_text", "path_text^0.5", "context_text^0.5"]
 BM25_NAME_BOOST = 5.0
 # a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
 MAX_NAME_TERM_CHARS = 128
