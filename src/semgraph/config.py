@@ -27,6 +27,7 @@ from semgraph.errors import ConfigError
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 #: the embedding model a fresh install uses (``semgraph.search.model_files`` resolves names)
 DEFAULT_EMBEDDING_MODEL = "semgraph-code-minilm"
+_CHUNK_CONTEXT = r"^((module|class|signature|calls)(,(module|class|signature|calls))*)?$"
 
 
 def _default_state_dir() -> Path:
@@ -98,8 +99,7 @@ class Settings(BaseSettings):
     webhook_secret: str | None = None
     # JSON object: repository full name ("org/repo") or clone URL -> its own secret
     webhook_secrets: dict[str, str] = Field(default_factory=dict)
-    # repository full names / clone URLs (JSON list or comma-separated); empty: any
-    # repository with a secret
+    # repository full names / clone URLs (JSON list or comma-separated); empty: any with a secret
     webhook_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # branch names or fnmatch patterns (JSON list or comma-separated); empty: the
     # repository's default branch
@@ -155,9 +155,8 @@ class Settings(BaseSettings):
     # own). 128 embeds this repository's chunks 1.7x faster than MiniLM's 256 at the same
     # recall on the outside evaluation (bench/NOTES.md). Part of the model id.
     embedding_max_tokens: int = Field(default=128, ge=0, le=100_000)
-    # the exported models (minutes of CPU to build, verified on every load, written
-    # atomically under a lock, so several state directories may share one); default
-    # <state_dir>/models
+    # the exported models (minutes of CPU to build, verified on every load, written atomically
+    # under a lock, so several state directories may share one); default <state_dir>/models
     models_dir: Path | None = None
     # OpenVINO pads each text to its token count rounded up to this (its vector then never
     # depends on its batch); batches hold texts of one padded width
@@ -169,6 +168,9 @@ class Settings(BaseSettings):
     search_bulk_batch_docs: int = Field(default=500, ge=1, le=10_000)
     search_bulk_max_bytes: int = Field(default=8_000_000, ge=10_000, le=90_000_000)
     search_max_code_chars: int = Field(default=20_000, ge=100, le=1_000_000)  # per document
+    # a chunk's context, embedded and as BM25 words (semgraph.search.context; fingerprinted):
+    # comma-separated parts. Off by default: no part measured better (bench/NOTES.md)
+    search_chunk_context: str = Field(default="", pattern=_CHUNK_CONTEXT)
     search_knn_num_candidates: int = Field(default=100, ge=1, le=10_000)
     search_rank_window: int = Field(default=50, ge=1, le=1000)  # hits per retriever before fusion
     # the documented bound of a query: a longer one is cut there, with a notice,
@@ -180,7 +182,7 @@ class Settings(BaseSettings):
     # padded tokens per model batch (texts x longest text): bounds activation memory; a batch
     # of long texts holds fewer of them (never more than embedding_batch_size)
     embedding_batch_tokens: int = Field(default=4096, ge=16, le=1_000_000)
-    # a window of pending chunks is flushed at this many bytes of text even before it holds
+    # a window of pending chunks is flushed at this many bytes of text even before it holds its
     # search_embed_window_chunks chunks
     search_embed_window_bytes: int = Field(default=32_000_000, ge=100_000, le=1_000_000_000)
     # glibc mmap threshold pinned when the model loads (0 leaves glibc's sliding threshold,

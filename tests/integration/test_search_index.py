@@ -88,7 +88,7 @@ def test_staging_index_has_meta_mapping_and_legal_name(
     assert name == name.lower()
     meta = manager.index_meta(name)
     assert meta is not None
-    assert meta[META_MARKER] == INDEX_FORMAT == 5
+    assert meta[META_MARKER] == INDEX_FORMAT == 6
     assert meta["repo"] == "GitHub.com/Org/Repo"
     assert meta["created_at"] == NOW
     assert manager.index_run_id(name) == "Run-01"

@@ -21,7 +21,12 @@ from semgraph.model import MODEL_VERSION
 
 # The settings that change what a parse produces. A change to any of them makes the next
 # reindex of every repository a full one (the fingerprint differs).
-FINGERPRINT_SETTINGS = ("chunk_max_chars", "chunk_max_lines", "max_file_bytes")
+FINGERPRINT_SETTINGS = (
+    "chunk_max_chars",
+    "chunk_max_lines",
+    "max_file_bytes",
+    "search_chunk_context",
+)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from semgraph.search.longquery import bm25_words
 # 3: symbols named as the graph names them (no source-root prefix); 4: each document records
 # its file's role (semgraph.search.roles), so the next run restages once (vectors reused)
 # 5: the index also holds each file's commit messages (semgraph.search.history)
-INDEX_FORMAT = 5
+# 6: each chunk document's context words (context_text, semgraph.search.context)
+INDEX_FORMAT = 6
 META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
@@ -62,6 +63,7 @@ CREATE_STAGING_MAPPING: dict[str, Any] = {
         "end_line": {"type": "integer"},
         "code": _TEXT,
         "identifiers": _TEXT,
+        "context_text": _TEXT,
         "embedding": {"type": "dense_vector", "dims": 0, "index": True, "similarity": "cosine"},
         # a history document (one per file and commit) has only these, the repo and the run:
         # no chunk query matches it (its fields are its own), no history query a chunk
@@ -211,12 +213,13 @@ def history_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[s
 
 # -- hybrid search ------------------------------------------------------------------------------
 
-HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text"]}
+HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text", "context_text"]}
 
 # one text per field, scores summed (most_fields): the split identifiers of the code, the
-# symbol's and the path's words; the raw code field (standard analyzer, identifiers unsplit)
-# and best_fields' maximum both ranked worse on the outside evaluation (bench/NOTES.md)
-BM25_FIELDS = ["identifiers", "symbol_text", "path_text^0.5"]
+# symbol's and the path's words, and the chunk's context (its class, signature, calls); the
+# raw code field (standard analyzer, identifiers unsplit) and best_fields' maximum both ranked
+# worse on the outside evaluation (bench/NOTES.md)
+BM25_FIELDS = ["identifiers", "symbol_text", "path_text^0.5", "context_text^0.5"]
 BM25_NAME_BOOST = 5.0
 # a case-insensitive term query is an automaton; ES refuses large ones (identifiers are short)
 MAX_NAME_TERM_CHARS = 128

@@ -52,6 +52,7 @@ class PendingChunk:
     chunk: Chunk
     text: str  # the embedded text
     key: str  # vector_key(model id, text)
+    context: str = ""  # the words of its context (semgraph.search.context), for BM25
 
 
 def pending_bytes(pending: PendingChunk, dims: int) -> int:
@@ -59,6 +60,7 @@ def pending_bytes(pending: PendingChunk, dims: int) -> int:
     (an estimate in bytes, one per character; bounds the window)."""
     chunk = pending.chunk
     text = len(pending.text) + len(chunk.text) + len(pending.path) + len(chunk.symbol or "")
+    text += len(pending.context)
     return text + PY_FLOAT_BYTES * dims + PENDING_OVERHEAD_BYTES
 
 
@@ -92,6 +94,7 @@ def chunk_document(
         "end_line": chunk.end_line,
         "code": code,
         "identifiers": split_text(code),
+        "context_text": clean_text(pending.context),
         "embedding": vector,
     }
 
@@ -99,4 +102,5 @@ def chunk_document(
 def estimated_bytes(doc: dict[str, Any]) -> int:
     """A cheap upper-ish estimate of a document's JSON size (bounds bulk requests)."""
     text = len(doc["code"]) + len(doc["identifiers"]) + len(doc["path"]) * 3
+    text += len(doc.get("context_text", ""))
     return 2 * text + VECTOR_FLOAT_BYTES * len(doc["embedding"]) + 512

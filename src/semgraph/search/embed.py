@@ -41,6 +41,7 @@ from semgraph.search.backend import (
     load_backend,
     resolve_device,
 )
+from semgraph.search.context import ChunkContext, parse_parts
 from semgraph.search.documents import clean_text
 from semgraph.search.model_files import (
     declared_dims,
@@ -54,7 +55,9 @@ from semgraph.search.split import split_text
 __all__ = ["Embedder", "embedding_text", "plan_batches", "resolve_device", "vector_key"]
 
 
-def embedding_text(path: str, chunk: Chunk, *, max_chars: int = 8000) -> str:
+def embedding_text(
+    path: str, chunk: Chunk, *, context: Sequence[str] = (), max_chars: int = 8000
+) -> str:
     """The text embedded for a chunk (at most ``max_chars``): the words of the symbol's name
     (``get_environ_proxies get environ proxies``) on the first line, then the path, then the
     code. The name's words come first because the model reads only the first few hundred
@@ -67,11 +70,15 @@ def embedding_text(path: str, chunk: Chunk, *, max_chars: int = 8000) -> str:
     Only the path's last :data:`PATH_PARTS` parts are embedded (``lib/util.py`` of
     ``services/billing/lib/util.py``): a vendored copy, a monorepo copy or a moved directory
     then embeds the same text as its original, so its vectors come from the shared store
-    (:mod:`semgraph.search.vectorstore`); the full path stays searchable by BM25."""
+    (:mod:`semgraph.search.vectorstore`); the full path stays searchable by BM25.
+
+    ``context`` is the chunk's context lines (:mod:`semgraph.search.context`: its module,
+    enclosing class, the signature a later window of a long function does not show, the
+    names it calls), placed between the path and the code."""
     name = chunk.symbol.rsplit(".", 1)[-1] if chunk.symbol else ""
     words = split_text(name) if name else ""
     where = path_tail(path)
-    head = f"{words}\n{where}" if words else where
+    head = "\n".join([words, where, *context] if words else [where, *context])
     return clean_text(f"{head}\n{chunk.text}")[:max_chars]
 
 
@@ -138,6 +145,7 @@ class Embedder:
         self.batch_size = settings.embedding_batch_size
         self.batch_tokens = settings.embedding_batch_tokens
         self.max_chars = settings.embedding_max_chars
+        self.context_parts = parse_parts(settings.search_chunk_context)
         self.mmap_threshold = settings.malloc_mmap_threshold_bytes
         self._choice: tuple[str, str] | None = None
         self._model_id: str | None = None
@@ -203,8 +211,9 @@ class Embedder:
             raise EmbeddingError(f"the {self.backend_name} backend has no torch model")
         return model
 
-    def text_for(self, path: str, chunk: Chunk) -> str:
-        return embedding_text(path, chunk, max_chars=self.max_chars)
+    def text_for(self, path: str, chunk: Chunk, context: ChunkContext | None = None) -> str:
+        lines = context.lines(self.context_parts) if context is not None else ()
+        return embedding_text(path, chunk, context=lines, max_chars=self.max_chars)
 
     def key_for(self, text: str) -> str:
         return vector_key(self.model_id, text)

@@ -38,6 +38,7 @@ from semgraph.search.bodies import (
     bulk_index_operations,
     lookup_vectors_body,
 )
+from semgraph.search.context import chunk_contexts, context_words, parse_parts
 from semgraph.search.documents import (
     PendingChunk,
     chunk_document,
@@ -224,15 +225,20 @@ class Loader:
         self.store = store
         # vector key digest -> the id of a document this run sent with that vector
         self.seen: dict[bytes, str] = {}
+        self.context_parts = parse_parts(settings.search_chunk_context)
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1
         started = time.perf_counter()
-        for ordinal, chunk in enumerate(facts.chunks):
-            text = self.embedder.text_for(facts.path, chunk)
+        parts = self.context_parts
+        contexts = chunk_contexts(facts) if parts else [None] * len(facts.chunks)
+        for ordinal, (chunk, context) in enumerate(zip(facts.chunks, contexts, strict=True)):
+            text = self.embedder.text_for(facts.path, chunk, context)
             pending = PendingChunk(
                 facts.path, facts.language, ordinal, chunk, text, self.embedder.key_for(text)
             )
+            if context is not None:
+                pending.context = context_words(context, parts)
             self.window.append(pending)
             self.meter.queued += 1
             self.window_bytes += pending_bytes(pending, self.embedder.dims)
