@@ -44,7 +44,7 @@ def _windows(es: Elasticsearch, settings: Settings, repo_key: str) -> list[dict[
     resp = es.search(
         index=live,
         query={"term": {"symbol": "pkg.sessions.Session.send"}},
-        source=["start_line", "context_text"],
+        source_includes=["start_line", "context_text"],
         sort=[{"start_line": "asc"}],
         size=50,
     )

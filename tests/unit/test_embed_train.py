@@ -108,11 +108,9 @@ def test_code_text_is_the_products_embedding_text() -> None:
     pair = _pair(1, "q", "def fn_1(x):\n    return x")
     chunk = Chunk(3, 9, pair["code"], "", symbol=pair["symbol"], kind="function")
     assert code_text(pair) == embedding_text(pair["path"], chunk)
-    expected = (
-        embedding_text(pair["path"], chunk, context=context_lines(pair, frozenset({"module"})))  # type: ignore[call-arg]
-        if context_lines(pair, frozenset({"module"})) is not None
-        else embedding_text(pair["path"], chunk)
-    )
+    lines = context_lines(pair, frozenset({"module"}))
+    assert lines is not None  # the product carries chunk context (semgraph.search.context)
+    expected = embedding_text(pair["path"], chunk, context=lines)
     assert code_text(pair, frozenset({"module"})) == expected
 
 
