@@ -36,17 +36,23 @@ else
   "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$root" >&2
 fi
 
+# What only the tests need (the cross-repository corpus, the browser tests' chromium and
+# axe-core) is skipped with SEMGRAPH_INSTALL_TEST_DEPS=0: ./dev quickstart sets it, so a
+# newcomer's first command does not wait for test corpora; ./dev test and lint install them.
+test_deps="${SEMGRAPH_INSTALL_TEST_DEPS:-1}"
 # the public packages the cross-repository tests index (issue 30); offline, the tests that
 # need them fetch them again (and fail, loudly, where no registry answers)
-SEMGRAPH_VENV="$venv" bash "$root/ops/xrepo-corpus.sh" >/dev/null \
-  || echo "install: could not fetch the cross-repository test corpus" >&2
+if [ "$test_deps" = 1 ]; then
+  SEMGRAPH_VENV="$venv" bash "$root/ops/xrepo-corpus.sh" >/dev/null \
+    || echo "install: could not fetch the cross-repository test corpus" >&2
+fi
 # The console's browser tests (issue 29): Debian's chromium, driven by Playwright for Python
 # (a dev dependency above; its own browser download is never used:
 # PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1), and axe-core from npm at a pinned version in a cache
 # folder the tests inject from (SEMGRAPH_AXE_JS). SEMGRAPH_SKIP_BROWSER=1 skips both.
 AXE_VERSION=4.14.1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-if [ "${SEMGRAPH_SKIP_BROWSER:-0}" != 1 ]; then
+if [ "$test_deps" = 1 ] && [ "${SEMGRAPH_SKIP_BROWSER:-0}" != 1 ]; then
   if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     echo "install: installing chromium (apt)" >&2
     sudo_=""; [ "$(id -u)" = 0 ] || sudo_="sudo"
