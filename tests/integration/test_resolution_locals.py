@@ -110,7 +110,7 @@ def test_java_locals_fields_and_parameters(
 ) -> None:
     reader, _ = publish(graph, settings, tmp_path, FILES, "locals")
     assert callees(reader, f"{JAVA}.Service.Service.run", "locals") == {
-        (f"{JAVA}.Repo.Repo", "unique"),  # new Repo(): the constructor call as before
+        (f"{JAVA}.Repo.Repo", "module"),  # new Repo(): a class of the same package
         (f"{JAVA}.Repo.Repo.save", "receiver"),  # Repo local; the field repo (no this.)
         (f"{JAVA}.Repo.Repo.find", "receiver"),  # var other = new Repo(); this.repo
         (f"{JAVA}.Item.Item.touch", "receiver"),  # find() returns Item; Item given; cached

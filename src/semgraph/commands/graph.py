@@ -99,6 +99,7 @@ def _print_edges(answer: Any) -> None:
         arrow = "<-" if answer.query == "callers" else "->"
         for e in answer.edges:
             tier = e["tier"] + (f" of {e['candidates']}" if e["tier"] == "ambiguous" else "")
+            tier = "candidate: name only" if tier == "ambiguous of 1" else tier
             indent = "  " * (e["depth"] - 1)
             out.print(
                 f"{indent}{arrow} {e['qualified_name']}  [{tier}]  {e['path']}:{e['line']}",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from tree_sitter import Node, QueryCursor
 
 from semgraph import model
-from semgraph.indexer import chunking, languages, typed
+from semgraph.indexer import chunking, jsdoc, languages, typed
 from semgraph.indexer.describe import (
     MAX_EXPR,
     bases,
@@ -89,6 +89,18 @@ _Collected = tuple[
 ]
 
 
+def _typed_facts(caps: dict[str, list[Node]], binds: dict[int, typed.RawBinding]) -> None:
+    """Typed names a query pattern cannot state alone: a Go conversion fact
+    (:mod:`semgraph.indexer.go_conv`), a Go const block's implicit types, JSDoc types
+    (:mod:`semgraph.indexer.jsdoc`)."""
+    if "conv" in caps:
+        typed.conversion(caps, binds)
+    elif "consts" in caps:
+        typed.go_consts(caps["consts"][0], binds)
+    else:
+        jsdoc.collect(caps, binds)
+
+
 def _collect(language: str, root: Node) -> _Collected:
     defs: dict[int, _Def] = {}
     import_nodes: dict[int, Node] = {}
@@ -96,8 +108,8 @@ def _collect(language: str, root: Node) -> _Collected:
     calls: dict[int, tuple[Node, ...]] = {}
     binds: dict[int, typed.RawBinding] = {}
     for _, caps in QueryCursor(languages.query(language)).matches(root):
-        if "conv" in caps:  # a Go conversion fact (semgraph.indexer.go_conv)
-            typed.conversion(caps, binds)
+        if "conv" in caps or "consts" in caps or "jsdoc" in caps:
+            _typed_facts(caps, binds)
         elif "bind" in caps or "returns" in caps or "decorated" in caps or "bind.scope" in caps:
             typed.collect(caps, binds)
         elif "package" in caps:  # a file-level package / namespace: the root of its names

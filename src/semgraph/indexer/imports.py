@@ -7,7 +7,8 @@ What :class:`Import` holds, per language:
 * javascript / typescript: the module specifier string; ``import d from "m"`` ->
   ("m", ["default"], "d"); ``import * as ns from "m"`` -> ("m", [], "ns");
   ``import {a, b as c} from "m"`` -> ("m", ["a"]) and ("m", ["b"], "c");
-  ``require("m")`` -> ("m", [], <the variable it is assigned to, if any>); ``export ... from
+  ``require("m")`` -> ("m", [], <the variable it is assigned to, if any>), ``const {a, b: c}
+  = require("m")`` -> ("m", ["a"]) and ("m", ["b"], "c"); ``export ... from
   "m"`` -> ("m", ["*"]) (the dependency; it binds no name).
 * go: ("fmt", [], alias) with alias ``.``/``_``/a name when given.
 * java: ``import a.b.C;`` -> ("a.b", ["C"]); ``import a.b.*;`` -> ("a.b", ["*"]);
@@ -100,12 +101,29 @@ def _js_require(node: Node) -> list[Import]:
     if not strings:
         return []
     alias = None
+    module = _strip_quotes(text(strings[0]))
     parent = node.parent
     if parent is not None and parent.type == "variable_declarator":
         name = parent.child_by_field_name("name")
         if name is not None and name.type == "identifier":
             alias = text(name)
-    return [_imp(node, _strip_quotes(text(strings[0])), [], alias)]
+        elif name is not None and name.type == "object_pattern":  # const {a, b: c} = require()
+            return _named(node, module, _destructured(name)) or [_imp(node, module, [])]
+    return [_imp(node, module, [], alias)]
+
+
+def _destructured(pattern: Node) -> list[tuple[str, str | None]]:
+    """The (name, alias) pairs of ``{a, b: c}``; a nested or computed pattern is skipped."""
+    items: list[tuple[str, str | None]] = []
+    for child in pattern.named_children:
+        if child.type == "shorthand_property_identifier_pattern":
+            items.append((text(child), None))
+        elif child.type == "pair_pattern":
+            key, value = child.child_by_field_name("key"), child.child_by_field_name("value")
+            if key is not None and value is not None and value.type == "identifier":
+                alias = text(value)
+                items.append((text(key), alias if alias != text(key) else None))
+    return items
 
 
 def js_imports(node: Node) -> list[Import]:

@@ -45,7 +45,8 @@ from semgraph.model import DECORATOR, RETURN, Binding
 
 _INFERRED = frozenset({"var", "val", "let", "auto", "_"})  # a declared type that says nothing
 _UNPACKING = frozenset({"pattern_list", "tuple_pattern"})  # Python's `for a, b in xs`
-_RANK = {"name": 0, "ref": 1, "elem": 2, "part": 2, "value": 3, "call": 4, "type": 5}
+_RANK = {"name": 0, "ref": 1, "elem": 2, "part": 2, "value": 3, "call": 4, "type": 5, "import": 6}
+_IMPORTING = frozenset({"require"})  # `const x = require("m")`: an import binds x, no local
 MAX_BINDINGS = 20_000  # per file: generated code must not flood the symbol table
 
 
@@ -61,6 +62,11 @@ class RawBinding:
 _SCOPE = "scope"  # the kind of a RawBinding that is a function literal (no name of its own)
 
 
+def rank(kind: str) -> int:
+    """How specific a binding of this kind is: the most specific one of a name node wins."""
+    return _RANK[kind]
+
+
 def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     """Fold one query match's binding captures into ``found`` (keyed by the name node)."""
     literal = caps.get("bind.scope")
@@ -68,14 +74,7 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         if len(found) < MAX_BINDINGS:
             found.setdefault(-literal[0].id - 1, RawBinding(literal[0], "", _SCOPE, "", False))
         return
-    kind, value = "name", ""
-    for tag in ("type", "call", "value", "elem", "part", "ref"):
-        nodes = caps.get(f"bind.{tag}")
-        if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
-            kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
-            break
-    if kind in ("elem", "part") and caps.get("bind.name"):
-        value = _unpacked(caps["bind.name"][0], value)
+    kind, value = _kind_value(caps)
     if "returns" in caps:
         if kind == "name":
             return
@@ -89,11 +88,50 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         if not names or "bind" not in caps:
             return
         node, key, name = caps["bind"][0], names[0].id, text(names[0])
+        if "bind.self" in caps:  # a TS parameter property is a local and a field: two names
+            key = hash(("self", key))
     if not name or len(found) >= MAX_BINDINGS:
         return
     old = found.get(key)
     if old is None or _RANK[kind] > _RANK[old.kind]:
         found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
+
+
+def _kind_value(caps: dict[str, list[Node]]) -> tuple[str, str]:
+    """The kind of one match's binding (the most specific capture) and its value."""
+    kind, value = "name", ""
+    for tag in ("type", "call", "value", "elem", "part", "ref"):
+        nodes = caps.get(f"bind.{tag}")
+        if nodes and not (tag == "type" and text(nodes[0]) in _INFERRED):
+            kind, value = tag, one_line(text(nodes[0]), MAX_EXPR)
+            break
+    if kind == "call":  # `await f<T>()` reads as a call of `await f` (tree-sitter-typescript)
+        value = value.removeprefix("await ").lstrip()
+    if kind == "call" and value in _IMPORTING:
+        kind = "import"  # kept (it outranks a plain name) and dropped by to_bindings
+    if kind in ("elem", "part") and caps.get("bind.name"):
+        value = _unpacked(caps["bind.name"][0], value)
+    return kind, value
+
+
+def go_consts(block: Node, found: dict[int, RawBinding]) -> None:
+    """A Go ``const ( ... )`` block: a spec with neither a type nor a value repeats the
+    previous spec's (``Esc EventType = iota`` then ``CtrlA``: both ``EventType``)."""
+    carried = ""
+    for spec in block.named_children:
+        if spec.type != "const_spec":
+            continue
+        declared, value = spec.child_by_field_name("type"), spec.child_by_field_name("value")
+        if declared is not None:
+            carried = one_line(text(declared), MAX_EXPR)
+        elif value is not None:
+            carried = ""  # an untyped constant expression: nothing to repeat
+        elif carried:
+            for ident in spec.children_by_field_name("name"):
+                if len(found) < MAX_BINDINGS:
+                    found.setdefault(
+                        ident.id, RawBinding(spec, text(ident), "type", carried, False)
+                    )
 
 
 def conversion(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
@@ -136,6 +174,8 @@ def to_bindings(items: Iterable[tuple[RawBinding, str, str | None]], module: str
             literals.pop()
         if raw.kind == _SCOPE:
             literals.append(raw.node)
+            continue
+        if raw.kind == "import":
             continue
         scope = scope or module
         kind, value = raw.kind, raw.value

@@ -260,3 +260,24 @@ PLATFORM_CLASSES = {
         "JSONEncoder JSONDecoder Result Optional Error NSError DispatchQueue Task"
     ),
 }
+# JavaScript/TypeScript: the ECMAScript, web platform and Node globals (a bare call, `new`, or a
+# receiver: `Buffer.from()`, `JSON.parse()`), and the globals test runners inject
+BUILTIN_CALLS["js"] = BUILTIN_CALLS["js"] | _words(
+    "TypeError RangeError SyntaxError ReferenceError EvalError URIError AggregateError WeakMap "
+    "WeakSet WeakRef Proxy BigInt URL URLSearchParams encodeURIComponent decodeURIComponent "
+    "encodeURI decodeURI isNaN isFinite queueMicrotask structuredClone setImmediate "
+    "clearImmediate atob btoa Headers Request Response FormData Blob File AbortController "
+    "TextEncoder TextDecoder ReadableStream WritableStream TransformStream ArrayBuffer "
+    "SharedArrayBuffer DataView Uint8Array Uint8ClampedArray Int8Array Uint16Array Int16Array "
+    "Uint32Array Int32Array Float32Array Float64Array BigInt64Array BigUint64Array Event "
+    "EventTarget CustomEvent XMLHttpRequest WebSocket Worker MessageChannel describe it test "
+    "expect beforeEach afterEach beforeAll afterAll before after suite"
+)
+BUILTIN_RECEIVERS["js"] = BUILTIN_RECEIVERS["js"] | _words(
+    "Buffer Symbol Map Set WeakMap WeakSet Error TypeError RegExp URL URLSearchParams Intl "
+    "BigInt Boolean Atomics ArrayBuffer SharedArrayBuffer DataView Uint8Array Int8Array "
+    "Uint16Array Int16Array Uint32Array Int32Array Float32Array Float64Array TextEncoder "
+    "TextDecoder Headers Request Response AbortSignal AbortController crypto globalThis "
+    "navigator location localStorage sessionStorage performance history module exports Deno "
+    "Bun WebAssembly Proxy EventTarget jest vi"
+)

@@ -39,6 +39,7 @@ COUNTS = (
     "call_counts",
     "tier_counts",
     "reason_counts",
+    "ambiguous_counts",
     "import_counts",
     "inherits_counts",
     "files_by_language",

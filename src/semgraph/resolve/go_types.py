@@ -235,6 +235,15 @@ def package_name(typed: Any, ctx: Any, name: str) -> tuple[str, tuple[str, ...]]
     return value
 
 
+def package_member(
+    typed: Any, directory: str, name: str, fam: str, depth: int
+) -> tuple[str, tuple[str, ...]]:
+    """``pkg.Name`` where ``Name`` is a package-level variable or constant of another Go
+    package (``tui.Start`` of ``const ( Rune EventType = iota; Start )``): its value."""
+    path = GoTypes.of(typed.names).package_var(directory, name) if fam == GO else None
+    return typed.module_value(path, name, depth) if path is not None else ("unknown", ())
+
+
 _INDEXED = re.compile(r"^(?P<base>[A-Za-z_][\w.]*)\[[^\[\]]*\](?P<rest>(?:\.[A-Za-z_]\w*)*)$")
 _CONTAINER = re.compile(r"^(?:\[[^\]]*\]|map\[[^\]]*\])\s*")  # []T, [4]T, map[K]T (flat K)
 

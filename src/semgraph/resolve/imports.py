@@ -217,8 +217,12 @@ class ImportResolver:
         target = next((c for c in candidates if self.file_exists(c)), None)
         if target is None:
             return ImportOutcome("unresolved", None, None, ())
-        binds = [(alias, "file", target)] if alias else []
-        binds += [(n, "member", f"{target}{MEMBER_SEP}{n}") for n in names if n != "*"]
+        named = [n for n in names if n != "*"]
+        if alias and len(named) == 1:  # import d from "m", import {b as c}: d is m's default
+            binds = [(alias, "member", f"{target}{MEMBER_SEP}{named[0]}")]
+        else:  # import * as ns, require("m"): the module (a CommonJS module's value is its
+            binds = [(alias, "file", target)] if alias else []  # default export when called)
+            binds += [(n, "member", f"{target}{MEMBER_SEP}{n}") for n in named]
         return ImportOutcome("internal", "file", target, tuple(binds))
 
     def _go(self, f: ImportFile, module: str, names: list[str], alias: str | None) -> ImportOutcome:

@@ -114,6 +114,7 @@ def sum_counts(db: sqlite3.Connection, res: Resolution) -> None:
         "calls": res.call_counts,
         "tiers": res.tier_counts,
         "reasons": res.reason_counts,
+        "ambiguous": res.ambiguous_counts,
         "inherits": res.inherits_counts,
     }
     for table in targets.values():

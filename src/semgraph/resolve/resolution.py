@@ -86,6 +86,8 @@ class Resolution:
     call_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # language -> class
     tier_counts: dict[str, int] = field(default_factory=dict)
     reason_counts: dict[str, int] = field(default_factory=dict)  # unresolved, by Reason
+    # ambiguous, by why: several candidates, or one that only its name suggests (name_only)
+    ambiguous_counts: dict[str, int] = field(default_factory=dict)
     import_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     inherits_counts: dict[str, int] = field(default_factory=dict)
     files_by_language: dict[str, int] = field(default_factory=dict)
@@ -136,6 +138,7 @@ class Resolution:
             "calls_by_language": self.call_counts,
             "calls_by_tier": self.tier_counts,
             "calls_unresolved_by_reason": self.reason_counts,
+            "calls_ambiguous_by_reason": self.ambiguous_counts,
             "imports_by_language": self.import_counts,
             "inherits": self.inherits_counts,
             "files_by_language": self.files_by_language,

@@ -10,7 +10,7 @@ classes, then every call site, by tiers (:mod:`semgraph.resolve.tiers`), in this
 ``module``    a top-level definition of the same module (Go: the same package);
 ``receiver``  ``self.``/``this.``/``cls.`` methods of the enclosing class and its bases, and
               ``Type.method()`` where ``Type`` names a class;
-``unique``    the only definition with that name in the repository (same language family).
+``unique``    the only definition with that name, where bare names are global (else a candidate).
 
 Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (several candidates:
 never resolved to the first one; edges tagged ``ambiguous`` go to each candidate when there
@@ -50,7 +50,7 @@ from semgraph.resolve.resolution import (
 )
 from semgraph.resolve.scope import Ctx, FileScope, NameLookups, Sym
 from semgraph.resolve.symtab import SymbolTable
-from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, CallTiers
+from semgraph.resolve.tiers import BARE_KINDS, RECEIVER_KINDS, RECEIVER_SPLIT, SEVERAL, CallTiers
 from semgraph.resolve.typed import TypedNames
 from semgraph.resolve.typeexpr import Segment
 
@@ -350,6 +350,7 @@ class _Resolver:
                 edges += [(src.key, k, line, tier, max(candidates, 1)) for k in keys]
             elif cls is CallClass.AMBIGUOUS:
                 stats[src.key][2] += 1
+                self._tally(self.res.ambiguous_counts, f.path, "ambiguous", "", tier or SEVERAL)
                 if keys:
                     edges += [(src.key, k, line, AMBIGUOUS_TIER, candidates) for k in keys]
                 else:

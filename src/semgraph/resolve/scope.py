@@ -124,6 +124,18 @@ class NameLookups:
             return self.top_level("file", path, member, fam, depth) if member == name else []
         return []
 
+    def package_level(
+        self, directory: str, name: str, fam: str, kinds: tuple[str, ...]
+    ) -> list[str]:
+        """Top-level definitions of ``kinds`` named ``name`` in a package directory (Java,
+        Kotlin, Scala: a package's classes need no import in its own files)."""
+        marks = ",".join("?" * len(kinds))
+        sql = (
+            "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
+            f"AND f.family = ? AND s.name = ? AND s.toplevel = 1 AND s.kind IN ({marks})"
+        )
+        return [r[0] for r in self.db.execute(sql, (directory, fam, name, *kinds))]
+
     def _reexported(self, path: str, name: str, fam: str, depth: int) -> list[str]:
         for local, kind, target in self.db.execute(
             "SELECT local, kind, target FROM bindings WHERE path = ? AND local IN (?, '*') "
@@ -134,6 +146,31 @@ class NameLookups:
                 member_path, member = target.split(MEMBER_SEP, 1)
                 keys = self.top_level("file", member_path, member, fam, depth)
             elif kind == "file" and local == "*":
+                keys = self.top_level("file", target, name, fam, depth)
+            else:
+                continue
+            if keys:
+                return keys
+        return self._js_exported(path, name, fam, depth) if fam == "js" else []
+
+    def js_default(self, module: str) -> list[str]:
+        """What calling a JS/TS module (``file<NUL>path``, a ``require``) calls: the
+        definition its ``module.exports =`` (or ``export default``) names; a module of
+        another language has no exports, so none."""
+        kind, _, target = module.partition(MEMBER_SEP)
+        return self._js_exported(target, "default", "js", 0) if kind == "file" else []
+
+    def _js_exported(self, path: str, name: str, fam: str, depth: int) -> list[str]:
+        """What a JS/TS file exports as ``name`` (``export default C``, ``module.exports =
+        C``, ``export {a as name}``, ``export * from``), read from the resolved exports."""
+        for (entry,) in self.db.execute(
+            "SELECT entry FROM file_exports WHERE path = ? ORDER BY entry", (path,)
+        ).fetchall():
+            exported, _, rest = entry.partition("\t")
+            target, _, member = rest.partition("\t")
+            if exported == name and member not in ("*", name if target == path else ""):
+                keys = self.top_level("file", target, member, fam, depth)
+            elif exported == "*" and member == "*" and target != path:
                 keys = self.top_level("file", target, name, fam, depth)
             else:
                 continue

@@ -4,8 +4,11 @@ the call's class (``resolved``, ``ambiguous``, ``external`` or ``unresolved``).
 
 The ``receiver`` tier first asks the receiver's type (:mod:`semgraph.resolve.typed`): a local,
 parameter or attribute of a known class resolves to that class's member; one of an external
-or builtin type is ``external``; one of no known type stays ``unresolved`` (never ``unique``,
-which only names the only definition of a name when the receiver is no local at all).
+or builtin type is ``external``; one of no known type stays ``unresolved``. A name that no
+scope, import or type binds reaches ``unique``: the only definition with that name is a
+resolution only for a bare call where such names are global (C, PHP, Lua, Ruby, Swift, shell);
+everywhere else, and for every receiver of unknown type, it is a candidate (``ambiguous`` with
+the reason ``name_only``), so an edge always has evidence: a type, an import or a scope.
 
 A Go call that names a defined type (``Attr(x)``, ``tui.Attr(x)``) is a conversion: no edge,
 ``unresolved`` with the reason ``conversion``.
@@ -35,6 +38,15 @@ SUPER_NAMES = frozenset({"super", "base", "parent"})
 # bare calls see the enclosing class (Ruby `save`, Kotlin `save()`: an implicit self/this)
 _MEMBER_SCOPE_FAMILIES = frozenset({"java", "c", "csharp", "kotlin", "scala", "swift", "ruby"})
 BARE_KINDS = ("function", "class", "struct")  # constructors call a class
+# where a bare name is global across files (C's linker, PHP and Lua globals, a Ruby top-level
+# def, Swift's module, a sourced shell function), the only definition with that name is
+# evidence; elsewhere a bare name no scope or import binds, and any receiver of unknown type,
+# only suggest it: a candidate (ambiguous, reason ``name_only``), never a resolved edge
+GLOBAL_NAME_FAMILIES = frozenset({"c", "php", "lua", "ruby", "swift", "bash"})
+# where a package is a directory, its classes and functions are in scope without an import
+_PACKAGE_DIR_FAMILIES = frozenset({"java", "kotlin", "scala"})
+NAME_ONLY = "name_only"  # an ambiguous site's reason: one candidate, named by nothing else
+SEVERAL = "several"  # an ambiguous site's reason: more than one candidate
 RECEIVER_KINDS = ("method", "function")
 RECEIVER_SPLIT = re.compile(r"\.|::|->")
 
@@ -90,7 +102,7 @@ class CallTiers:
                 return CallClass.UNRESOLVED, Reason.NO_DEFINITION.value, [], 0
             if self.open.is_open(f.path, f.family, callee, None):  # `new JsonSerializer()`
                 return CallClass.EXTERNAL, None, [], 0
-            return self._unique(callee, f.family, BARE_KINDS)
+            return self._unique(callee, f.family, BARE_KINDS, bare=True)
         receiver = receiver.strip() if f.family != GO else unwrap(receiver.strip())
         if _LITERAL.match(receiver):
             return CallClass.EXTERNAL, None, [], 0
@@ -101,7 +113,7 @@ class CallTiers:
             return CallClass.EXTERNAL, None, [], 0
         if not _DOTTED.match(receiver):  # x[0].m(), f().m(): an expression of unknown type
             return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
-        return self._unique(callee, f.family, RECEIVER_KINDS)
+        return self._unique(callee, f.family, RECEIVER_KINDS, bare=False)
 
     def _bare(
         self, scope: FileScope, f: ImportFile, src: Sym, callee: str, line: int
@@ -127,13 +139,21 @@ class CallTiers:
                 return CallClass.EXTERNAL, None, [], 0
             if bound[0] == "symbols":
                 return _pick(bound[1], Tier.IMPORT)
+            made = self.names.js_default(bound[1][0])  # new (require("./c"))()
+            if made:
+                return _pick(made, Tier.IMPORT)
+        return self._module_level(scope, f, callee)
+
+    def _module_level(self, scope: FileScope, f: ImportFile, callee: str) -> Outcome | None:
+        """A top-level definition of the file (Go: of its package; Java, Kotlin, Scala: a
+        class of its package, `new Repo()`)."""
         kind, target = ("dir", f.dir) if f.family == "go" else ("file", f.path)
         local = [
             k for k in self.names.top_level(kind, target, callee, f.family) if k != scope.module_key
         ]
-        if local:
-            return _pick(local, Tier.MODULE)
-        return None
+        if not local and f.family in _PACKAGE_DIR_FAMILIES:
+            local = self.names.package_level(f.dir, callee, f.family, BARE_KINDS)
+        return _pick(local, Tier.MODULE) if local else None
 
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
         """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved (a
@@ -279,19 +299,27 @@ class CallTiers:
                     return _pick(keys, Tier.IMPORT)
                 if f.family == "python" and name == receiver:  # not in that module
                     return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
-                return None
+                made = self.names.js_default(bound[1][0])  # module.exports = C
+                keys = [
+                    m for c in made if self.names.is_class(c) for m in self.names.members(c, callee)
+                ]
+                return _pick(keys, Tier.IMPORT) if keys and name == receiver else None
             classes = [k for k in bound[1] if self.names.is_class(k)]
             keys = [m for c in classes for m in self.names.members(c, callee)]
             return _pick(keys, Tier.IMPORT) if keys else None
         return None
 
-    def _unique(self, callee: str, fam: str, kinds: tuple[str, ...]) -> Outcome:
+    def _unique(self, callee: str, fam: str, kinds: tuple[str, ...], *, bare: bool) -> Outcome:
+        """The definitions a name alone suggests: resolved (tier ``unique``) only for a bare
+        name where such names are global (:data:`GLOBAL_NAME_FAMILIES`), else candidates."""
         total, keys = self.names.by_name(callee, fam, kinds)
         if total == 0:
             return CallClass.UNRESOLVED, None, [], 0
-        if total == 1:
+        source = prefer_source(keys)
+        total, keys = (len(source), source) if len(source) < len(keys) else (total, keys)
+        if total == 1 and bare and fam in GLOBAL_NAME_FAMILIES:
             return CallClass.RESOLVED, Tier.UNIQUE.value, keys, 1
-        return CallClass.AMBIGUOUS, None, keys, total
+        return CallClass.AMBIGUOUS, NAME_ONLY if total == 1 else SEVERAL, keys, total
 
 
 def _is_self(root: str, fam: str) -> bool:
@@ -303,9 +331,21 @@ def _is_self(root: str, fam: str) -> bool:
     return True
 
 
+_DECLARATIONS = re.compile(r"\.d\.[cm]?ts$")  # TypeScript declaration files
+
+
+def prefer_source(keys: list[str]) -> list[str]:
+    """The candidates in source files when some are in TypeScript declaration files
+    (``x.d.ts`` beside ``x.ts``): a declaration is preferred to nothing, never to the code."""
+    source = [
+        k for k in keys if not _DECLARATIONS.search(k.split("|", 2)[1] if k.count("|") >= 2 else "")
+    ]
+    return source if source else keys
+
+
 def _pick(keys: list[str], tier: Tier) -> Outcome:
     """One candidate resolves; several (overloads, duplicate definitions) are ambiguous."""
-    unique = list(dict.fromkeys(keys))
+    unique = prefer_source(list(dict.fromkeys(keys)))
     if len(unique) == 1:
         return CallClass.RESOLVED, tier.value, unique, 1
-    return CallClass.AMBIGUOUS, None, unique, len(unique)
+    return CallClass.AMBIGUOUS, SEVERAL, unique, len(unique)

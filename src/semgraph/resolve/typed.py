@@ -8,15 +8,13 @@ A value is one of:
 * ``("instance", keys)`` / ``("class", keys)``: an object of, or the class itself, one of the
   repository's classes (the keys; several only when the same type is named by several);
 * ``("function", keys)``: a function of the repository (calling it gives its return type);
-* ``("module", (kind\\0target,))``: an imported module of the repository;
+* ``("module", (kind\\0target,))``: an imported module of the repository (called: its export);
 * ``("external", ())``: something outside the repository (an external import, a builtin);
   where known, the import and path it names (:mod:`semgraph.resolve.external_values`);
 * ``("unknown", ())``: a local, a parameter or an attribute whose type nothing states.
 
-Everything is looked up lazily and cached per file. The module is over 300 lines because
-evaluation is one recursive walk (roots, members, calls, return types, attributes through
-bases) whose steps call each other; split, each part would need all the others.
-
+Everything is looked up lazily and cached per file. The module is over 300 lines: evaluation
+is one recursive walk (roots, members, calls, return types, attributes through bases).
 Language rules are kept to a few places (:func:`semgraph.resolve.typeexpr.clean_type`,
 :data:`SELF_ROOTS`); a language that needs more (Go interface dispatch) extends
 :meth:`TypedNames.value_of_type` or :meth:`TypedNames.member`.
@@ -270,6 +268,8 @@ class TypedNames:
             return ("instance", (cls,)) if cls else UNKNOWN
         segs = [Segment(part, False) for part in name.split(".")]
         value = self.evaluate(ctx, segs, ctx.src.end, depth + 1)
+        if value[0] == "module":  # {Thing}, Thing = require("./thing")
+            value = self.of_symbols(self.names.js_default(value[1][0]))
         if value[0] == "class":
             return ("instance", value[1])
         return ext.instance(value) if value[0] == "external" else UNKNOWN
@@ -282,6 +282,8 @@ class TypedNames:
             return ext.one(self.returns(k, depth) for k in keys)
         if kind == "external":
             return ext.call(value)
+        if kind == "module":  # a CommonJS module called
+            return self.call(self.of_symbols(self.names.js_default(keys[0])), depth)
         return UNKNOWN
 
     def returns(self, key: str, depth: int) -> Value:
@@ -311,8 +313,8 @@ class TypedNames:
             found = self.names.top_level(mkind, target, name, fam)
             if found:
                 return self.of_symbols(found)
-            if mkind != "file":
-                return UNKNOWN
+            if mkind != "file":  # a Go package's variable or constant (tui.Esc.Byte())
+                return go_types.package_member(self, target, name, fam, depth)
             sub = self.db.execute(  # pkg.sub: a submodule of the package
                 "SELECT s.path FROM files m JOIN files s ON s.module = m.module || '.' || ? "
                 "AND s.family = m.family WHERE m.path = ? LIMIT 2",

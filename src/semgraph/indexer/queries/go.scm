@@ -116,3 +116,7 @@
 (return_statement (expression_list . (_) @conv.ret .)) @conv
 (function_declaration parameters: (parameter_list) @conv.params) @conv
 (method_declaration parameters: (parameter_list) @conv.params) @conv
+; constants of a defined type (const ( Esc EventType = iota; CtrlA )): each spec without a type
+; or a value repeats the one before it (semgraph.indexer.typed.go_consts)
+(const_spec name: (identifier) @bind.name type: (_) @bind.type) @bind
+(const_declaration) @consts

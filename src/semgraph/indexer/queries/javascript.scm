@@ -41,3 +41,17 @@
   right: (new_expression constructor: (_) @bind.call)) @bind
 (field_definition property: (property_identifier) @bind.name
   value: (new_expression constructor: (_) @bind.call)) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (identifier) @bind.ref) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (call_expression function: (_) @bind.call)) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (await_expression (call_expression function: (_) @bind.call))) @bind
+; JSDoc types (indexer/jsdoc.py): a /** */ comment and the declaration right after it
+((comment) @jsdoc .
+  [(function_declaration) (generator_function_declaration) (method_definition)
+   (lexical_declaration) (variable_declaration) (export_statement)
+   (expression_statement)] @jsdoc.target)

@@ -34,6 +34,12 @@
     object: (_) @receiver
     property: [(property_identifier) (private_property_identifier)] @callee)) @call
 (new_expression constructor: (identifier) @callee) @call
+; `await f<T>()` reads as a call of `await f` (tree-sitter-typescript): the call of f
+(call_expression function: (await_expression (identifier) @callee)) @call
+(call_expression
+  function: (await_expression (member_expression
+    object: (_) @receiver
+    property: [(property_identifier) (private_property_identifier)] @callee))) @call
 
 ; typed names (indexer/typed.py): locals, fields, parameters, `this.x = new T()`, returns
 (variable_declarator name: (identifier) @bind.name type: (type_annotation (_) @bind.type)) @bind
@@ -54,3 +60,17 @@
   right: (new_expression constructor: (_) @bind.call)) @bind
 (function_declaration return_type: (type_annotation (_) @bind.type)) @returns
 (method_definition return_type: (type_annotation (_) @bind.type)) @returns
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (identifier) @bind.ref) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (call_expression function: (_) @bind.call)) @bind
+(assignment_expression
+  left: (member_expression object: (this) @bind.self property: (property_identifier) @bind.name)
+  right: (await_expression (call_expression function: (_) @bind.call))) @bind
+; a constructor's parameter property (constructor(private h: Headers)) is a field
+(required_parameter (accessibility_modifier) @bind.self pattern: (identifier) @bind.name
+  type: (type_annotation (_) @bind.type)) @bind
+(optional_parameter (accessibility_modifier) @bind.self pattern: (identifier) @bind.name
+  type: (type_annotation (_) @bind.type)) @bind
