@@ -4,8 +4,12 @@ effect only there, a local only from its declaration on."""
 
 from __future__ import annotations
 
-from semgraph.indexer.extract import extract_all
+from pathlib import Path
+
+from semgraph.indexer.extract import ExtractOptions, extract_all, extract_file
+from semgraph.model import FileFacts, SkippedFile
 from semgraph.resolve.go_scope import in_effect
+from semgraph.resolve.resolver import resolve
 
 SRC = b"""package app
 
@@ -73,3 +77,41 @@ def test_a_literal_at_package_level_bounds_nothing() -> None:
     _, _, _, binds, _ = extract_all("app/v.go", "go", src)
     got = {(b.scope, b.name, b.end) for b in binds}
     assert ("app.v", "n", 0) in got and ("app.v", "v", 0) in got  # read as the module's names
+
+
+CONSTS = b"""package tui
+
+type EventType int
+
+const (
+\tRune EventType = iota
+\tCtrlA
+\tCtrlB
+)
+
+const (
+\tKB = 1 << 10
+\tMB
+)
+
+func (t EventType) Byte() byte { return byte(t) }
+"""
+
+
+def test_a_const_block_repeats_its_type() -> None:
+    _, _, _, binds, _ = extract_all("tui/tui.go", "go", CONSTS)
+    got = {b.name: (b.kind, b.text) for b in binds if b.scope == "tui.tui"}
+    assert got["Rune"] == got["CtrlA"] == got["CtrlB"] == ("type", "EventType")
+    assert "MB" not in got  # repeats an untyped expression: no type
+
+
+def test_a_package_constant_is_a_typed_receiver(tmp_path: Path) -> None:
+    use = b'package app\n\nimport "x/tui"\n\nfunc F() byte {\n\treturn tui.CtrlA.Byte()\n}\n'
+    files: list[FileFacts | SkippedFile] = [
+        extract_file("tui/tui.go", CONSTS, ExtractOptions()),
+        extract_file("app/app.go", use, ExtractOptions()),
+        extract_file("go.mod", b"module x\n\ngo 1.22\n", ExtractOptions()),
+    ]
+    with resolve(lambda: iter(files), "g", tmp_path / "work") as res:
+        edges = {(e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
+    assert ("tui.tui.EventType.Byte", "receiver") in edges
