@@ -272,11 +272,10 @@ def calls(sources: Sources, rel: str) -> list[tuple[Key, tuple[int, int]]]:
         callee = None
         if node.type == "call_expression":
             fn = node.child_by_field_name("function")
+            ok: tuple[str, ...] = ("identifier",)
             if fn is not None and fn.type == "member_expression":
                 fn = fn.child_by_field_name("property")
                 ok = ("property_identifier", "private_property_identifier")
-            else:
-                ok = ("identifier",)
             callee = fn if fn is not None and fn.type in ok else None
         elif node.type == "new_expression":
             fn = node.child_by_field_name("constructor")
