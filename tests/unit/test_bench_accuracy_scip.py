@@ -216,3 +216,45 @@ def test_declaration_kinds_group_and_count_our_edges() -> None:
         "sites": {"parameter": 1, "declaration (.d.ts, signature)": 1},
         "our_resolved_edges": {"parameter / unique": 1},
     }
+
+
+def test_misses_group_by_the_receivers_binding(tmp_path: Path) -> None:
+    from bench.accuracy.accuracy_scip_misses import groups
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.ts").write_text(
+        "import Box from './box.js';\n"  # 0
+        "const b = new Box();\n"  # 1
+        "b.get();\n"  # 2
+        "function f(x: Box) { x.get(); }\n"  # 3
+        "this.get();\n"  # 4
+    )
+    get = f"{PKG}`box.ts`/Box#get()."
+    dump = _dump(
+        tmp_path,
+        {
+            "m.ts": [
+                [1, 6, 1, 7, "local 1", 1],
+                [2, 0, 2, 1, "local 1", 0],
+                [2, 2, 2, 5, get, 0],
+                [3, 11, 3, 12, "local 2", 1],
+                [3, 21, 3, 22, "local 2", 0],
+                [3, 23, 3, 26, get, 0],
+                [4, 5, 4, 8, get, 0],
+            ],
+            "box.ts": [[1, 2, 1, 5, get, 1]],
+        },
+    )
+    (root / "box.ts").write_text("export default class Box {\n  get() { return 1; }\n}\n")
+    defs = Definitions([("GET", "box.ts", "get", 2, 2), ("BOX", "box.ts", "Box", 1, 3)])
+    truth, files = read_scip(root, dump, defs, "typescript")
+    ours = {("m.ts", 4, "get"): OurSite("resolved", "receiver", {"GET"})}
+    ours[("m.ts", 5, "get")] = OurSite("resolved", "unique", {"OTHER"})
+    misses, edges = groups(truth, ours, root, dump, files)
+    assert {k: len(v) for k, v in misses.items()} == {
+        "no call site | const = new_expression": 1,
+        "resolved elsewhere | this": 1,
+    }
+    assert misses["no call site | const = new_expression"] == ["m.ts:3 get | b.get();"]
+    assert list(edges) == ["unique | wrong"]
