@@ -33,7 +33,12 @@ symbol's definition occurrences are its targets:
   ``member_expression`` for ``this.x = ...``, ...). Like jedi's non-definitions these sites are
   counted in neither recall nor the precision over in-repository sites; an edge semgraph draws
   there counts as a ``false_nondef`` in the all-sites precision only. ``decl_kind`` groups
-  them for the report;
+  them for the report. Where the declaration has implementations in the repository
+  (``ScipIndex.implementing``: the class members SCIP relates to an interface member with
+  ``is_implementation``; for a ``.d.ts`` declaration, the symbols of the same package with the
+  same descriptors after the file, defined outside ``.d.ts`` files, which is how a package's
+  hand-written typings name its JavaScript), they are kept as ``implemented_by``, outside the
+  verdict: ``bench_accuracy.declarations`` reports semgraph's edges there as a recall apart;
 * ``none``: no occurrence at the callee (the compiler has no symbol: an ``any`` receiver).
 
 SCIP positions are 0-based lines and UTF-16 code units; tree-sitter's columns are bytes, so
@@ -43,6 +48,7 @@ each is converted through the line's text.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections import defaultdict
@@ -164,6 +170,33 @@ class ScipIndex:
     )
     paths: list[str] = field(default_factory=list)
     implementations: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _by_descriptor: dict[str, list[str]] | None = None
+
+    def implementing(self, symbol: str) -> list[str]:
+        """The symbols that implement a declaration: the classes' members SCIP relates to it
+        (``is_implementation``), and for one declared in a ``.d.ts`` file the symbols of its
+        package with the same descriptors after the file defined outside ``.d.ts`` files
+        (``typings/`index.d.ts`/Command#parse().`` -> ``lib/`command.js`/Command#parse().``)."""
+        out = sorted(self.implementations.get(symbol, ()))
+        split = _split_file(symbol)
+        if split is None or not split[1].endswith(".d.ts`/"):
+            return out
+        if self._by_descriptor is None:
+            self._by_descriptor = defaultdict(list)
+            for other, where in self.definitions.items():
+                parts = _split_file(other)
+                if parts is not None and not all(d[0].endswith(".d.ts") for d in where):
+                    self._by_descriptor[f"{parts[0]} {parts[2]}"].append(other)
+        return out + self._by_descriptor.get(f"{split[0]} {split[2]}", [])
+
+
+_FILE = re.compile(r"^(\S+ \S+ \S+ \S+) ((?:[^`/ ]+/|`[^`]*`/)*?`[^`]*\.[cm]?[jt]sx?`/)(.+)$")
+
+
+def _split_file(symbol: str) -> tuple[str, str, str] | None:
+    """A global symbol as (scheme manager package version, its file's descriptors, the rest)."""
+    m = _FILE.match(symbol)
+    return (m[1], m[2], m[3]) if m else None
 
 
 def _symbol_key(path: str, symbol: str) -> str:
@@ -324,6 +357,11 @@ def _site(
                 continue
             kind = "d.ts" if dpath.endswith(".d.ts") else sources.kind(dpath, row, start)
             site.nondef.append(f"{dpath}:{row + 1} {name} ({kind})")
+        for impl in (i for s in group for i in idx.implementing(s)):
+            for ipath, row, start, end in idx.definitions.get(impl, []):
+                key = defs.at(ipath, row + 1, sources.text(ipath, row, start, end))
+                if key is not None and not ipath.endswith(".d.ts"):
+                    site.implemented_by.add(key)
     return site
 
 
@@ -342,6 +380,7 @@ def read_scip(
             one = _site(idx, sources, defs, rel, idx.refs.get((rel, row, col), []))
             site = sites.setdefault(key, OracleSite())  # one name twice on a line: merged
             site.internal |= one.internal
+            site.implemented_by |= one.implemented_by
             site.nondef.extend(one.nondef)
             site.external += one.external
     return sites, rels

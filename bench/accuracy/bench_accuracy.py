@@ -201,9 +201,13 @@ def _records(repo: Repo, result: Score, extra: dict[str, Any]) -> None:
 
 def declarations(truth: dict[Key, OracleSite], ours: dict[Key, OurSite]) -> dict[str, Any]:
     """The sites the oracle resolves only to a declaration (``nondef``), by the kind of their
-    first one (``accuracy_scip.decl_kind``), with the resolved edges semgraph draws there."""
+    first one (``accuracy_scip.decl_kind``), with the resolved edges semgraph draws there; and
+    of those whose declaration has implementations in the repository (``implemented_by``: a
+    ``.d.ts`` declaration of in-repository code, an interface member classes implement), what
+    semgraph has there, as a recall apart from the main one."""
     sites: Counter[str] = Counter()
     edges: Counter[str] = Counter()
+    implemented: Counter[str] = Counter()
     for key, site in truth.items():
         if site.verdict != NONDEF:
             continue
@@ -212,7 +216,21 @@ def declarations(truth: dict[Key, OracleSite], ours: dict[Key, OurSite]) -> dict
         mine = ours.get(key)
         if mine is not None and mine.cls == RESOLVED:
             edges[f"{kind} / {mine.tier}"] += 1
-    return {"sites": dict(sites.most_common()), "our_resolved_edges": dict(edges.most_common())}
+        if not site.implemented_by:
+            continue
+        implemented["sites"] += 1
+        right = mine is not None and bool(mine.targets & site.implemented_by)
+        if mine is None:
+            implemented["no call site"] += 1
+        elif mine.cls in (RESOLVED, AMBIGUOUS):
+            implemented[f"{mine.cls} {'to an implementation' if right else 'elsewhere'}"] += 1
+        else:
+            implemented["no edge"] += 1
+    return {
+        "sites": dict(sites.most_common()),
+        "our_resolved_edges": dict(edges.most_common()),
+        "with_implementations": dict(implemented.most_common()),
+    }
 
 
 def _r(x: float | None) -> str:

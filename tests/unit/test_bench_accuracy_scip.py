@@ -90,6 +90,7 @@ def test_load_scip_skips_malformed_lines_and_keys_locals_by_document(tmp_path: P
     assert idx.refs[("a.js", 2, 0)] == [f"{LIB}make()."]
     assert len(idx.refs) == 2
     assert idx.implementations == {"I": {"S"}}
+    assert idx.implementing("I") == ["S"]
 
 
 def test_load_scip_of_an_empty_dump(tmp_path: Path) -> None:
@@ -170,6 +171,8 @@ def test_read_scip_maps_targets_constructors_externals_and_declarations(tmp_path
     assert main[(4, "log")].verdict == "external"
     assert main[(1, "cb")].nondef == ["src/main.js:1 cb (formal_parameters)"]
     assert main[(5, "make")].nondef == ["src/types.d.ts:1 make (d.ts)"]  # never the d.ts "def"
+    assert main[(5, "make")].implemented_by == {"MAKE"}  # same descriptors, outside the d.ts
+    assert main[(2, "make")].implemented_by == set()
     assert main[(5, "get")].internal == {"BOX.GET"}
     assert main[(7, "thing")].verdict == "none"
     assert sites[("src/lib.js", 6, "Box")].internal == {"BOX", "BOX.CTOR"}
@@ -205,16 +208,17 @@ def test_declaration_kinds_group_and_count_our_edges() -> None:
     assert decl_kind("malformed") == "other (?)"
     truth = {
         ("a.ts", 1, "f"): OracleSite(nondef=["a.ts:9 f (required_parameter)"]),
-        ("a.ts", 2, "g"): OracleSite(nondef=["a.d.ts:3 g (d.ts)"]),
+        ("a.ts", 2, "g"): OracleSite(nondef=["a.d.ts:3 g (d.ts)"], implemented_by={"G"}),
         ("a.ts", 3, "h"): OracleSite(internal={"H"}),
     }
     ours = {
         ("a.ts", 1, "f"): OurSite("resolved", "unique", {"F"}),
-        ("a.ts", 2, "g"): OurSite("no edge"),
+        ("a.ts", 2, "g"): OurSite("ambiguous", None, {"G", "G2"}),
     }
     assert declarations(truth, ours) == {
         "sites": {"parameter": 1, "declaration (.d.ts, signature)": 1},
         "our_resolved_edges": {"parameter / unique": 1},
+        "with_implementations": {"sites": 1, "ambiguous to an implementation": 1},
     }
 
 
