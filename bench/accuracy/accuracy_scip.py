@@ -5,7 +5,8 @@ as a SCIP index), installed under ``accuracy_oracles.ORACLES`` like jedi and cal
 Running it (``scip_dump``): the materialised tree is copied to ``ORACLES/scip-work`` (never
 the tree semgraph indexes), its own dependencies installed there with ``npm ci
 --ignore-scripts`` when it has a ``package-lock.json`` (else ``npm install --ignore-scripts``,
-unpinned: the cache file then stands for that run), and its root ``tsconfig.json`` replaced
+unpinned: the cache file then stands for that run, and the lock npm wrote is kept beside it as
+``...package-lock.json``), and its root ``tsconfig.json`` replaced
 by ``ORACLE_TSCONFIG`` (``allowJs``, every file under the root but ``node_modules``: the same
 files semgraph indexes, where a repository's own configuration leaves out its tests or
 examples, or extends a package). ``scip_dump.cjs`` turns the index into JSON lines, cached
@@ -142,11 +143,15 @@ def scip_dump(root: Path, name: str, commit: str) -> Path:
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(root, work, ignore=shutil.ignore_patterns("node_modules", ".git"))
+    locked = (work / "package-lock.json").exists()
     try:
-        if (work / "package-lock.json").exists():
+        if locked:
             _npm("ci", "--ignore-scripts", cwd=work)
         elif (work / "package.json").exists():
-            _npm("install", "--ignore-scripts", "--no-package-lock", cwd=work)
+            # what this run installed, kept beside its answers (over an .npmrc saying no lock)
+            _npm("install", "--ignore-scripts", "--package-lock=true", cwd=work)
+            if (work / "package-lock.json").exists():
+                shutil.copy(work / "package-lock.json", out.with_suffix(".package-lock.json"))
     except subprocess.CalledProcessError as exc:  # the oracle still runs, on fewer types
         print(f"# {name}: installing its dependencies failed ({exc}); going on without", flush=True)
     (work / "tsconfig.json").write_text(json.dumps(ORACLE_TSCONFIG, indent=1) + "\n")
@@ -157,6 +162,7 @@ def scip_dump(root: Path, name: str, commit: str) -> Path:
     tmp = out.with_suffix(".part")
     subprocess.run(["node", str(SCIP_DUMP), str(where), str(index), str(tmp)], check=True)
     tmp.replace(out)
+    shutil.rmtree(work)  # its node_modules: hundreds of MB (kept when a step fails)
     return out
 
 
