@@ -298,8 +298,9 @@ def utf16_column(line: bytes, byte_col: int) -> int:
 
 
 def calls(sources: Sources, rel: str) -> list[tuple[Key, tuple[int, int]]]:
-    """The calls semgraph's query captures in ``rel``: their site key, and the callee
-    identifier's position as SCIP has it (0-based line, UTF-16 character)."""
+    """The calls semgraph's query captures in ``rel`` (``indexer/queries/typescript.scm`` and
+    ``javascript.scm``, the ``@call`` patterns, kept in step by hand): their site key, and the
+    callee identifier's position as SCIP has it (0-based line, UTF-16 character)."""
     tree = sources.tree(rel)
     if tree is None:
         return []
@@ -311,6 +312,8 @@ def calls(sources: Sources, rel: str) -> list[tuple[Key, tuple[int, int]]]:
         callee = None
         if node.type == "call_expression":
             fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "await_expression" and fn.named_child_count == 1:
+                fn = fn.named_children[0]  # `await f<T>()`: tree-sitter-typescript's reading
             ok: tuple[str, ...] = ("identifier",)
             if fn is not None and fn.type == "member_expression":
                 fn = fn.child_by_field_name("property")

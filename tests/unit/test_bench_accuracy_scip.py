@@ -116,6 +116,12 @@ def test_calls_key_like_semgraph_and_point_at_the_callee(tmp_path: Path) -> None
     assert calls(Sources(root), "src/missing.js") == []
 
 
+def test_calls_read_await_with_type_arguments_as_a_call_of_the_awaited(tmp_path: Path) -> None:
+    (tmp_path / "a.ts").write_text("async function m() {\n  await f<T>(1);\n  await o.g<T>();\n}\n")
+    got = sorted(calls(Sources(tmp_path), "a.ts"))
+    assert got == [(("a.ts", 2, "f"), (1, 8)), (("a.ts", 3, "g"), (2, 10))]
+
+
 def test_positions_count_utf16_units() -> None:
     line = "é😀 f()".encode()
     assert utf16_column(line, line.index(b"f")) == 4  # é one unit, the emoji two, a space
