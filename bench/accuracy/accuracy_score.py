@@ -41,6 +41,10 @@ class OracleSite:
     nondef: list[str] = field(default_factory=list)  # "path:line name" of in-repo non-defs
     external: int = 0
     error: bool = False
+    # where the answer is a declaration only (``nondef``): the semgraph definitions that
+    # implement it, when the oracle can tell (scip-typescript: bench.accuracy.accuracy_scip);
+    # never part of the verdict, reported beside it
+    implemented_by: set[str] = field(default_factory=set)
 
     @property
     def verdict(self) -> str:

@@ -29,17 +29,29 @@ import os
 import subprocess
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.accuracy import accuracy_oracles as oracles
-from bench.accuracy.accuracy_score import AMBIGUOUS, RESOLVED, Key, OurSite, Score, ratio, score
+from bench.accuracy import accuracy_scip
+from bench.accuracy.accuracy_score import (
+    AMBIGUOUS,
+    NONDEF,
+    RESOLVED,
+    Key,
+    OracleSite,
+    OurSite,
+    Score,
+    ratio,
+    score,
+)
 from bench.harness.records import emit
 
 AMBIGUOUS_TIER = "ambiguous"
 NO_EDGE = "no edge"  # external, unresolved, or ambiguous over the cap: no row says which
+SCIP_LANGUAGES = ("typescript", "javascript")  # scip-typescript (bench.accuracy.accuracy_scip)
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,10 @@ REPOS = [
     Repo("fzf", "junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6", "go"),
     Repo("expr", "expr-lang/expr", "851b241a301f7c74646e65e4009c69cf290993a8", "go"),
     Repo("mux", "gorilla/mux", "db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265", "go"),
+    # scip-typescript's: got (MIT; TypeScript, ESM, ~90 files) and commander.js (MIT;
+    # JavaScript, ESM with JSDoc types and a hand-written typings/index.d.ts, ~170 files)
+    Repo("got", "sindresorhus/got", "d00d845a0b435365ec73ea5a1fca6e17ee677184", "typescript"),
+    Repo("commander", "tj/commander.js", "ba6d13ddb4243e5913367734f8c159089ffe7834", "javascript"),
 ]
 
 
@@ -183,6 +199,40 @@ def _records(repo: Repo, result: Score, extra: dict[str, Any]) -> None:
     )
 
 
+def declarations(truth: dict[Key, OracleSite], ours: dict[Key, OurSite]) -> dict[str, Any]:
+    """The sites the oracle resolves only to a declaration (``nondef``), by the kind of their
+    first one (``accuracy_scip.decl_kind``), with the resolved edges semgraph draws there; and
+    of those whose declaration has implementations in the repository (``implemented_by``: a
+    ``.d.ts`` declaration of in-repository code, an interface member classes implement), what
+    semgraph has there, as a recall apart from the main one."""
+    sites: Counter[str] = Counter()
+    edges: Counter[str] = Counter()
+    implemented: Counter[str] = Counter()
+    for key, site in truth.items():
+        if site.verdict != NONDEF:
+            continue
+        kind = accuracy_scip.decl_kind(site.nondef[0])
+        sites[kind] += 1
+        mine = ours.get(key)
+        if mine is not None and mine.cls == RESOLVED:
+            edges[f"{kind} / {mine.tier}"] += 1
+        if not site.implemented_by:
+            continue
+        implemented["sites"] += 1
+        right = mine is not None and bool(mine.targets & site.implemented_by)
+        if mine is None:
+            implemented["no call site"] += 1
+        elif mine.cls in (RESOLVED, AMBIGUOUS):
+            implemented[f"{mine.cls} {'to an implementation' if right else 'elsewhere'}"] += 1
+        else:
+            implemented["no edge"] += 1
+    return {
+        "sites": dict(sites.most_common()),
+        "our_resolved_edges": dict(edges.most_common()),
+        "with_implementations": dict(implemented.most_common()),
+    }
+
+
 def _r(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
@@ -192,6 +242,8 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     t0 = time.monotonic()
     if repo.language == "python":
         jsonl = oracles.jedi_sites(root, repo.name, repo.commit, args.jobs)
+    elif repo.language in SCIP_LANGUAGES:
+        dump = accuracy_scip.scip_dump(root, repo.name, repo.commit)
     else:
         edges, listed = oracles.callgraph_edges(root, repo.name, repo.commit)
     oracle_s = time.monotonic() - t0
@@ -208,6 +260,8 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         files: set[str] | None
         if repo.language == "python":
             truth, files = oracles.read_jedi(jsonl, defs), None
+        elif repo.language in SCIP_LANGUAGES:
+            truth, files = accuracy_scip.read_scip(root, dump, defs, repo.language)
         else:
             truth, files = oracles.read_callgraph(root, edges, listed, defs)
         ours, stray = our_sites(db, repo.language, files)
@@ -218,6 +272,13 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         result,
         {"stray_edges": stray, "index_s": round(index_s, 1), "oracle_s": round(oracle_s, 1)},
     )
+    if repo.language in SCIP_LANGUAGES:
+        emit(
+            "accuracy.declarations",
+            repo=repo.name,
+            language=repo.language,
+            **declarations(truth, ours),
+        )
     return {"repo": repo.name, "root": str(root), "examples": result.examples}
 
 

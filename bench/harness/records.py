@@ -103,6 +103,9 @@ RECORDS = {
     "backlog.mode": "bench_backlog: one run (1 or 2 workers): wall, p50/p95, RSS, CPU, limit",
     "backlog.summary": "bench_backlog: wall time with 2 workers / with 1 worker, same run",
     "accuracy.misses": "bench_accuracy: the oracle-resolved call sites one repository missed",
+    "accuracy.declarations": (
+        "bench_accuracy: the call sites scip-typescript resolves only to a declaration"
+    ),
     "localize.repo": "eval_localize: one repository and the commits chosen from it",
     "localize.push": "eval_localize: the push to a chosen commit's parent (job seconds)",
     "localize.eval": "eval_localize: one commit, text and method: first answer file/function rank",
