@@ -250,3 +250,19 @@ def test_hostile_jsdoc_is_bounded(tmp_path: Path) -> None:
     assert len(huge) > MAX_COMMENT
     facts = extract_file("b.js", broken.encode(), ExtractOptions())
     assert {(b.name, b.kind) for b in facts.bindings} == {("t", "name")}  # no type read
+
+
+def test_export_star_never_reexports_a_default(tmp_path: Path) -> None:
+    src = {
+        "core/request.ts": "export default class Request { send(): void {} }\n",
+        "index.ts": (
+            "import create from './create.js';\nexport * from './core/request.js';\n"
+            "const got = create();\nexport default got;\n"
+        ),
+        "create.ts": "export default function create(): any { return null; }\n",
+        "use.ts": "import got from './index.js';\nfunction f() {\n  got('x');\n}\n",
+    }
+    with _resolve(tmp_path, src) as res:
+        targets = {e.dst_key.split("|")[2] for e in res.iter_calls() if e.line == 3}
+        # got is a value the call of create() made (a function's result): no class, no edge
+        assert "core.request.Request" not in {t for t in targets}

@@ -162,7 +162,8 @@ class NameLookups:
 
     def _js_exported(self, path: str, name: str, fam: str, depth: int) -> list[str]:
         """What a JS/TS file exports as ``name`` (``export default C``, ``module.exports =
-        C``, ``export {a as name}``, ``export * from``), read from the resolved exports."""
+        C``, ``export {a as name}``, ``export * from``: never its default), read from the
+        resolved exports."""
         for (entry,) in self.db.execute(
             "SELECT entry FROM file_exports WHERE path = ? ORDER BY entry", (path,)
         ).fetchall():
@@ -170,7 +171,7 @@ class NameLookups:
             target, _, member = rest.partition("\t")
             if exported == name and member not in ("*", name if target == path else ""):
                 keys = self.top_level("file", target, member, fam, depth)
-            elif exported == "*" and member == "*" and target != path:
+            elif exported == "*" and member == "*" and target != path and name != "default":
                 keys = self.top_level("file", target, name, fam, depth)
             else:
                 continue
