@@ -76,7 +76,7 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         return
     kind, value = _kind_value(caps)
     if "returns" in caps:
-        if kind == "name":
+        if kind == "name" or _in_callback(caps["returns"][0]):
             return
         node = caps["returns"][0]
         key, name = -node.id - 1, RETURN
@@ -95,6 +95,32 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
     old = found.get(key)
     if old is None or _RANK[kind] > _RANK[old.kind]:
         found[key] = RawBinding(node, name, kind, value, "bind.self" in caps)
+
+
+_JS_FUNCTIONS = frozenset(
+    {
+        "arrow_function",
+        "function_expression",
+        "function",
+        "function_declaration",
+        "generator_function_declaration",
+        "generator_function",
+        "method_definition",
+    }
+)
+
+
+def _in_callback(node: Node) -> bool:
+    """A JS/TS ``return`` inside an anonymous function (``xs.map(x => { return y })``): it
+    is the callback's, not the named function's around it."""
+    if node.type != "return_statement":
+        return False
+    fn = node.parent
+    while fn is not None and fn.type not in _JS_FUNCTIONS:
+        fn = fn.parent
+    if fn is None or fn.type not in ("arrow_function", "function_expression", "function"):
+        return False
+    return fn.parent is None or fn.parent.type != "variable_declarator"
 
 
 def _kind_value(caps: dict[str, list[Node]]) -> tuple[str, str]:

@@ -263,7 +263,7 @@ class TypedNames:
         name = clean_type(text)
         if name is None:
             return UNKNOWN
-        if name in ("Self", "typing.Self"):
+        if name in ("Self", "typing.Self", "this"):  # TS `): this`
             cls = self.enclosing_class(ctx)
             return ("instance", (cls,)) if cls else UNKNOWN
         segs = [Segment(part, False) for part in name.split(".")]

@@ -23,7 +23,9 @@ class Segment:
 
 
 def split_receiver(text: str) -> list[Segment] | None:
-    """``a.b(x).c`` as segments; None for anything else (subscripts, literals, lambdas)."""
+    """``a.b(x).c`` as segments; None for anything else (subscripts, literals, lambdas).
+    ``new A.B(x).c`` (JS/TS, Java) is the call ``A.B(x).c``: constructing calls the class."""
+    text = text[4:].lstrip() if text.startswith("new ") else text
     parts: list[str] = []
     depth, start, i = 0, 0, 0
     while i < len(text):

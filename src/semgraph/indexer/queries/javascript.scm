@@ -55,3 +55,11 @@
   [(function_declaration) (generator_function_declaration) (method_definition)
    (lexical_declaration) (variable_declaration) (export_statement)
    (expression_statement)] @jsdoc.target)
+; what a function returns (a callback's own return is not its enclosing function's: typed.py)
+(return_statement (new_expression constructor: (_) @bind.call)) @returns
+(return_statement (call_expression function: (_) @bind.call)) @returns
+(return_statement (this) @bind.value) @returns
+; destructured and single parameters (([a, b]) => ..., ({a}) => ..., a => ...): untyped locals
+(formal_parameters (array_pattern (identifier) @bind.name)) @bind
+(formal_parameters (object_pattern (shorthand_property_identifier_pattern) @bind.name)) @bind
+(arrow_function parameter: (identifier) @bind.name) @bind

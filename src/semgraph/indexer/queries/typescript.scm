@@ -74,3 +74,11 @@
   type: (type_annotation (_) @bind.type)) @bind
 (optional_parameter (accessibility_modifier) @bind.self pattern: (identifier) @bind.name
   type: (type_annotation (_) @bind.type)) @bind
+; what a function returns (a callback's own return is not its enclosing function's: typed.py)
+(return_statement (new_expression constructor: (_) @bind.call)) @returns
+(return_statement (call_expression function: (_) @bind.call)) @returns
+(return_statement (this) @bind.value) @returns
+; destructured and single parameters (([a, b]) => ..., ({a}) => ..., a => ...): untyped locals
+(required_parameter pattern: (array_pattern (identifier) @bind.name)) @bind
+(required_parameter pattern: (object_pattern (shorthand_property_identifier_pattern) @bind.name)) @bind
+(arrow_function parameter: (identifier) @bind.name) @bind
