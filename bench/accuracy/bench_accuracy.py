@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.accuracy import accuracy_java as java
 from bench.accuracy import accuracy_oracles as oracles
 from bench.accuracy.accuracy_score import AMBIGUOUS, RESOLVED, Key, OurSite, Score, ratio, score
 from bench.harness.records import emit
@@ -57,6 +58,8 @@ REPOS = [
     Repo("fzf", "junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6", "go"),
     Repo("expr", "expr-lang/expr", "851b241a301f7c74646e65e4009c69cf290993a8", "go"),
     Repo("mux", "gorilla/mux", "db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265", "go"),
+    Repo("gson", "google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1", "java"),  # Apache-2.0
+    Repo("jsoup", "jhy/jsoup", "46b620860af930eedc193a705eaf7cea5aec89a6", "java"),  # MIT
 ]
 
 
@@ -192,6 +195,8 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     t0 = time.monotonic()
     if repo.language == "python":
         jsonl = oracles.jedi_sites(root, repo.name, repo.commit, args.jobs)
+    elif repo.language == "java":
+        jsonl = java.javac_sites(root, repo.name, repo.commit)
     else:
         edges, listed = oracles.callgraph_edges(root, repo.name, repo.commit)
     oracle_s = time.monotonic() - t0
@@ -206,17 +211,30 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
             db.execute("SELECT key, path, name, start_line, end_line FROM symbols")
         )
         files: set[str] | None
+        extra: dict[str, Any] = {}
         if repo.language == "python":
             truth, files = oracles.read_jedi(jsonl, defs), None
+        elif repo.language == "java":
+            with jsonl.open() as fh:
+                read = java.read_javac(fh, defs)
+            truth, files = read.sites, read.files
         else:
             truth, files = oracles.read_callgraph(root, edges, listed, defs)
         ours, stray = our_sites(db, repo.language, files)
+        if repo.language == "java":
+            lenient = score(java.any_overload(truth, defs.keys()), ours)
+            extra = java.overload_fields(read, lenient)
         db.close()
     result = score(truth, ours)
     _records(
         repo,
         result,
-        {"stray_edges": stray, "index_s": round(index_s, 1), "oracle_s": round(oracle_s, 1)},
+        {
+            "stray_edges": stray,
+            "index_s": round(index_s, 1),
+            "oracle_s": round(oracle_s, 1),
+            **extra,
+        },
     )
     return {"repo": repo.name, "root": str(root), "examples": result.examples}
 

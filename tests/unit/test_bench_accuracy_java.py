@@ -1,0 +1,133 @@
+"""The Java oracle's reading (bench.accuracy.accuracy_java): javac's JSON lines, hand-made, into
+scoring sites against semgraph definitions; the lenient overload view. No javac run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bench.accuracy.accuracy_java import any_overload, overload_fields, read_javac
+from bench.accuracy.accuracy_oracles import Definitions
+from bench.accuracy.accuracy_score import OracleSite, OurSite, score
+
+A = "r|p/A.java|A"
+F1, F2 = "r|p/A.java|A.f", "r|p/A.java|A.f|2"
+CTOR = "r|p/A.java|A.A"
+DEFS = Definitions(
+    [
+        (A, "p/A.java", "A", 3, 30),
+        (CTOR, "p/A.java", "A", 5, 6),
+        (F1, "p/A.java", "f", 8, 8),
+        (F2, "p/A.java", "f", 9, 9),
+    ]
+)
+
+
+def _in_repo(line: int, callee: str, kind: str, name: str, tline: int) -> dict[str, Any]:
+    return {
+        "path": "p/B.java",
+        "line": line,
+        "callee": callee,
+        "kind": kind,
+        "class": "p.A",
+        "name": name,
+        "in_repo": True,
+        "target": "p/A.java",
+        "target_line": tline,
+        "declaring": "A",
+        "class_line": 3,
+    }
+
+
+def _lines(*rows: dict[str, Any] | str) -> list[str]:
+    return [r if isinstance(r, str) else json.dumps(r) for r in rows]
+
+
+def test_read_javac_names_definitions_external_unknown_and_files() -> None:
+    read = read_javac(
+        _lines(
+            {"file": "p/B.java"},
+            _in_repo(4, "f", "call", "f", 9),
+            {
+                "path": "p/B.java",
+                "line": 5,
+                "callee": "add",
+                "kind": "call",
+                "class": "java.util.List",
+                "name": "add",
+            },
+            {"path": "p/B.java", "line": 6, "callee": "foo", "kind": "call", "unknown": True},
+            _in_repo(7, "values", "call", "values", 0),  # made by the compiler
+            _in_repo(8, "f", "call", "f", 40),  # a line no definition of semgraph's holds
+        ),
+        DEFS,
+    )
+    assert read.files == {"p/B.java"}
+    assert read.sites[("p/B.java", 4, "f")].internal == {F2}  # the exact overload
+    assert read.sites[("p/B.java", 5, "add")].verdict == "external"
+    assert read.sites[("p/B.java", 6, "foo")].verdict == "none"  # unknown, never external
+    assert read.sites[("p/B.java", 7, "values")].verdict == "nondef"
+    assert read.sites[("p/B.java", 8, "f")].nondef == ["p/A.java:40 f"]
+    assert not read.skipped
+
+
+def test_read_javac_new_names_the_class_and_a_declared_constructor() -> None:
+    read = read_javac(
+        _lines(
+            _in_repo(4, "A", "new", "A", 5),
+            _in_repo(5, "p.A", "new", "A", 0),  # a default constructor: the class alone
+        ),
+        DEFS,
+    )
+    assert read.sites[("p/B.java", 4, "A")].internal == {A, CTOR}
+    assert read.sites[("p/B.java", 5, "p.A")].internal == {A}
+
+
+def test_read_javac_merges_one_key_and_counts_what_it_leaves_out() -> None:
+    read = read_javac(
+        _lines(
+            _in_repo(4, "f", "call", "f", 8),
+            _in_repo(4, "f", "call", "f", 9),
+            {"path": "p/B.java", "line": 4, "callee": "f", "kind": "call", "unknown": True},
+            _in_repo(5, "this", "chain", "A", 5),
+            "not json",
+            "[1, 2]",
+            json.dumps({"path": "p/B.java", "line": "7", "callee": "f"}),
+            "",
+        ),
+        DEFS,
+    )
+    site = read.sites[("p/B.java", 4, "f")]
+    assert site.internal == {F1, F2} and site.error and site.verdict == "internal"
+    assert list(read.sites) == [("p/B.java", 4, "f")]
+    assert read.skipped == {"chain": 1, "malformed": 4}
+
+
+def test_read_javac_of_nothing_is_empty() -> None:
+    read = read_javac([], DEFS)
+    assert not read.sites and not read.files and not read.skipped
+
+
+def test_any_overload_widens_to_the_siblings_only() -> None:
+    other = "r|p/A.java|A.g"
+    sites = {
+        ("p/B.java", 4, "f"): OracleSite(internal={F2}),
+        ("p/B.java", 5, "g"): OracleSite(internal={other}, external=1),
+        ("p/B.java", 6, "h"): OracleSite(error=True),
+    }
+    wide = any_overload(sites, [A, CTOR, F1, F2, other])
+    assert wide[("p/B.java", 4, "f")].internal == {F1, F2}
+    assert wide[("p/B.java", 5, "g")].internal == {other}
+    assert wide[("p/B.java", 6, "h")].verdict == "none"
+    assert sites[("p/B.java", 4, "f")].internal == {F2}  # the strict view is left alone
+
+
+def test_a_sibling_overload_is_wrong_strictly_and_right_leniently() -> None:
+    truth = {("p/B.java", 4, "f"): OracleSite(internal={F2})}
+    ours = {("p/B.java", 4, "f"): OurSite("resolved", "receiver", {F1})}
+    assert score(truth, ours).all_tiers.counts["wrong"] == 1
+    lenient = score(any_overload(truth, DEFS.keys()), ours)
+    read = read_javac(_lines({"file": "p/B.java"}, _in_repo(5, "this", "chain", "A", 5)), DEFS)
+    fields = overload_fields(read, lenient)
+    assert fields["wrong_any_overload"] == 0 and fields["recall_any_overload"] == 1.0
+    assert fields["oracle_chain_sites"] == 1 and fields["oracle_files"] == 1
