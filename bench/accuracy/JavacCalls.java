@@ -96,7 +96,36 @@ public class JavacCalls {
                   ((NewClassTree) node).getIdentifier()));
             }
             String target = target(e);
-            out.println(row + (target == null ? ", \"unknown\": true}" : target + "}"));
+            out.println(row + receiver(node) + (target == null ? ", \"unknown\": true}"
+                : target + "}"));
+          }
+
+          // for sorting the disagreements: the call's argument count, its receiver's static
+          // type, and a variable receiver's declared type as written ("" when the source
+          // does not write it: a lambda's parameter, `var`)
+          String receiver(Tree node) {
+            List<? extends ExpressionTree> args = node instanceof NewClassTree
+                ? ((NewClassTree) node).getArguments()
+                : ((MethodInvocationTree) node).getArguments();
+            String row = ", \"args\": " + args.size();
+            if (!(node instanceof MethodInvocationTree)) return row;
+            ExpressionTree select = ((MethodInvocationTree) node).getMethodSelect();
+            if (!(select instanceof MemberSelectTree)) return row;
+            ExpressionTree recv = ((MemberSelectTree) select).getExpression();
+            TreePath at = new TreePath(new TreePath(getCurrentPath(), select), recv);
+            javax.lang.model.type.TypeMirror type = trees.getTypeMirror(at);
+            if (type != null && type.getKind() != TypeKind.ERROR) {
+              row += ", \"recv\": " + quote(task.getTypes().erasure(type).toString());
+            }
+            Element var = trees.getElement(at);
+            if (var instanceof VariableElement && var.getKind() != ElementKind.ENUM_CONSTANT) {
+              Tree decl = trees.getTree(var);
+              Tree declared = decl instanceof VariableTree ? ((VariableTree) decl).getType() : null;
+              long start = declared == null ? -1 : pos.getStartPosition(cu, declared);
+              row += ", \"recv_var\": " + quote(var.getKind().toString() + " "
+                  + (start < 0 ? "" : declared.toString()));
+            }
+            return row;
           }
 
           String target(Element e) {
