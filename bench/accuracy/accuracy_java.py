@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,10 +61,46 @@ def _version() -> str:
     return f"javac{jdk.group(1) if jdk else 'unknown'}-{digest}"
 
 
-def javac_sites(root: Path, name: str, commit: str, classpath: str = "") -> Path:
-    """Run (or reuse the cached run of) the javac oracle on ``root``: its JSON lines."""
-    out = ORACLES / "cache" / f"{name}-{commit[:12]}-{_version()}.jsonl"
+def maven_classpath(coords: Sequence[str]) -> str:
+    """The class path of ``coords`` (``group:artifact:version``) and what they depend on,
+    resolved by Maven from Maven Central (``mvn dependency:build-classpath`` over a pom that
+    only lists them) and kept under the oracles' directory; "" for none."""
+    if not coords:
+        return ""
+    where = ORACLES / "java-deps" / hashlib.sha256("\n".join(coords).encode()).hexdigest()[:12]
+    cp = where / "classpath.txt"
+    if not cp.exists():
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "pom.xml").write_text(_pom(coords))
+        part = where / "classpath.part"
+        cmd = ["mvn", "-q", "-B", "dependency:build-classpath", f"-Dmdep.outputFile={part}"]
+        subprocess.run(cmd, cwd=where, check=True, capture_output=True)
+        part.replace(cp)
+    return cp.read_text().strip()
+
+
+def _pom(coords: Sequence[str]) -> str:
+    deps = ""
+    for c in coords:
+        group, artifact, version = c.split(":")
+        deps += (
+            f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version></dependency>"
+        )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>semgraph.bench</groupId><artifactId>oracle-deps</artifactId>"
+        f"<version>0</version><dependencies>{deps}</dependencies></project>\n"
+    )
+
+
+def javac_sites(root: Path, name: str, commit: str, deps: Sequence[str] = ()) -> Path:
+    """Run (or reuse the cached run of) the javac oracle on ``root`` with ``deps`` (Maven
+    coordinates) on its class path: its JSON lines."""
+    tag = f"-deps{hashlib.sha256(chr(10).join(deps).encode()).hexdigest()[:8]}" if deps else ""
+    out = ORACLES / "cache" / f"{name}-{commit[:12]}-{_version()}{tag}.jsonl"
     if not out.exists():
+        classpath = maven_classpath(deps)
         out.parent.mkdir(parents=True, exist_ok=True)
         part = out.with_suffix(".part")
         cmd = [JAVA, "-Xmx2g", str(JAVAC_CALLS), str(root), "", str(part), classpath]

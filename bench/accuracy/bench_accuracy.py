@@ -49,6 +49,29 @@ class Repo:
     github: str  # owner/name
     commit: str
     language: str
+    deps: tuple[str, ...] = ()  # Maven coordinates on the Java oracle's class path
+
+
+GSON_DEPS = (  # gson's poms at the commit: its modules' libraries and tests' frameworks
+    "junit:junit:4.13.2",
+    "com.google.truth:truth:1.4.5",
+    "com.google.truth.extensions:truth-proto-extension:1.4.5",
+    "com.google.guava:guava:33.6.0-jre",
+    "com.google.guava:guava-testlib:33.6.0-jre",
+    "com.google.errorprone:error_prone_annotations:2.50.0",
+    "javax.annotation:jsr250-api:1.0",
+    "com.google.caliper:caliper:1.0-beta-3",
+    "com.fasterxml.jackson.core:jackson-databind:2.22.1",
+    "com.google.testparameterinjector:test-parameter-injector:1.22",
+)
+JSOUP_DEPS = (  # jsoup's pom at the commit
+    "org.junit.jupiter:junit-jupiter:5.14.4",
+    "com.google.code.gson:gson:2.14.0",
+    "io.netty:netty-codec-http:4.2.17.Final",
+    "io.netty:netty-handler:4.2.17.Final",
+    "org.jspecify:jspecify:1.0.1",
+    "com.google.re2j:re2j:1.8",
+)
 
 
 REPOS = [
@@ -58,8 +81,11 @@ REPOS = [
     Repo("fzf", "junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6", "go"),
     Repo("expr", "expr-lang/expr", "851b241a301f7c74646e65e4009c69cf290993a8", "go"),
     Repo("mux", "gorilla/mux", "db9d1d0073d27a0a2d9a8c1bc52aa0af4374d265", "go"),
-    Repo("gson", "google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1", "java"),  # Apache-2.0
-    Repo("jsoup", "jhy/jsoup", "46b620860af930eedc193a705eaf7cea5aec89a6", "java"),  # MIT
+    # Apache-2.0
+    Repo("gson", "google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1", "java", GSON_DEPS),
+    Repo(
+        "jsoup", "jhy/jsoup", "46b620860af930eedc193a705eaf7cea5aec89a6", "java", JSOUP_DEPS
+    ),  # MIT
 ]
 
 
@@ -196,7 +222,7 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if repo.language == "python":
         jsonl = oracles.jedi_sites(root, repo.name, repo.commit, args.jobs)
     elif repo.language == "java":
-        jsonl = java.javac_sites(root, repo.name, repo.commit)
+        jsonl = java.javac_sites(root, repo.name, repo.commit, repo.deps)
     else:
         edges, listed = oracles.callgraph_edges(root, repo.name, repo.commit)
     oracle_s = time.monotonic() - t0

@@ -1,5 +1,6 @@
 """The Java oracle's reading (bench.accuracy.accuracy_java): javac's JSON lines, hand-made, into
-scoring sites against semgraph definitions; the lenient overload view. No javac run."""
+scoring sites against semgraph definitions; the lenient overload view; the Java rows of the
+report (bench.harness.figures.accuracy). No javac run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 from bench.accuracy.accuracy_java import any_overload, overload_fields, read_javac
 from bench.accuracy.accuracy_oracles import Definitions
 from bench.accuracy.accuracy_score import OracleSite, OurSite, score
+from bench.harness import records
+from bench.harness.figures.accuracy import figures_accuracy
 
 A = "r|p/A.java|A"
 F1, F2 = "r|p/A.java|A.f", "r|p/A.java|A.f|2"
@@ -131,3 +134,44 @@ def test_a_sibling_overload_is_wrong_strictly_and_right_leniently() -> None:
     fields = overload_fields(read, lenient)
     assert fields["wrong_any_overload"] == 0 and fields["recall_any_overload"] == 1.0
     assert fields["oracle_chain_sites"] == 1 and fields["oracle_files"] == 1
+
+
+def test_figures_of_a_java_repository_say_what_javac_said() -> None:
+    repo = {
+        "repo": "gson",
+        "language": "java",
+        "commit": "9835b6f90192",
+        "oracle_sites": {"internal": 10, "external": 5, "none": 2, "nondef": 1},
+        "internal_sites": 10,
+        "recall": 0.5,
+        "recall_ambiguous": 0.7,
+        "precision_in_repo": 1.0,
+        "precision_all": 0.9,
+        "correct": 5,
+        "wrong": 0,
+        "false_edges": 1,
+        "false_external": 0,
+        "false_nondef": 0,
+        "false_none": 1,
+        "oracle_chain_sites": 3,
+        "oracle_files": 4,
+        "recall_any_overload": 0.6,
+        "recall_ambiguous_any_overload": 0.7,
+        "precision_in_repo_any_overload": 1.0,
+        "wrong_any_overload": 0,
+    }
+    out = records.line("accuracy.repo", **repo) + "\n"
+    figs = {f.name.split(",")[0]: f for f in figures_accuracy(out, None)}
+    sites = figs["call sites javac attributes in the repository"]
+    assert sites.value == "10" and "5 external" in sites.baseline and "2 unknown" in sites.baseline
+    assert "3 this()/super() left out" in sites.baseline and sites.ratio == "4 files"
+    assert figs["recall / precision in repository"].value == "0.600 / 1.000"
+    assert "javac" in figs["precision over all sites"].baseline
+
+
+def test_figures_of_a_python_repository_have_no_javac_rows() -> None:
+    repo = {"repo": "click", "language": "python", "internal_sites": 1, "recall": 1.0}
+    repo |= {"recall_ambiguous": 1.0, "precision_in_repo": 1.0, "precision_all": 1.0}
+    repo |= {"correct": 1, "wrong": 0, "false_edges": 0}
+    names = [f.name for f in figures_accuracy(records.line("accuracy.repo", **repo), None)]
+    assert names and not any("javac" in n or "any overload" in n for n in names)
