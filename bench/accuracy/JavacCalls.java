@@ -6,8 +6,8 @@
 // reading further classes from SOURCEPATH ("" for none) and CLASSPATH. One JSON line per
 // compilation unit ({"file": path}), then one per method call, `new` and `this(...)` /
 // `super(...)` in it, in source order:
-//   path, line (the call expression's first line), callee (as written: the method's name, or
-//   the type after `new` without type arguments), kind (call | new | chain)
+//   path, line (the call expression's first line), callee (the method's name, or the simple
+//   name of the class after `new`), kind (call | new | chain)
 // and what javac resolved it to: class (the outermost class declaring it: its file) and name
 // (a constructor: the class's simple name) when it resolved to a method, else "unknown": true
 // (a missing dependency, an error type). A target compiled from SOURCES also has "in_repo":
@@ -73,7 +73,10 @@ public class JavacCalls {
             while (type instanceof AnnotatedTypeTree) {
               type = ((AnnotatedTypeTree) type).getUnderlyingType();
             }
-            return type.toString();
+            // the class's own name; what qualifies it (`Outer.` in `new Outer.Inner()`) is
+            // the receiver of semgraph's call site, as in `a.b.m()`
+            return type instanceof MemberSelectTree
+                ? ((MemberSelectTree) type).getIdentifier().toString() : type.toString();
           }
 
           // the compiler's own trees (a constructor's implicit `super()`, an enum constant's
