@@ -34,6 +34,8 @@ from semgraph.resolve.symtab import SymbolTable
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
 C_EXTENSIONS = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp")
 RUST_EXTERNAL_ROOTS = frozenset({"std", "core", "alloc"})
+# a Java package's directories a wildcard import binds (main and test roots, a few modules)
+MAX_PACKAGE_DIRS = 8
 _STDLIB = frozenset(sys.stdlib_module_names)
 __all__ = ["MEMBER_SEP", "ImportFile", "ImportOutcome", "ImportResolver", "iter_raw_imports"]
 
@@ -83,6 +85,18 @@ class ImportResolver:
             )
         ]
         return rows[0] if len(rows) == 1 else None
+
+    def package_dirs(self, dotted: str, fam: str) -> list[str]:
+        """Every directory of a dotted package (Java: ``src/main/java/a/b`` and
+        ``src/test/java/a/b`` are the one package ``a.b``), at most ``MAX_PACKAGE_DIRS``."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT dir FROM dirsuffix WHERE suffix = ? AND family = ? "
+                "ORDER BY dir LIMIT ?",
+                (dotted, fam, MAX_PACKAGE_DIRS),
+            )
+        ]
 
     # -- per language -----------------------------------------------------------------------
 
@@ -266,6 +280,11 @@ class ImportResolver:
             directory = self.dir_by_suffix(".".join(parts_pkg), f.family)
             if directory is not None:
                 return ImportOutcome("internal", "dir", directory, (("*", "dir", directory),))
+            if f.family == "java" and len(parts_pkg) > 1:  # one package in several roots
+                dirs = self.package_dirs(".".join(parts_pkg), f.family)
+                if dirs:
+                    binds = tuple(("*", "dir", d) for d in dirs)
+                    return ImportOutcome("internal", "dir", dirs[0], binds)
             return ImportOutcome("external", "external", ".".join(parts_pkg), ())
         target = self.module_path(dotted_full, f.family, f.dir) if dotted_full else None
         if target is not None and not names:

@@ -26,14 +26,15 @@ from semgraph.model import FileFacts
 
 # bump when the resolver's output for the same input may change (a cache from another
 # version is stale: a full resolve)
-RESOLVER_VERSION = "resolve-8"  # 2: Go dispatch through external interfaces (go_reach);
+RESOLVER_VERSION = "resolve-9"  # 2: Go dispatch through external interfaces (go_reach);
 # 3: test-only conversions reach only test files; a package directory's family is its code's;
 # external call sites recorded for the cross-repository link; 4: self/super sites
 # inherited through the file's own classes; 5: sites through typed values and classes of other
 # files, with their tokens (resolve.xsites); 6: JS/TS sites name the export they reach, and
 # the exports of JS/TS files (File.reexports); 7: C#/Ruby/Swift calls into a namespace imported
 # whole are external, a site per candidate namespace (resolve.open_sites); 8: a Go import binds
-# the name the Go tools assume (go-runewidth -> runewidth, yaml.v3 -> yaml, /v2 -> its parent)
+# the name the Go tools assume (go-runewidth -> runewidth, yaml.v3 -> yaml, /v2 -> its parent);
+# 9: a Java wildcard import binds every directory of its package (main and test roots)
 
 LEDGER_DDL = """
 CREATE TABLE IF NOT EXISTS file_counts (path TEXT, what TEXT, lang TEXT, key TEXT, n INTEGER);
