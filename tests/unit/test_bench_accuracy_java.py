@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from bench.accuracy.accuracy_java import any_overload, overload_fields, read_javac
+from bench.accuracy.accuracy_java_classes import SAME_PACKAGE, VARARGS, Defs, arity, classify
 from bench.accuracy.accuracy_oracles import Definitions
 from bench.accuracy.accuracy_score import OracleSite, OurSite, score
 from bench.harness import records
@@ -175,3 +176,37 @@ def test_figures_of_a_python_repository_have_no_javac_rows() -> None:
     repo |= {"correct": 1, "wrong": 0, "false_edges": 0}
     names = [f.name for f in figures_accuracy(records.line("accuracy.repo", **repo), None)]
     assert names and not any("javac" in n or "any overload" in n for n in names)
+
+
+def test_arity_of_java_signatures() -> None:
+    assert arity("public void f()") == 0
+    assert arity("void f(Map<String, List<Integer>> m, int x)") == 2
+    assert arity("static String format(String fmt, Object... args)") == VARARGS
+    assert arity("class Foo") is None and arity(None) is None
+
+
+def test_classify_sorts_one_disagreement_each() -> None:
+    defs = Defs(
+        kind={F1: "method", F2: "method", A: "class", CTOR: "method"},
+        arity={F1: 1, F2: 2, CTOR: 1},
+    )
+    site = ("p/B.java", 4, "f")
+    truth = OracleSite(internal={F2})
+    both = OurSite("ambiguous", None, {F1, F2})
+    assert "argument count settles it" in classify(site, truth, both, {"args": 2}, defs)
+    assert "does not" in classify(site, truth, both, {"args": 3}, defs)
+    assert classify(site, truth, None, {}, defs) == "no semgraph call site"
+    shadow = OurSite("resolved", "receiver", {F1})
+    assert "another arity" in classify(site, truth, shadow, {"args": 2}, defs)
+    new = OurSite("resolved", "scope", {CTOR})
+    assert "javac names the class" in classify(site, OracleSite(internal={A}), new, {}, defs)
+    none = OurSite("unresolved", receiver="new B()")
+    assert classify(site, truth, none, {}, defs) == "no edge: receiver `new T(...)`"
+    local = OurSite("unresolved", receiver="a")
+    row = {"recv": "p.A", "recv_var": "LOCAL_VARIABLE A"}
+    assert classify(site, truth, local, row, defs) == "no edge: local_variable of a declared type"
+    lam = {"recv": "p.A", "recv_var": "PARAMETER "}
+    assert "untyped in source" in classify(site, truth, local, lam, defs)
+    test_site = ("src/test/java/p/BTest.java", 4, "f")
+    main = OracleSite(internal={"r|src/main/java/p/A.java|A.f"})
+    assert classify(test_site, main, local, row, defs).endswith(SAME_PACKAGE)
