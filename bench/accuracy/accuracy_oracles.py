@@ -145,6 +145,9 @@ class Definitions:
         for key, path, name, start, end in rows:
             self.by_path[path].append((start, end, name, key))
 
+    def keys(self) -> list[str]:
+        return [key for rows in self.by_path.values() for *_, key in rows]
+
     def at(self, path: str, line: int, name: str) -> str | None:
         """The innermost definition named ``name`` in ``path`` whose lines hold ``line``."""
         best: tuple[int, str] | None = None

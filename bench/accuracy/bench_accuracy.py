@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.accuracy import accuracy_java as java
 from bench.accuracy import accuracy_oracles as oracles
 from bench.accuracy import accuracy_scip
 from bench.accuracy.accuracy_score import (
@@ -60,6 +61,29 @@ class Repo:
     github: str  # owner/name
     commit: str
     language: str
+    deps: tuple[str, ...] = ()  # Maven coordinates on the Java oracle's class path
+
+
+GSON_DEPS = (  # gson's poms at the commit: its modules' libraries and tests' frameworks
+    "junit:junit:4.13.2",
+    "com.google.truth:truth:1.4.5",
+    "com.google.truth.extensions:truth-proto-extension:1.4.5",
+    "com.google.guava:guava:33.6.0-jre",
+    "com.google.guava:guava-testlib:33.6.0-jre",
+    "com.google.errorprone:error_prone_annotations:2.50.0",
+    "javax.annotation:jsr250-api:1.0",
+    "com.google.caliper:caliper:1.0-beta-3",
+    "com.fasterxml.jackson.core:jackson-databind:2.22.1",
+    "com.google.testparameterinjector:test-parameter-injector:1.22",
+)
+JSOUP_DEPS = (  # jsoup's pom at the commit
+    "org.junit.jupiter:junit-jupiter:5.14.4",
+    "com.google.code.gson:gson:2.14.0",
+    "io.netty:netty-codec-http:4.2.17.Final",
+    "io.netty:netty-handler:4.2.17.Final",
+    "org.jspecify:jspecify:1.0.1",
+    "com.google.re2j:re2j:1.8",
+)
 
 
 REPOS = [
@@ -73,6 +97,11 @@ REPOS = [
     # JavaScript, ESM with JSDoc types and a hand-written typings/index.d.ts, ~170 files)
     Repo("got", "sindresorhus/got", "d00d845a0b435365ec73ea5a1fca6e17ee677184", "typescript"),
     Repo("commander", "tj/commander.js", "ba6d13ddb4243e5913367734f8c159089ffe7834", "javascript"),
+    # Apache-2.0
+    Repo("gson", "google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1", "java", GSON_DEPS),
+    Repo(
+        "jsoup", "jhy/jsoup", "46b620860af930eedc193a705eaf7cea5aec89a6", "java", JSOUP_DEPS
+    ),  # MIT
 ]
 
 
@@ -244,6 +273,8 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         jsonl = oracles.jedi_sites(root, repo.name, repo.commit, args.jobs)
     elif repo.language in SCIP_LANGUAGES:
         dump = accuracy_scip.scip_dump(root, repo.name, repo.commit)
+    elif repo.language == "java":
+        jsonl = java.javac_sites(root, repo.name, repo.commit, repo.deps)
     else:
         edges, listed = oracles.callgraph_edges(root, repo.name, repo.commit)
     oracle_s = time.monotonic() - t0
@@ -258,19 +289,32 @@ def run_one(repo: Repo, args: argparse.Namespace, work: Path) -> dict[str, Any]:
             db.execute("SELECT key, path, name, start_line, end_line FROM symbols")
         )
         files: set[str] | None
+        extra: dict[str, Any] = {}
         if repo.language == "python":
             truth, files = oracles.read_jedi(jsonl, defs), None
         elif repo.language in SCIP_LANGUAGES:
             truth, files = accuracy_scip.read_scip(root, dump, defs, repo.language)
+        elif repo.language == "java":
+            with jsonl.open() as fh:
+                read = java.read_javac(fh, defs)
+            truth, files = read.sites, read.files
         else:
             truth, files = oracles.read_callgraph(root, edges, listed, defs)
         ours, stray = our_sites(db, repo.language, files)
+        if repo.language == "java":
+            lenient = score(java.any_overload(truth, defs.keys()), ours)
+            extra = java.overload_fields(read, lenient)
         db.close()
     result = score(truth, ours)
     _records(
         repo,
         result,
-        {"stray_edges": stray, "index_s": round(index_s, 1), "oracle_s": round(oracle_s, 1)},
+        {
+            "stray_edges": stray,
+            "index_s": round(index_s, 1),
+            "oracle_s": round(oracle_s, 1),
+            **extra,
+        },
     )
     if repo.language in SCIP_LANGUAGES:
         emit(

@@ -47,6 +47,8 @@ def accuracy(graph: Any, settings: Any, tmp: Path) -> dict[str, Any]:
     oracle, answered = set(), 0
     for line in out.read_text().splitlines():
         row = json.loads(line)
+        if "class" not in row:  # a file's header, or a call javac could not attribute
+            continue
         answered += 1
         if row["class"].startswith("org.apache.commons.lang3."):
             target = f"{SOURCES}/{row['class'].replace('.', '/')}.java"

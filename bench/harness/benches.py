@@ -199,12 +199,17 @@ BENCHES = [
         in_quick=False,
         note="Call resolution against compiler-grade oracles (issue 14): jedi 0.20.1 `goto` "
         "(Python) and `callgraph -algo=vta -test` of golang.org/x/tools v0.52.0 (Go), both "
-        "installed from the registries on first use; each repository pinned to a commit, "
+        "installed from the registries on first use, and javac's own attribution (Java, issue "
+        "44: `bench/accuracy/JavacCalls.java`, the JDK's compiler API, `accuracy-java.log`; "
+        "a call it cannot attribute is 'unknown', never external; a `new` is right on the class "
+        "or its constructor; the oracle names the exact overload); each repository pinned to a "
+        "commit, "
         "indexed by semgraph's own parse phase and resolver (no graph publish, no embedding) "
         "and matched by (path, line, callee name). Precision in two views: over the call sites "
         "the oracle resolves inside the repository, and over all sites (an edge where the "
         "oracle says external, not a definition, or nothing counts as false). Where the oracle "
         "itself is wrong: `bench/accuracy/accuracy_verdicts.md`.",
+        logs=("accuracy-java.log",),
     ),
     Bench(
         "reuse",

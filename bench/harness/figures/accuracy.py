@@ -1,6 +1,9 @@
 """Rows of ``bench.accuracy.bench_accuracy``: per repository, recall (and counting ambiguous
 candidates), precision over the sites the oracle resolves inside the repository and over all
 sites, and the wrong targets of the tiers that must have none; then each tier's precision.
+A Java repository (javac's oracle, ``bench.accuracy.accuracy_java``) adds what the oracle said
+of every site (in the repository, external, unknown) and the view that counts an edge to any
+overload of the oracle's method as right.
 """
 
 from __future__ import annotations
@@ -24,11 +27,40 @@ def _false(r: dict[str, Any]) -> str:
     """The false edges of the all-sites view by what the oracle said instead."""
     if not num(r, "false_external", "false_nondef", "false_none"):
         return f"{r.get('false_edges', 0):,} edges the oracle says are external or nothing"
+    why = (
+        "javac: a call it could not attribute, its dependencies not on the class path"
+        if r.get("language") == "java"
+        else "jedi: mostly pytest fixtures, see the verdicts"
+    )
     return (
         f"{r['false_edges']:,} false edges: {r['false_external']:,} external, "
         f"{r['false_nondef']:,} not a definition, {r['false_none']:,} where the oracle found "
-        "nothing (jedi: mostly pytest fixtures, see the verdicts)"
+        f"nothing ({why})"
     )
+
+
+def _java(r: dict[str, Any], name: str) -> list[Figure]:
+    """javac's answer over all sites, and the view where any overload counts as right."""
+    o = r.get("oracle_sites") or {}
+    return [
+        Figure(
+            f"call sites javac attributes in the repository, {name}",
+            f"{o.get('internal', 0):,}",
+            f"{o.get('external', 0):,} external (JDK), {o.get('none', 0):,} unknown (not "
+            f"attributed: a dependency missing), {o.get('nondef', 0):,} to a member the compiler "
+            f"made; {r.get('oracle_chain_sites', 0):,} this()/super() left out",
+            f"{r.get('oracle_files', 0):,} files",
+            "-",
+        ),
+        Figure(
+            f"recall / precision in repository, any overload right, {name}",
+            f"{_p(r.get('recall_any_overload'))} / {_p(r.get('precision_in_repo_any_overload'))}",
+            f"{r.get('wrong_any_overload', 0):,} wrong targets; "
+            f"{_p(r.get('recall_ambiguous_any_overload'))} recall counting ambiguous candidates",
+            "-",
+            "-",
+        ),
+    ]
 
 
 def _repo(r: dict[str, Any], tiers: list[dict[str, Any]]) -> list[Figure]:
@@ -60,6 +92,8 @@ def _repo(r: dict[str, Any], tiers: list[dict[str, Any]]) -> list[Figure]:
             ok(r["precision_all"] >= PRECISION_TARGET),
         ),
     ]
+    if r.get("language") == "java":
+        figs += _java(r, name)
     exact = [t for t in tiers if t["tier"] in EXACT_TIERS]
     wrong = sum(t.get("wrong", 0) for t in exact)
     figs.append(

@@ -264,3 +264,35 @@ def instance_of(db: sqlite3.Connection, f: ImportFile, name: str) -> str:
     ).fetchone()
     text = row[0] if row is not None else ""
     return text if text.isidentifier() and text[:1].isupper() else name
+
+
+# a Java package's directories a wildcard import binds (main and test roots, a few modules)
+MAX_PACKAGE_DIRS = 8
+
+
+def package_dirs(db: sqlite3.Connection, dotted: str, fam: str) -> list[str]:
+    """Every directory of a dotted package (Java: ``src/main/java/a/b`` and
+    ``src/test/java/a/b`` are the one package ``a.b``), at most ``MAX_PACKAGE_DIRS``."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT dir FROM dirsuffix WHERE suffix = ? AND family = ? "
+            "ORDER BY dir LIMIT ?",
+            (dotted, fam, MAX_PACKAGE_DIRS),
+        )
+    ]
+
+
+def js_internal(
+    target: str, names: list[str], alias: str | None
+) -> tuple[tuple[str, str, str], ...]:
+    """The bindings of an import of a repository file: ``import d from "m"`` and ``import {b
+    as c}`` bind the export (``d`` is m's default); ``import * as ns`` and ``require("m")``
+    bind the module (a CommonJS module called is its ``module.exports``, resolved later);
+    ``import {a}`` binds ``a``."""
+    named = [n for n in names if n != "*"]
+    if alias and len(named) == 1:
+        return ((alias, "member", f"{target}{MEMBER_SEP}{named[0]}"),)
+    binds = [(alias, "file", target)] if alias else []
+    binds += [(n, "member", f"{target}{MEMBER_SEP}{n}") for n in named]
+    return tuple(binds)

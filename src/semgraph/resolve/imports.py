@@ -217,13 +217,9 @@ class ImportResolver:
         target = next((c for c in candidates if self.file_exists(c)), None)
         if target is None:
             return ImportOutcome("unresolved", None, None, ())
-        named = [n for n in names if n != "*"]
-        if alias and len(named) == 1:  # import d from "m", import {b as c}: d is m's default
-            binds = [(alias, "member", f"{target}{MEMBER_SEP}{named[0]}")]
-        else:  # import * as ns, require("m"): the module (a CommonJS module's value is its
-            binds = [(alias, "file", target)] if alias else []  # default export when called)
-            binds += [(n, "member", f"{target}{MEMBER_SEP}{n}") for n in named]
-        return ImportOutcome("internal", "file", target, tuple(binds))
+        return ImportOutcome(
+            "internal", "file", target, import_handlers.js_internal(target, names, alias)
+        )
 
     def _go(self, f: ImportFile, module: str, names: list[str], alias: str | None) -> ImportOutcome:
         module = module.strip('"')
@@ -270,6 +266,11 @@ class ImportResolver:
             directory = self.dir_by_suffix(".".join(parts_pkg), f.family)
             if directory is not None:
                 return ImportOutcome("internal", "dir", directory, (("*", "dir", directory),))
+            if f.family == "java" and len(parts_pkg) > 1:  # one package in several roots
+                dirs = import_handlers.package_dirs(self.db, ".".join(parts_pkg), f.family)
+                if dirs:
+                    binds = tuple(("*", "dir", d) for d in dirs)
+                    return ImportOutcome("internal", "dir", dirs[0], binds)
             return ImportOutcome("external", "external", ".".join(parts_pkg), ())
         target = self.module_path(dotted_full, f.family, f.dir) if dotted_full else None
         if target is not None and not names:

@@ -35,7 +35,8 @@ RESOLVER_VERSION = "resolve-9"  # 2: Go dispatch through external interfaces (go
 # whole are external, a site per candidate namespace (resolve.open_sites); 8: a Go import binds
 # the name the Go tools assume (go-runewidth -> runewidth, yaml.v3 -> yaml, /v2 -> its parent);
 # 9: a name alone is a candidate, not a resolution (tiers.GLOBAL_NAME_FAMILIES), Java/Kotlin/
-# Scala classes of the same package are in scope, the platform's globals are external
+# Scala classes of the same package are in scope, the platform's globals are external; a Java
+# wildcard import binds every directory of its package (main and test roots)
 
 LEDGER_DDL = """
 CREATE TABLE IF NOT EXISTS file_counts (path TEXT, what TEXT, lang TEXT, key TEXT, n INTEGER);

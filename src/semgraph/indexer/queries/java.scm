@@ -13,9 +13,13 @@
 
 (method_invocation !object name: (identifier) @callee) @call
 (method_invocation object: (_) @receiver name: (identifier) @callee) @call
-(object_creation_expression type: [(type_identifier) (scoped_type_identifier)] @callee) @call
+; `new Outer.Inner()` / `new a.b.C()`: the class is the callee, what names it the receiver
+; (as in `a.b.m()`), so the receiver tier finds a nested class through its outer one
+(object_creation_expression type: (type_identifier) @callee) @call
+(object_creation_expression type: (scoped_type_identifier (_) @receiver . (type_identifier) @callee .)) @call
+(object_creation_expression type: (generic_type . (type_identifier) @callee)) @call
 (object_creation_expression
-  type: (generic_type . [(type_identifier) (scoped_type_identifier)] @callee)) @call
+  type: (generic_type . (scoped_type_identifier (_) @receiver . (type_identifier) @callee .))) @call
 
 ; typed names (indexer/typed.py): locals, fields, parameters, `this.x = new T()`, returns
 (local_variable_declaration type: (_) @bind.type
