@@ -266,3 +266,44 @@ def test_export_star_never_reexports_a_default(tmp_path: Path) -> None:
         targets = {e.dst_key.split("|")[2] for e in res.iter_calls() if e.line == 3}
         # got is a value the call of create() made (a function's result): no class, no edge
         assert "core.request.Request" not in {t for t in targets}
+
+
+def test_a_helper_returning_its_local_types_the_caller(tmp_path: Path) -> None:
+    src = {
+        "lib/cmd.js": "class Command {\n  opts() { return 1; }\n}\nmodule.exports = { Command };\n",
+        "test/t.js": (
+            "const { Command } = require('../lib/cmd.js');\n"
+            "function makeProgram() {\n  const program = new Command();\n  return program;\n}\n"
+            "function t() {\n  const program = makeProgram();\n  program.opts();\n"
+            "  [1].map((x) => { return new Command(); });\n}\n"
+        ),
+    }
+    with _resolve(tmp_path, src) as res:
+        got = {(e.line, e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
+    assert (8, "lib.cmd.Command.opts", "receiver") in got
+    binds = extract_file("test/t.js", src["test/t.js"].encode(), ExtractOptions()).bindings
+    returns = {(b.scope, b.kind, b.text) for b in binds if b.name == "<return>"}
+    # the callback's `return new Command()` is the callback's, not t's
+    assert returns == {("test.t.makeProgram", "call", "Command")}
+
+
+def test_a_jvm_package_spans_its_source_roots(tmp_path: Path) -> None:
+    src = {
+        "src/main/java/a/b/Repo.java": "package a.b;\npublic class Repo { void save() {} }\n",
+        "src/test/java/a/b/RepoTest.java": (
+            "package a.b;\nclass RepoTest {\n  void t() {\n    Repo r = new Repo();\n"
+            "    r.save();\n    new Repo().save();\n  }\n}\n"
+        ),
+        "src/test/java/x/b/Other.java": "package x.b;\nclass Other { void t() { new Repo(); } }\n",
+    }
+    with _resolve(tmp_path, src) as res:
+        got = {
+            (e.src_key.split("|")[1], e.line, e.dst_key.split("|")[2], e.tier)
+            for e in res.iter_calls()
+        }
+    t = "src/test/java/a/b/RepoTest.java"
+    repo = "src.main.java.a.b.Repo.Repo"
+    assert {(t, 4, repo, "module"), (t, 5, f"{repo}.save", "receiver")} <= got
+    assert (t, 6, f"{repo}.save", "receiver") in got  # new Repo().save()
+    # another package names Repo without an import: a candidate only
+    assert ("src/test/java/x/b/Other.java", 2, repo, "ambiguous") in got

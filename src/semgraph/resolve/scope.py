@@ -2,17 +2,22 @@
 (:class:`FileScope`), and the lookups in the symbol table that call and base resolution
 share (:class:`NameLookups`): top-level definitions of a bound file or Go package, what an
 imported name binds, a class's members (through its bases), definitions by name across the
-repository.
+repository, a JVM package's directories, what a JS/TS file exports.
+
+It is a little over 300 lines: each lookup is a query and its small cache, and the lookups
+call each other (a re-export is followed through ``top_level``), so they stay one class.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from semgraph.resolve.go_types import GoTypes, is_go_key
+from semgraph.resolve.import_handlers import MAX_PACKAGE_DIRS
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
 from semgraph.resolve.symtab import CLASS_KINDS
 
@@ -94,6 +99,9 @@ class Ctx:
     src: Sym
 
 
+_SOURCE_ROOT = re.compile(r"(?:^|/)(?:java|kotlin|scala)/(.+)$")  # a JVM source root's package
+
+
 class NameLookups:
     """Lookups by name in the symbol table (a cache of repository-wide name lookups)."""
 
@@ -101,6 +109,7 @@ class NameLookups:
         self.db = db
         self.ambiguous_cap = ambiguous_cap
         self._name_cache: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+        self._package_cache: dict[tuple[str, str], list[str]] = {}
 
     def top_level(self, kind: str, target: str, name: str, fam: str, depth: int = 0) -> list[str]:
         """Top-level definitions named ``name`` in a bound file / Go package directory; a
@@ -129,12 +138,36 @@ class NameLookups:
     ) -> list[str]:
         """Top-level definitions of ``kinds`` named ``name`` in a package directory (Java,
         Kotlin, Scala: a package's classes need no import in its own files)."""
-        marks = ",".join("?" * len(kinds))
+        dirs = self.package_dirs(directory, fam)
+        marks, places = ",".join("?" * len(kinds)), ",".join("?" * len(dirs))
         sql = (
-            "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path WHERE f.dir = ? "
-            f"AND f.family = ? AND s.name = ? AND s.toplevel = 1 AND s.kind IN ({marks})"
+            "SELECT s.key FROM symbols s JOIN files f ON f.path = s.path "
+            f"WHERE f.dir IN ({places}) AND f.family = ? AND s.name = ? AND s.toplevel = 1 "
+            f"AND s.kind IN ({marks})"
         )
-        return [r[0] for r in self.db.execute(sql, (directory, fam, name, *kinds))]
+        return [r[0] for r in self.db.execute(sql, (*dirs, fam, name, *kinds))]
+
+    def package_dirs(self, directory: str, fam: str) -> list[str]:
+        """The directories of one JVM package: ``src/main/java/a/b`` and ``src/test/java/a/b``
+        (the path after a ``java``/``kotlin``/``scala`` source root names the package), at
+        most :data:`MAX_PACKAGE_DIRS`; else the directory alone."""
+        found = self._package_cache.get((directory, fam))
+        if found is None:
+            m = _SOURCE_ROOT.search(directory)
+            found = [directory]
+            if m is not None:
+                package = m.group(1)
+                found += [
+                    d
+                    for (d,) in self.db.execute(
+                        "SELECT DISTINCT dir FROM dirsuffix WHERE suffix = ? AND family = ? "
+                        "ORDER BY dir LIMIT ?",
+                        (package.replace("/", "."), fam, MAX_PACKAGE_DIRS),
+                    )
+                    if d != directory and d.endswith(f"/{package}") and _SOURCE_ROOT.search(d)
+                ]
+            self._package_cache[(directory, fam)] = found
+        return found
 
     def _reexported(self, path: str, name: str, fam: str, depth: int) -> list[str]:
         for local, kind, target in self.db.execute(

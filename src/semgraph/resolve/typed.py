@@ -216,11 +216,7 @@ class TypedNames:
         if fam == go_types.GO:  # the package's files see its names (types, funcs, vars)
             return go_types.package_name(self, ctx, name)
         if fam in PACKAGE_SCOPED:  # Java & co.: the package's classes
-            same = [
-                k
-                for k in self.names.top_level("dir", ctx.f.dir, name, fam)
-                if self.kind(k) in CLASS_KINDS
-            ]
+            same = self.names.package_level(ctx.f.dir, name, fam, tuple(sorted(CLASS_KINDS)))
             return self.of_symbols(same) if same else None
         return None
 

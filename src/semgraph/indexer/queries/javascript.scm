@@ -59,6 +59,7 @@
 (return_statement (new_expression constructor: (_) @bind.call)) @returns
 (return_statement (call_expression function: (_) @bind.call)) @returns
 (return_statement (this) @bind.value) @returns
+(return_statement (identifier) @bind.ref) @returns
 ; destructured and single parameters (([a, b]) => ..., ({a}) => ..., a => ...): untyped locals
 (formal_parameters (array_pattern (identifier) @bind.name)) @bind
 (formal_parameters (object_pattern (shorthand_property_identifier_pattern) @bind.name)) @bind
