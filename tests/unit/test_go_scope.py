@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from semgraph.indexer.extract import ExtractOptions, extract_all, extract_file
 from semgraph.model import FileFacts, SkippedFile
 from semgraph.resolve.go_scope import in_effect
 from semgraph.resolve.resolver import resolve
+from semgraph.resolve.tiers import prefer_source
 
 SRC = b"""package app
 
@@ -115,3 +118,38 @@ def test_a_package_constant_is_a_typed_receiver(tmp_path: Path) -> None:
     with resolve(lambda: iter(files), "g", tmp_path / "work") as res:
         edges = {(e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
     assert ("tui.tui.EventType.Byte", "receiver") in edges
+
+
+def test_a_file_built_for_another_platform_yields(tmp_path: Path) -> None:
+    unix = b"package util\n\nfunc IsWindows() bool { return false }\n"
+    win = b"package util\n\nfunc IsWindows() bool { return true }\n"
+    use = b'package app\n\nimport "x/util"\n\nfunc F() bool {\n\treturn util.IsWindows()\n}\n'
+    files: list[FileFacts | SkippedFile] = [
+        extract_file("util/util_unix.go", unix, ExtractOptions()),
+        extract_file("util/util_windows.go", win, ExtractOptions()),
+        extract_file("app/app.go", use, ExtractOptions()),
+        extract_file("go.mod", b"module x\n\ngo 1.22\n", ExtractOptions()),
+    ]
+    with resolve(lambda: iter(files), "g", tmp_path / "work") as res:
+        edges = {(e.dst_key.split("|")[1], e.tier) for e in res.iter_calls()}
+    assert edges == {("util/util_unix.go", "import")}
+
+
+@pytest.mark.parametrize(
+    ("name", "elsewhere"),
+    [
+        ("util_windows.go", True),
+        ("x_arm64.go", True),
+        ("x_linux_arm64.go", True),
+        ("x_windows_amd64_test.go", True),
+        ("x_js.go", True),
+        ("x_linux.go", False),
+        ("x_linux_amd64.go", False),
+        ("x_amd64.go", False),
+        ("foo_js_helpers.go", False),  # only the last one or two elements count
+        ("util_unix.go", False),  # `unix` is a build tag, not a file-name constraint
+    ],
+)
+def test_go_file_name_constraints(name: str, elsewhere: bool) -> None:
+    keys = [f"r|p/{name}|p.F", "r|p/plain.go|p.F"]
+    assert prefer_source(keys) == (keys[1:] if elsewhere else keys)

@@ -332,15 +332,33 @@ def _is_self(root: str, fam: str) -> bool:
 
 
 _DECLARATIONS = re.compile(r"\.d\.[cm]?ts$")  # TypeScript declaration files
+_GOOS = (
+    "aix|android|darwin|dragonfly|freebsd|hurd|illumos|ios|js|nacl|netbsd|openbsd|plan9|"
+    "solaris|wasip1|windows|zos"
+)
+_GOARCH = (
+    "386|arm|armbe|arm64|arm64be|loong64|mips|mipsle|mips64|mips64le|ppc|ppc64|ppc64le|riscv|"
+    "riscv64|s390|s390x|sparc|sparc64|wasm"
+)
+# a Go file built only for another platform than linux/amd64 (x_windows.go, x_arm64_test.go,
+# x_linux_arm64.go): Go reads the last one or two underscore elements of its name
+_GO_ELSEWHERE = re.compile(
+    rf"_(?:(?:{_GOOS})(?:_(?:amd64|{_GOARCH}))?|(?:linux_)?(?:{_GOARCH}))(?:_test)?\.go$"
+)
 
 
 def prefer_source(keys: list[str]) -> list[str]:
-    """The candidates in source files when some are in TypeScript declaration files
-    (``x.d.ts`` beside ``x.ts``): a declaration is preferred to nothing, never to the code."""
-    source = [
-        k for k in keys if not _DECLARATIONS.search(k.split("|", 2)[1] if k.count("|") >= 2 else "")
+    """The candidates in the files the build describes, when some are not: a TypeScript
+    declaration file (``x.d.ts`` beside ``x.ts``) is preferred to nothing, never to the code;
+    a Go file built only for another platform (``util_windows.go``, ``x_arm64.go``) yields to
+    one built for linux/amd64, the platform the graph describes (as ``go build`` and the Go
+    oracle on Linux)."""
+    paths = [k.split("|", 2)[1] if k.count("|") >= 2 else "" for k in keys]
+    built = [k for k, p in zip(keys, paths, strict=True) if not _DECLARATIONS.search(p)]
+    built = [
+        k for k, p in zip(keys, paths, strict=True) if k in built and not _GO_ELSEWHERE.search(p)
     ]
-    return source if source else keys
+    return built if built else keys
 
 
 def _pick(keys: list[str], tier: Tier) -> Outcome:
