@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-MODEL_VERSION = 5  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking;
+MODEL_VERSION = 6  # 2: FileFacts.bindings (typed names); 3: Binding.end, decorators, unpacking;
 # 4: a one-line Go defined type is no chunk of its own (semgraph.indexer.chunking); 5:
-# FileFacts.exports (JS/TS)
+# FileFacts.exports (JS/TS); 6: CallSite.args (overloads by arity)
 
 
 class ParseStatus(enum.StrEnum):
@@ -88,6 +88,7 @@ class CallSite:
     callee: str  # the called name as written, without receiver ("join", "run")
     receiver: str | None  # receiver text ("self", "os.path", "this.repo"), None for bare calls
     line: int
+    args: int = -1  # the number of arguments written; -1: unknown (a spread, no argument list)
 
 
 @dataclass(slots=True)

@@ -165,3 +165,17 @@ def keyword(node: Node) -> str | None:
     """The keyword a node starts with (Kotlin ``interface``), None when it starts with a name."""
     first = node.child(0)
     return first.type if first is not None and not first.is_named else None
+
+
+_SPREADS = frozenset(
+    {"spread_element", "list_splat", "dictionary_splat", "spread_argument", "variadic_argument"}
+)
+
+
+def arg_count(call: Node) -> int:
+    """The arguments a call writes (-1: none written as a list, or a spread among them)."""
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return -1
+    items = [c for c in args.named_children if c.type not in ("comment", "line_comment")]
+    return -1 if any(c.type in _SPREADS for c in items) else len(items)

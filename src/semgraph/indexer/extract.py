@@ -33,6 +33,7 @@ from semgraph import model
 from semgraph.indexer import chunking, jsdoc, languages, typed
 from semgraph.indexer.describe import (
     MAX_EXPR,
+    arg_count,
     bases,
     comment_docstring,
     dotted_name,
@@ -259,6 +260,7 @@ def _calls(call_nodes: list[tuple[Node, ...]], defs: list[_Def], module: str) ->
                 callee=one_line(text(callee), MAX_EXPR),
                 receiver=receiver,
                 line=call.start_point[0] + 1,
+                args=arg_count(call),
             )
         )
     return out

@@ -99,7 +99,7 @@ def replace_raw(db: sqlite3.Connection, small: SymbolTable, touched: list[str]) 
             db.execute(f"INSERT INTO {table} SELECT * FROM c.{table} ORDER BY rowid")
         for table, cols in (
             ("imports_raw", "path, module, names, alias, line"),
-            ("calls_raw", "path, enclosing, callee, receiver, line"),
+            ("calls_raw", "path, enclosing, callee, receiver, line, args"),
         ):
             db.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM c.{table} ORDER BY id")
         db.commit()

@@ -8,8 +8,7 @@ classes, then every call site, by tiers (:mod:`semgraph.resolve.tiers`), in this
               a member of the enclosing class called without a receiver);
 ``import``    a name bound by an import of the file (or a member of an imported module);
 ``module``    a top-level definition of the same module (Go: the same package);
-``receiver``  ``self.``/``this.``/``cls.`` methods of the enclosing class and its bases, and
-              ``Type.method()`` where ``Type`` names a class;
+``receiver``  a method of the receiver's type (``self.m()``, ``Type.m()``, typed locals);
 ``unique``    the only definition with that name, where bare names are global (else a candidate).
 
 Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (several candidates:
@@ -19,9 +18,8 @@ builtin, :mod:`semgraph.resolve.builtins`) or ``unresolved``. The results stay i
 file for the writer to stream (:class:`~semgraph.resolve.resolution.Resolution`), with
 what a later incremental resolution reads (:mod:`semgraph.resolve.ledger`).
 
-It is a little over 300 lines because the per-file steps (imports, bases, calls) and the
-global ones (possible callers, bundles) are one driver that the full and the incremental
-resolution (:mod:`semgraph.resolve.incremental`) share.
+It is a little over 300 lines: the per-file steps (imports, bases, calls) and the global
+ones (possible callers, bundles) are one driver the full and the incremental resolution share.
 """
 
 from __future__ import annotations
@@ -332,14 +330,16 @@ class _Resolver:
         unlinked: list[tuple[str, str, str, str]] = []
         sites: list[tuple[str, str, int, str, str, str]] = []
         site_tokens: set[str] = set()
-        for enclosing, callee, receiver, line in self.db.execute(
-            "SELECT enclosing, callee, receiver, line FROM calls_raw WHERE path = ? ORDER BY id",
+        for enclosing, callee, receiver, line, args in self.db.execute(
+            "SELECT enclosing, callee, receiver, line, args FROM calls_raw WHERE path = ? "
+            "ORDER BY id",
             (f.path,),
         ).fetchall():
             src = scope.enclosing(enclosing, line)
             if src is None:  # a code file always has its module symbol; defensive only
                 continue
-            cls, tier, keys, candidates = self.tiers.classify(scope, f, src, callee, receiver, line)
+            outcome = self.tiers.classify(scope, f, src, callee, receiver, line, args)
+            cls, tier, keys, candidates = outcome
             self._tally(counts, f.path, "calls", f.language, cls.value)
             value = self.tiers.receiver_value
             if cls is CallClass.EXTERNAL or tier == Reason.NO_MEMBER.value:  # a member from

@@ -149,7 +149,7 @@ CREATE TABLE imports_raw (id INTEGER PRIMARY KEY, path TEXT, module TEXT, names 
                           alias TEXT, line INTEGER);
 CREATE TABLE exports_raw (path TEXT, module TEXT, member TEXT, exported TEXT, line INTEGER);
 CREATE TABLE calls_raw (id INTEGER PRIMARY KEY, path TEXT, enclosing TEXT, callee TEXT,
-                        receiver TEXT, line INTEGER);
+                        receiver TEXT, line INTEGER, args INTEGER);
 CREATE TABLE go_modules (dir TEXT, module TEXT);
 CREATE TABLE packaging (path TEXT, text TEXT);
 CREATE TABLE typed_raw (path TEXT, scope TEXT, name TEXT, kind TEXT, text TEXT, line INTEGER,
@@ -228,8 +228,8 @@ class SymbolTable:
         "modsuffix": "INSERT INTO modsuffix VALUES (?,?,?)",
         "imports_raw": "INSERT INTO imports_raw (path, module, names, alias, line) "
         "VALUES (?,?,?,?,?)",
-        "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line) "
-        "VALUES (?,?,?,?,?)",
+        "calls_raw": "INSERT INTO calls_raw (path, enclosing, callee, receiver, line, args) "
+        "VALUES (?,?,?,?,?,?)",
         "go_modules": "INSERT INTO go_modules VALUES (?,?)",
         "exports_raw": "INSERT INTO exports_raw VALUES (?,?,?,?,?)",
         "typed_raw": "INSERT INTO typed_raw VALUES (?,?,?,?,?,?,?)",
@@ -309,7 +309,7 @@ class SymbolTable:
         )
         for call in facts.calls:
             buf.setdefault("calls_raw", []).append(
-                (path, call.enclosing, call.callee, call.receiver, call.line)
+                (path, call.enclosing, call.callee, call.receiver, call.line, call.args)
             )
         typed = buf.setdefault("typed_raw", [])
         typed += [(path, b.scope, b.name, b.kind, b.text, b.line, b.end) for b in facts.bindings]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from semgraph.resolve import go_reach
+from semgraph.resolve import go_reach, overloads
 from semgraph.resolve.builtins import BUILTIN_CALLS, BUILTIN_RECEIVERS
 from semgraph.resolve.go_types import GO, INTERFACE_TIER, GoTypes, indexed, unwrap
 from semgraph.resolve.imports import MEMBER_SEP, ImportFile
@@ -65,6 +65,7 @@ class CallTiers:
         self.typed = typed
         self.receiver_value: Value | None = None  # the last classify's typed receiver
         self.open = OpenImports(names.db)  # C#/Ruby/Swift namespaces imported whole
+        self._arity: tuple[str, int] | None = None  # (name, arguments) of an overloaded call
 
     def classify(
         self,
@@ -74,8 +75,10 @@ class CallTiers:
         callee: str,
         receiver: str | None,
         line: int = 0,
+        args: int = -1,
     ) -> Outcome:
         self.receiver_value = None
+        self._arity = (callee, args) if f.family in overloads.FAMILIES and args >= 0 else None
         found = self._classify(scope, f, src, callee, receiver, line)
         conversion = f.family == GO and bool(found[2]) and found[0] is not CallClass.EXTERNAL
         conversion = conversion and found[1] not in (Tier.RECEIVER.value, INTERFACE_TIER)
@@ -125,11 +128,11 @@ class CallTiers:
                 if f.family in _MEMBER_SCOPE_FAMILIES:
                     keys = self.names.members(sym.key, callee)
                     if keys:
-                        return _pick(keys, Tier.SCOPE)
+                        return self._pick(keys, Tier.SCOPE)
                 continue
             nested = scope.by_qn.get(f"{sym.qn}.{callee}")
             if nested:
-                return _pick([s.key for s in nested], Tier.SCOPE)
+                return self._pick([s.key for s in nested], Tier.SCOPE)
         called = self.typed.local(Ctx(scope, f, src), callee, line)
         if called is not None:  # a parameter or local called
             return self._called_local(Ctx(scope, f, src), called)
@@ -138,10 +141,10 @@ class CallTiers:
             if bound[0] == "external":
                 return CallClass.EXTERNAL, None, [], 0
             if bound[0] == "symbols":
-                return _pick(bound[1], Tier.IMPORT)
+                return self._pick(bound[1], Tier.IMPORT)
             made = self.names.js_default(bound[1][0])  # new (require("./c"))()
             if made:
-                return _pick(made, Tier.IMPORT)
+                return self._pick(made, Tier.IMPORT)
         return self._module_level(scope, f, callee)
 
     def _module_level(self, scope: FileScope, f: ImportFile, callee: str) -> Outcome | None:
@@ -153,7 +156,7 @@ class CallTiers:
         ]
         if not local and f.family in _PACKAGE_DIR_FAMILIES:
             local = self.names.package_level(f.dir, callee, f.family, BARE_KINDS)
-        return _pick(local, Tier.MODULE) if local else None
+        return self._pick(local, Tier.MODULE) if local else None
 
     def _called_local(self, ctx: Ctx, bound: tuple[str, str]) -> Outcome:
         """A called local: Go ``f := pkg.Func; f()`` calls what it names; else unresolved (a
@@ -161,7 +164,7 @@ class CallTiers:
         if bound[0] == "value" and ctx.f.family == GO:
             value = self.typed.value_of_binding(ctx, bound, 0)
             if value[0] == "function":
-                return _pick(list(value[1]), Tier.SCOPE)
+                return self._pick(list(value[1]), Tier.SCOPE)
         return CallClass.UNRESOLVED, Reason.UNTYPED_LOCAL.value, [], 0
 
     def _typed(
@@ -182,7 +185,7 @@ class CallTiers:
         if kind in _TYPED_KINDS:
             keys = [m for c in classes for m in self.names.members(c, callee)]
             if keys:
-                return _pick(keys, Tier.RECEIVER)
+                return self._pick(keys, Tier.RECEIVER)
             if f.family == GO:  # a value of an interface type: every implementation
                 impl = GoTypes.of(self.names).dispatch(classes, callee)
                 if impl:
@@ -207,7 +210,7 @@ class CallTiers:
         if kind == "module" and not local:  # click.core.f(): a submodule's definition
             mkind, target = values[0].split(MEMBER_SEP, 1)
             keys = self.names.top_level(mkind, target, callee, f.family)
-            return _pick(keys, Tier.IMPORT) if keys else None
+            return self._pick(keys, Tier.IMPORT) if keys else None
         if kind == "function":  # @group def cli(); cli.command(): what a decorator made
             return CallClass.UNRESOLVED, Reason.UNTYPED_EXPRESSION.value, [], 0
         return None
@@ -242,7 +245,7 @@ class CallTiers:
             if len(classes) == 1:
                 keys = self.names.members(classes[0], callee)
                 if keys:
-                    return _pick(keys, Tier.RECEIVER)
+                    return self._pick(keys, Tier.RECEIVER)
         return None
 
     def _self_call(
@@ -263,14 +266,14 @@ class CallTiers:
             else:
                 keys = self.names.members(cls.key, callee)
             if keys:
-                return _pick(keys, Tier.RECEIVER)
+                return self._pick(keys, Tier.RECEIVER)
             if self.names.has_external_base(cls.key):  # inherited from outside the repository
                 return CallClass.EXTERNAL, None, [], 0
             return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
         elif f.family == "lua" and "." in src.qn:  # `self` in `function T:m()` is T
             siblings = scope.by_qn.get(f"{src.qn.rsplit('.', 1)[0]}.{callee}")
             if siblings:
-                return _pick([s.key for s in siblings], Tier.RECEIVER)
+                return self._pick([s.key for s in siblings], Tier.RECEIVER)
         return None
 
     def _is_import(self, scope: FileScope, f: ImportFile, src: Sym, root: str) -> bool:
@@ -296,18 +299,24 @@ class CallTiers:
                 kind, target = bound[1][0].split(MEMBER_SEP, 1)
                 keys = self.names.top_level(kind, target, callee, f.family)
                 if keys:
-                    return _pick(keys, Tier.IMPORT)
+                    return self._pick(keys, Tier.IMPORT)
                 if f.family == "python" and name == receiver:  # not in that module
                     return CallClass.UNRESOLVED, Reason.NO_MEMBER.value, [], 0
                 made = self.names.js_default(bound[1][0])  # module.exports = C
                 keys = [
                     m for c in made if self.names.is_class(c) for m in self.names.members(c, callee)
                 ]
-                return _pick(keys, Tier.IMPORT) if keys and name == receiver else None
+                return self._pick(keys, Tier.IMPORT) if keys and name == receiver else None
             classes = [k for k in bound[1] if self.names.is_class(k)]
             keys = [m for c in classes for m in self.names.members(c, callee)]
-            return _pick(keys, Tier.IMPORT) if keys else None
+            return self._pick(keys, Tier.IMPORT) if keys else None
         return None
+
+    def _pick(self, keys: list[str], tier: Tier) -> Outcome:
+        """:func:`_pick`, of the overloads that accept the call's arguments (Java & co.)."""
+        if self._arity is not None and len(keys) > 0:
+            keys = overloads.narrow(self.names.db, keys, *self._arity)
+        return _pick(keys, tier)
 
     def _unique(self, callee: str, fam: str, kinds: tuple[str, ...], *, bare: bool) -> Outcome:
         """The definitions a name alone suggests: resolved (tier ``unique``) only for a bare

@@ -1,0 +1,142 @@
+"""Overloads by arity (Java, Kotlin, C#, Scala): of several same-named methods a call could
+mean, the ones whose parameters accept the number of arguments it writes
+(:attr:`semgraph.model.CallSite.args`).
+
+A definition's parameters are read from its signature as written (``void error(String msg,
+Object... args)``): a varargs parameter (``...``, C# ``params``, Kotlin ``vararg``) accepts
+any number from the ones before it on, a parameter with a default (``= 1``) may be left out.
+A signature that cannot be read accepts everything, so a call is never narrowed to nothing by
+what we failed to read.
+
+The first class that declares a name hides its bases' same-named methods from the plain
+member lookup (:meth:`semgraph.resolve.scope.NameLookups.members`). In these languages a
+subclass's ``error(String)`` does not hide its base's ``error(String, Object...)`` or
+``error(int)``: the bases' same-named methods that accept the call join the candidates unless
+one found before has the same parameter types (an override); as in javac, a varargs overload
+is a candidate only when no fixed-arity one accepts the call. Types are not matched against
+the arguments, so ``error(3)`` stays ambiguous between ``error(String)`` and ``error(int)``
+(:func:`narrow`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+FAMILIES = frozenset({"java", "kotlin", "csharp", "scala"})
+MAX_PARAMS_TEXT = 2_000  # a signature's parameter list read at most this far
+_OPEN, _CLOSE = "(<[{", ")>]}"
+_MAX_UP = 4  # base classes followed for an inherited overload
+_ANNOTATION = re.compile(r"@[\w.]+(?:\([^()]*\))?")
+
+
+def _split(signature: str) -> list[str] | None:
+    """The parameters of a signature as written, or None when the list cannot be read."""
+    signature = _ANNOTATION.sub("", signature[: MAX_PARAMS_TEXT * 2])  # @SuppressWarnings("x")
+    start = signature.find("(")
+    end = signature.rfind(")")
+    if start < 0 or end < start or end - start > MAX_PARAMS_TEXT:
+        return None
+    inner = signature[start + 1 : end].strip()
+    if not inner:
+        return []
+    params, depth, begin = [], 0, 0
+    for i, ch in enumerate(inner):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            params.append(inner[begin:i].strip())
+            begin = i + 1
+    params.append(inner[begin:].strip())
+    return None if depth != 0 or not all(params) else params
+
+
+def parameters(signature: str) -> tuple[int, int | None] | None:
+    """(least, most) arguments a signature accepts (most None: any number), or None when its
+    parameter list cannot be read."""
+    params = _split(signature)
+    if params is None:
+        return None
+    varargs = any("..." in p or p.split()[0] in ("params", "vararg") for p in params)
+    optional = sum(1 for p in params if "=" in p)
+    least = len(params) - optional - (1 if varargs else 0)
+    return max(least, 0), None if varargs else len(params)
+
+
+def types(signature: str) -> tuple[str, ...] | None:
+    """The parameter types of a signature (``(String, Object...)``), names and annotations
+    left out: two methods with the same types are an override, not two overloads."""
+    params = _split(signature)
+    if params is None:
+        return None
+    out = []
+    for p in params:
+        p = re.sub(r"@\w+(?:\([^)]*\))?|\bfinal\b", "", p.split("=")[0]).strip()
+        out.append(p.split(":", 1)[1].strip() if ":" in p else re.sub(r"\s*\w+$", "", p))
+    return tuple(re.sub(r"\s+", "", t) for t in out)
+
+
+def accepts(signature: str, n: int) -> bool:
+    """Whether a definition with this signature can take ``n`` arguments (True when its
+    parameters cannot be read)."""
+    found = parameters(signature)
+    if found is None:
+        return True
+    least, most = found
+    return n >= least and (most is None or n <= most)
+
+
+def narrow(db: Any, keys: list[str], name: str, n: int) -> list[str]:
+    """The same-named methods a call of ``n`` arguments may run: those of ``keys`` that
+    accept it, and the overloads of their classes' bases that do and that nothing found
+    before overrides (same parameter types); ``keys`` as they were when none accepts it."""
+    fits = [k for k in keys if accepts(_signature(db, k), n)]
+    known = {types(_signature(db, k)) for k in fits}
+    seen: set[str] = set()
+    parents = _parents(db, keys)
+    for _ in range(_MAX_UP):
+        if not parents:
+            break
+        for p in parents:
+            for (k,) in db.execute(
+                "SELECT key FROM symbols WHERE parent_key = ? AND name = ?", (p, name)
+            ).fetchall():
+                sig = _signature(db, k)
+                if accepts(sig, n) and types(sig) not in known:
+                    fits.append(k)
+                    known.add(types(sig))
+        seen.update(parents)
+        parents = [
+            b
+            for p in parents
+            for (b,) in db.execute(
+                "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (p,)
+            ).fetchall()
+            if b not in seen
+        ]
+    fixed = [k for k in fits if (parameters(_signature(db, k)) or (0, 0))[1] is not None]
+    return fixed or fits or keys  # a varargs overload only when no fixed one accepts the call
+
+
+def _signature(db: Any, key: str) -> str:
+    row = db.execute("SELECT signature FROM symbols WHERE key = ?", (key,)).fetchone()
+    return str(row[0] or "") if row is not None else ""
+
+
+def _parents(db: Any, keys: list[str]) -> list[str]:
+    """The base classes of the classes that declare ``keys``."""
+    owners = {
+        row[0]
+        for k in keys
+        for row in db.execute("SELECT parent_key FROM symbols WHERE key = ?", (k,)).fetchall()
+        if row[0]
+    }
+    return [
+        b
+        for o in sorted(owners)
+        for (b,) in db.execute(
+            "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (o,)
+        ).fetchall()
+    ]
