@@ -307,3 +307,18 @@ def test_a_jvm_package_spans_its_source_roots(tmp_path: Path) -> None:
     assert (t, 6, f"{repo}.save", "receiver") in got  # new Repo().save()
     # another package names Repo without an import: a candidate only
     assert ("src/test/java/x/b/Other.java", 2, repo, "ambiguous") in got
+
+
+def test_recursion_and_calls_of_arrow_functions(tmp_path: Path) -> None:
+    src = {
+        "a.ts": (
+            "export function outer(n: number): number {\n"
+            "  function walk(k: number): number { return k ? walk(k - 1) : 0; }\n"
+            "  return walk(n);\n}\n"
+            "export const fib = (n: number): number => (n < 2 ? n : fib(n - 1));\n"
+            "const helper = () => 1;\nexport function use() {\n  return helper();\n}\n"
+        )
+    }
+    with _resolve(tmp_path, src) as res:
+        got = {(e.line, e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
+    assert {(2, "a.outer.walk", "scope"), (5, "a.fib", "module"), (8, "a.helper", "module")} <= got

@@ -85,7 +85,7 @@ def collect(caps: dict[str, list[Node]], found: dict[int, RawBinding]) -> None:
         key, name = node.id, DECORATOR
     else:
         names = caps.get("bind.name")
-        if not names or "bind" not in caps:
+        if not names or "bind" not in caps or (kind == "name" and _defines(caps["bind"][0])):
             return
         node, key, name = caps["bind"][0], names[0].id, text(names[0])
         if "bind.self" in caps:  # a TS parameter property is a local and a field: two names
@@ -108,6 +108,13 @@ _JS_FUNCTIONS = frozenset(
         "method_definition",
     }
 )
+
+
+def _defines(node: Node) -> bool:
+    """``const f = () => ...`` (JS/TS): a definition of its own (the query's
+    ``@definition.function``), not a local of no known type that would hide it."""
+    value = node.child_by_field_name("value") if node.type == "variable_declarator" else None
+    return value is not None and value.type in ("arrow_function", "function_expression", "function")
 
 
 def _in_callback(node: Node) -> bool:
