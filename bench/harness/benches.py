@@ -202,14 +202,18 @@ BENCHES = [
         "installed from the registries on first use, and javac's own attribution (Java, issue "
         "44: `bench/accuracy/JavacCalls.java`, the JDK's compiler API, `accuracy-java.log`; "
         "a call it cannot attribute is 'unknown', never external; a `new` is right on the class "
-        "or its constructor; the oracle names the exact overload); each repository pinned to a "
+        "or its constructor; the oracle names the exact overload), and scip-typescript 0.4.0 "
+        "(TypeScript and JavaScript, issue 44, `accuracy-ts.log`; a call it resolves only to a "
+        "declaration, a parameter, an interface member or a `.d.ts`, counts in neither recall "
+        "nor in-repo precision, reported apart); issue 44's before and after on every "
+        "repository: `accuracy-44.log`; each repository pinned to a "
         "commit, "
         "indexed by semgraph's own parse phase and resolver (no graph publish, no embedding) "
         "and matched by (path, line, callee name). Precision in two views: over the call sites "
         "the oracle resolves inside the repository, and over all sites (an edge where the "
         "oracle says external, not a definition, or nothing counts as false). Where the oracle "
         "itself is wrong: `bench/accuracy/accuracy_verdicts.md`.",
-        logs=("accuracy-java.log",),
+        logs=("accuracy-java.log", "accuracy-ts.log", "accuracy-44.log"),
     ),
     Bench(
         "reuse",
