@@ -4,8 +4,9 @@ in one run (what a resolver change costs a first index and a push's fallback):
     python -m bench.firstindex.bench_resolve_ab --baseline COMMIT [--tree NAME=PATH ...]
         [--rounds 2]
 
-Each tree is parsed once with this tree's parser (the spill both resolvers read); the
-baseline is a ``git worktree`` of ``COMMIT``. The two resolve every spill in turn, ``--rounds``
+Each tree is parsed once by each code's own parser (its spill; the parsed model may differ
+between them, issue 44 added the calls' argument counts); the baseline is a ``git worktree``
+of ``COMMIT``. The two resolve every spill in turn, ``--rounds``
 times, alternating which goes first; each figure is the lowest CPU of three resolves in a
 fresh process. Prints one ``resolve.ab`` record per tree and code: CPU, wall, the calls'
 classes (equal counts: the change moved no call between classes) and the external sites.
@@ -71,15 +72,17 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args()
     with baseline_tree(args.baseline, "semgraph-bench-ab-") as (work, base):
-        spills = {}
+        spills: dict[tuple[str, str], Path] = {}
         for item in args.tree:
             name, _, path = item.partition("=")
-            spills[name] = work / f"{name}.spill"
-            _python(ROOT, _PARSE, path, str(spills[name]), str(work / "state"))
+            for code, src in (("this", ROOT), ("baseline", base)):
+                spill = spills[(code, name)] = work / f"{name}-{code}.spill"
+                _python(src, _PARSE, path, str(spill), str(work / f"state-{code}"))
             print(f"parsed {name}", flush=True)
         for r in range(args.rounds):
             for code, src in turns(r, base):
-                for name, spill in spills.items():
+                for name in dict.fromkeys(n for _, n in spills):
+                    spill = spills[(code, name)]
                     found = json.loads(_python(src, _RESOLVE, str(spill), str(work / "res")))
                     emit("resolve.ab", tree=name, code=code, round=r + 1, **found)
 

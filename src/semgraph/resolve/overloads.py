@@ -15,11 +15,12 @@ subclass's ``error(String)`` does not hide its base's ``error(String, Object...)
 one found before has the same parameter types (an override); as in javac, a varargs overload
 is a candidate only when no fixed-arity one accepts the call. Types are not matched against
 the arguments, so ``error(3)`` stays ambiguous between ``error(String)`` and ``error(int)``
-(:func:`narrow`).
+(:meth:`Overloads.narrow`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -30,7 +31,8 @@ _MAX_UP = 4  # base classes followed for an inherited overload
 _ANNOTATION = re.compile(r"@[\w.]+(?:\([^()]*\))?")
 
 
-def _split(signature: str) -> list[str] | None:
+@functools.lru_cache(maxsize=65_536)
+def _split(signature: str) -> tuple[str, ...] | None:
     """The parameters of a signature as written, or None when the list cannot be read."""
     signature = _ANNOTATION.sub("", signature[: MAX_PARAMS_TEXT * 2])  # @SuppressWarnings("x")
     start = signature.find("(")
@@ -39,7 +41,7 @@ def _split(signature: str) -> list[str] | None:
         return None
     inner = signature[start + 1 : end].strip()
     if not inner:
-        return []
+        return ()
     params, depth, begin = [], 0, 0
     for i, ch in enumerate(inner):
         if ch in _OPEN:
@@ -50,7 +52,7 @@ def _split(signature: str) -> list[str] | None:
             params.append(inner[begin:i].strip())
             begin = i + 1
     params.append(inner[begin:].strip())
-    return None if depth != 0 or not all(params) else params
+    return None if depth != 0 or not all(params) else tuple(params)
 
 
 def parameters(signature: str) -> tuple[int, int | None] | None:
@@ -88,55 +90,78 @@ def accepts(signature: str, n: int) -> bool:
     return n >= least and (most is None or n <= most)
 
 
-def narrow(db: Any, keys: list[str], name: str, n: int) -> list[str]:
-    """The same-named methods a call of ``n`` arguments may run: those of ``keys`` that
-    accept it, and the overloads of their classes' bases that do and that nothing found
-    before overrides (same parameter types); ``keys`` as they were when none accepts it."""
-    fits = [k for k in keys if accepts(_signature(db, k), n)]
-    known = {types(_signature(db, k)) for k in fits}
-    seen: set[str] = set()
-    parents = _parents(db, keys)
-    for _ in range(_MAX_UP):
-        if not parents:
-            break
-        for p in parents:
-            for (k,) in db.execute(
-                "SELECT key FROM symbols WHERE parent_key = ? AND name = ?", (p, name)
-            ).fetchall():
-                sig = _signature(db, k)
-                if accepts(sig, n) and types(sig) not in known:
-                    fits.append(k)
-                    known.add(types(sig))
-        seen.update(parents)
-        parents = [
-            b
-            for p in parents
-            for (b,) in db.execute(
-                "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (p,)
-            ).fetchall()
-            if b not in seen
-        ]
-    fixed = [k for k in fits if (parameters(_signature(db, k)) or (0, 0))[1] is not None]
-    return fixed or fits or keys  # a varargs overload only when no fixed one accepts the call
+class Overloads:
+    """Overloads by arity over one resolution's symbol table, with what it reads remembered per
+    run (a method's parameters, a class's bases, a class's methods of a name): a pure
+    function of the tables, like the memos of :mod:`semgraph.resolve.memo`."""
 
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._params: dict[str, tuple[tuple[int, int | None] | None, tuple[str, ...] | None]] = {}
+        self._bases: dict[str, list[str]] = {}
+        self._named: dict[tuple[str, str], list[str]] = {}
 
-def _signature(db: Any, key: str) -> str:
-    row = db.execute("SELECT signature FROM symbols WHERE key = ?", (key,)).fetchone()
-    return str(row[0] or "") if row is not None else ""
+    def narrow(self, keys: list[str], name: str, n: int) -> list[str]:
+        """The same-named methods a call of ``n`` arguments may run: those of ``keys`` that
+        accept it, and the overloads of their classes' bases that do and that nothing found
+        before overrides (same parameter types); a varargs one only when no fixed-arity one
+        accepts it; ``keys`` as they were when none accepts it."""
+        fits = [k for k in keys if self._accepts(k, n)]
+        known = {self._of(k)[1] for k in fits}
+        seen: set[str] = set()
+        parents = [b for o in self._owners(keys) for b in self._bases_of(o)]
+        for _ in range(_MAX_UP):
+            if not parents:
+                break
+            for parent in parents:
+                for k in self._methods(parent, name):
+                    if self._accepts(k, n) and self._of(k)[1] not in known:
+                        fits.append(k)
+                        known.add(self._of(k)[1])
+            seen.update(parents)
+            parents = [b for p in parents for b in self._bases_of(p) if b not in seen]
+        fixed = [k for k in fits if (self._of(k)[0] or (0, 0))[1] is not None]
+        return fixed or fits or keys  # a varargs overload only when no fixed one accepts the call
 
+    def _of(self, key: str) -> tuple[tuple[int, int | None] | None, tuple[str, ...] | None]:
+        found = self._params.get(key)
+        if found is None:
+            row = self.db.execute("SELECT signature FROM symbols WHERE key = ?", (key,)).fetchone()
+            sig = str(row[0] or "") if row is not None else ""
+            found = self._params[key] = (parameters(sig), types(sig))
+        return found
 
-def _parents(db: Any, keys: list[str]) -> list[str]:
-    """The base classes of the classes that declare ``keys``."""
-    owners = {
-        row[0]
-        for k in keys
-        for row in db.execute("SELECT parent_key FROM symbols WHERE key = ?", (k,)).fetchall()
-        if row[0]
-    }
-    return [
-        b
-        for o in sorted(owners)
-        for (b,) in db.execute(
-            "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (o,)
-        ).fetchall()
-    ]
+    def _accepts(self, key: str, n: int) -> bool:
+        found = self._of(key)[0]
+        return found is None or (n >= found[0] and (found[1] is None or n <= found[1]))
+
+    def _owners(self, keys: list[str]) -> list[str]:
+        owners = {
+            row[0]
+            for k in keys
+            for row in self.db.execute("SELECT parent_key FROM symbols WHERE key = ?", (k,))
+            if row[0]
+        }
+        return sorted(owners)
+
+    def _bases_of(self, cls: str) -> list[str]:
+        found = self._bases.get(cls)
+        if found is None:
+            found = self._bases[cls] = [
+                b
+                for (b,) in self.db.execute(
+                    "SELECT parent_key FROM inherits WHERE child_key = ? ORDER BY rowid", (cls,)
+                )
+            ]
+        return found
+
+    def _methods(self, cls: str, name: str) -> list[str]:
+        found = self._named.get((cls, name))
+        if found is None:
+            found = self._named[(cls, name)] = [
+                k
+                for (k,) in self.db.execute(
+                    "SELECT key FROM symbols WHERE parent_key = ? AND name = ?", (cls, name)
+                )
+            ]
+        return found

@@ -66,6 +66,7 @@ class CallTiers:
         self.receiver_value: Value | None = None  # the last classify's typed receiver
         self.open = OpenImports(names.db)  # C#/Ruby/Swift namespaces imported whole
         self._arity: tuple[str, int] | None = None  # (name, arguments) of an overloaded call
+        self._overloads = overloads.Overloads(names.db)
 
     def classify(
         self,
@@ -315,7 +316,7 @@ class CallTiers:
     def _pick(self, keys: list[str], tier: Tier) -> Outcome:
         """:func:`_pick`, of the overloads that accept the call's arguments (Java & co.)."""
         if self._arity is not None and len(keys) > 0:
-            keys = overloads.narrow(self.names.db, keys, *self._arity)
+            keys = self._overloads.narrow(keys, *self._arity)
         return _pick(keys, tier)
 
     def _unique(self, callee: str, fam: str, kinds: tuple[str, ...], *, bare: bool) -> Outcome:
@@ -362,6 +363,8 @@ def prefer_source(keys: list[str]) -> list[str]:
     a Go file built only for another platform (``util_windows.go``, ``x_arm64.go``) yields to
     one built for linux/amd64, the platform the graph describes (as ``go build`` and the Go
     oracle on Linux)."""
+    if len(keys) < 2:
+        return keys
     paths = [k.split("|", 2)[1] if k.count("|") >= 2 else "" for k in keys]
     built = [k for k, p in zip(keys, paths, strict=True) if not _DECLARATIONS.search(p)]
     built = [

@@ -5,6 +5,7 @@ separator outside brackets and string literals."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -24,7 +25,20 @@ class Segment:
 
 def split_receiver(text: str) -> list[Segment] | None:
     """``a.b(x).c`` as segments; None for anything else (subscripts, literals, lambdas).
-    ``new A.B(x).c`` (JS/TS, Java) is the call ``A.B(x).c``: constructing calls the class."""
+    ``new A.B(x).c`` (JS/TS, Java) is the call ``A.B(x).c``: constructing calls the class.
+    The same text is split once per resolution's worth of calls (a cache of pure results;
+    each call gets its own segments, which callers may change)."""
+    found = _split_cached(text)
+    return [Segment(n, c) for n, c in found] if found is not None else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _split_cached(text: str) -> tuple[tuple[str, bool], ...] | None:
+    segs = _split(text)
+    return tuple((s.name, s.called) for s in segs) if segs is not None else None
+
+
+def _split(text: str) -> list[Segment] | None:
     text = text[4:].lstrip() if text.startswith("new ") else text
     parts: list[str] = []
     depth, start, i = 0, 0, 0
