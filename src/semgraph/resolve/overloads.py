@@ -24,6 +24,8 @@ import functools
 import re
 from typing import Any
 
+from semgraph.resolve.typeexpr import split_top
+
 FAMILIES = frozenset({"java", "kotlin", "csharp", "scala"})
 MAX_PARAMS_TEXT = 2_000  # a signature's parameter list read at most this far
 _OPEN, _CLOSE = "(<[{", ")>]}"
@@ -39,20 +41,13 @@ def _split(signature: str) -> tuple[str, ...] | None:
     end = signature.rfind(")")
     if start < 0 or end < start or end - start > MAX_PARAMS_TEXT:
         return None
-    inner = signature[start + 1 : end].strip()
+    inner = signature[start + 1 : end].replace("->", "  ").strip()  # Kotlin (Int) -> Unit
     if not inner:
         return ()
-    params, depth, begin = [], 0, 0
-    for i, ch in enumerate(inner):
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == "," and depth == 0:
-            params.append(inner[begin:i].strip())
-            begin = i + 1
-    params.append(inner[begin:].strip())
-    return None if depth != 0 or not all(params) else tuple(params)
+    if any(inner.count(o) != inner.count(c) for o, c in zip(_OPEN, _CLOSE, strict=True)):
+        return None  # cut or unbalanced: not read
+    params = split_top(inner, ",", _OPEN, _CLOSE)
+    return tuple(params) if all(params) else None
 
 
 def parameters(signature: str) -> tuple[int, int | None] | None:

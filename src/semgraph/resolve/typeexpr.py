@@ -157,13 +157,15 @@ def outside_quotes(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside brackets and string literals."""
+def split_top(
+    text: str, sep: str, opens: str = BRACKETS_OPEN, closes: str = BRACKETS_CLOSE
+) -> list[str]:
+    """``text`` split at ``sep`` outside brackets (``opens``/``closes``) and string literals."""
     out, depth, start = [], 0, 0
     for i, ch in outside_quotes(text):
-        if ch in BRACKETS_OPEN:
+        if ch in opens:
             depth += 1
-        elif ch in BRACKETS_CLOSE:
+        elif ch in closes:
             depth -= 1
         elif ch == sep and depth == 0:
             out.append(text[start:i].strip())
