@@ -11,8 +11,8 @@ classes, then every call site, by tiers (:mod:`semgraph.resolve.tiers`), in this
 ``receiver``  a method of the receiver's type (``self.m()``, ``Type.m()``, typed locals);
 ``unique``    the only definition with that name, where bare names are global (else a candidate).
 
-Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (several candidates:
-never resolved to the first one; edges tagged ``ambiguous`` go to each candidate when there
+Every call site is classified ``resolved`` (with its tier), ``ambiguous`` (several candidates,
+or one its name alone suggests; edges tagged ``ambiguous`` go to each candidate when there
 are at most ``ambiguous_cap`` of them), ``external`` (bound to an external import or a language
 builtin, :mod:`semgraph.resolve.builtins`) or ``unresolved``. The results stay in the SQLite
 file for the writer to stream (:class:`~semgraph.resolve.resolution.Resolution`), with
