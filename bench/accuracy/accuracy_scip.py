@@ -19,7 +19,8 @@ written), and the SCIP occurrence at the callee identifier's position names its 
 symbol's definition occurrences are its targets:
 
 * ``external``: a symbol with no definition in the index (npm packages, ``lib.d.ts``, node's
-  types);
+  types), but a ``local N`` one (a CommonJS ``exports.f`` property, which SCIP names only
+  locally), which names nothing;
 * ``internal``: a definition that is the innermost semgraph definition with its name spanning
   its line (``accuracy_oracles.Definitions``), outside a ``.d.ts`` file. At ``new C()`` the
   compiler names C's constructor (``C#`<constructor>`().``, with no definition when C has
@@ -356,7 +357,11 @@ def _site(
             group.append(symbol[: -len(CONSTRUCTOR)])
         targets = [d for s in group for d in idx.definitions.get(_symbol_key(rel, s), [])]
         if not targets:
-            site.external += 1
+            # a `local N` symbol defined in no document: a property the compiler typed without
+            # a global symbol (CommonJS `exports.f = f` read through `require`): it names
+            # nothing, so the site is `none`, not an external call
+            if not symbol.startswith("local "):
+                site.external += 1
             continue
         for dpath, row, start, end in targets:
             name = sources.text(dpath, row, start, end)

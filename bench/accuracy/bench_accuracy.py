@@ -97,6 +97,8 @@ REPOS = [
     # JavaScript, ESM with JSDoc types and a hand-written typings/index.d.ts, ~170 files)
     Repo("got", "sindresorhus/got", "d00d845a0b435365ec73ea5a1fca6e17ee677184", "typescript"),
     Repo("commander", "tj/commander.js", "ba6d13ddb4243e5913367734f8c159089ffe7834", "javascript"),
+    # MIT; JavaScript, CommonJS (require / module.exports), ~140 files: a third repository
+    Repo("express", "expressjs/express", "a3714473feb3d2908add734d340e7755fd85e0a3", "javascript"),
     # Apache-2.0
     Repo("gson", "google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1", "java", GSON_DEPS),
     Repo(

@@ -191,6 +191,11 @@ def test_read_scip_maps_targets_constructors_externals_and_declarations(tmp_path
     )
     sites3, _ = read_scip(root, dump3, _defs(), "javascript")
     assert sites3[("src/main.js", 3, "Box")].internal == {"BOX"}
+    # a `local N` symbol no document defines (SCIP's name for a CommonJS `exports.f` read
+    # through `require`): the oracle names nothing, the site is `none`, never external
+    dump4 = _dump(tmp_path, {"src/main.js": [[6, 8, 6, 13, "local 9", 0]], "src/lib.js": []})
+    sites4, _ = read_scip(root, dump4, _defs(), "javascript")
+    assert sites4[("src/main.js", 7, "thing")].verdict == "none"
 
 
 def test_read_scip_of_an_empty_dump_has_no_sites(tmp_path: Path) -> None:

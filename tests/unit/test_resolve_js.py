@@ -322,3 +322,26 @@ def test_recursion_and_calls_of_arrow_functions(tmp_path: Path) -> None:
     with _resolve(tmp_path, src) as res:
         got = {(e.line, e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
     assert {(2, "a.outer.walk", "scope"), (5, "a.fib", "module"), (8, "a.helper", "module")} <= got
+
+
+def test_commonjs_export_chains(tmp_path: Path) -> None:
+    src = {
+        "index.js": "'use strict';\nmodule.exports = require('./lib/express');\n",
+        "lib/express.js": (
+            "exports = module.exports = createApplication;\n"
+            "function createApplication() { return 1; }\n"
+        ),
+        "test/support/utils.js": "exports.skip = skip\nfunction skip(v) { return v; }\n",
+        "test/a.js": (
+            "var express = require('../');\nvar skip = require('./support/utils').skip\n"
+            "var utils = require('./support/utils');\nvar other = require('./support/utils').nope\n"
+            "function t() {\n  express();\n  skip(1);\n  utils.skip(2);\n  other();\n}\n"
+        ),
+    }
+    with _resolve(tmp_path, src) as res:
+        got = {(e.line, e.dst_key.split("|")[2], e.tier) for e in res.iter_calls()}
+    assert got == {
+        (6, "lib.express.createApplication", "import"),  # require("../") -> index.js -> lib
+        (7, "test.support.utils.skip", "import"),  # const f = require("m").f
+        (8, "test.support.utils.skip", "import"),
+    }  # `other`: a name the module does not export, no edge

@@ -103,6 +103,13 @@ def _js_require(node: Node) -> list[Import]:
     alias = None
     module = _strip_quotes(text(strings[0]))
     parent = node.parent
+    prop = parent.child_by_field_name("property") if parent is not None else None
+    if parent is not None and parent.type == "member_expression" and prop is not None:
+        holder = parent.parent  # const f = require("m").f: an import of f
+        name = holder.child_by_field_name("name") if holder is not None else None
+        if holder is not None and holder.type == "variable_declarator" and name is not None:
+            alias = text(name) if text(name) != text(prop) else None
+            return [_imp(node, module, [text(prop)], alias)]
     if parent is not None and parent.type == "variable_declarator":
         name = parent.child_by_field_name("name")
         if name is not None and name.type == "identifier":
@@ -169,6 +176,10 @@ def js_exports(node: Node) -> list[Import]:
     "ns"). ``export function f`` is found by its name and needs no row."""
     if node.type == "assignment_expression":  # module.exports = f
         right = node.child_by_field_name("right")
+        called = right.child_by_field_name("function") if right is not None else None
+        if right is not None and called is not None and text(called) == "require":
+            required = _js_require(right)  # module.exports = require("./lib/x"): its export
+            return [_imp(node, required[0].module, ["default"], "default")] if required else []
         name = _declared(right) if right is not None else ""
         return [_imp(node, "", [name], "default")] if name else []
     source = node.child_by_field_name("source")

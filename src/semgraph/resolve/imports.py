@@ -213,7 +213,8 @@ class ImportResolver:
         stem, dot, ext = base.rpartition(".")
         if dot and ext in ("js", "jsx", "mjs", "cjs"):  # TS ESM: `./x.js` is the source x.ts
             candidates += [f"{stem}.{ts}" for ts in ("ts", "tsx", "mts", "cts", "d.ts")]
-        candidates += [f"{base}/index{ext}" for ext in JS_EXTENSIONS]
+        folder = "" if base == "." else f"{base}/"  # require("../") from a top directory
+        candidates += [f"{folder}index{ext}" for ext in JS_EXTENSIONS]
         target = next((c for c in candidates if self.file_exists(c)), None)
         if target is None:
             return ImportOutcome("unresolved", None, None, ())

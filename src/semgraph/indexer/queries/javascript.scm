@@ -21,6 +21,10 @@
 (expression_statement (assignment_expression
   left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
   (#eq? @_module "module") (#eq? @_exports "exports")) @export)
+(expression_statement (assignment_expression
+  right: (assignment_expression
+    left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+    (#eq? @_module "module") (#eq? @_exports "exports")) @export))
 
 (call_expression function: (identifier) @callee) @call
 (call_expression
