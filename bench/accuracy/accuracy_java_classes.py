@@ -167,7 +167,7 @@ def run(name: str, keep: int) -> Tally:
             rows.setdefault((row["path"], row["line"], row["callee"]), row)
     with tempfile.TemporaryDirectory(prefix="semgraph-java-classes-") as tmp:
         db = sqlite3.connect(index(root, Path(tmp), repo.name))
-        symbols = "SELECT key, path, name, start_line, end_line FROM symbols"
+        symbols = "SELECT key, path, name, start_line, end_line FROM symbols WHERE kind != 'module'"
         found = oracles.Definitions(db.execute(symbols))
         defs = Defs()
         for key, kind, signature in db.execute("SELECT key, kind, signature FROM symbols"):

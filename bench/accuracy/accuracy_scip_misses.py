@@ -151,7 +151,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="semgraph-bench-accuracy-") as tmp:
             db = sqlite3.connect(index(root, Path(tmp), repo.name))
             defs = oracles.Definitions(
-                db.execute("SELECT key, path, name, start_line, end_line FROM symbols")
+                db.execute(
+                    "SELECT key, path, name, start_line, end_line FROM symbols "
+                    "WHERE kind != 'module'"
+                )
             )
             truth, files = scip.read_scip(root, dump, defs, repo.language)
             ours, _ = our_sites(db, repo.language, files)
