@@ -262,12 +262,12 @@ class Settings(BaseSettings):
     backoff_cap_s: float = Field(default=3600.0, ge=0, le=7 * 86400)
     poll_interval_s: float = Field(default=1.0, gt=0, le=3600)
     sweep_interval_s: float = Field(default=60.0, gt=0, le=86400)
-    # a queue write that loses a conflict (Memgraph: snapshot isolation aborts the later
-    # writer) runs again with exponential backoff and jitter until this much time is spent
+    # a queue write that loses a conflict (Memgraph aborts the later writer): retried this long
     graph_conflict_retry_s: float = Field(default=20.0, ge=0, le=3600)
     claim_conflict_retries: int = Field(default=1000, ge=1, le=100_000)  # cap on the tries
     worker_name: str = Field(default="", max_length=200)  # default: the host name
     worker_metrics_port: int = Field(default=0, ge=0, le=65535)  # 0: no /metrics server
+    worker_metrics_host: str = Field(default="127.0.0.1", max_length=255)  # its listener
     # lanes (semgraph.queue.lanes): a worker of the small lane claims only the
     # jobs of small repositories; large takes only large ones; any takes both. A repository
     # is small when its record holds both figures and neither is over its bound (a first

@@ -34,7 +34,9 @@ from tests.graph_repos import other_repo, shop_repo
 
 pytestmark = pytest.mark.e2e
 
-READER, SCOPED, CI, OPS = (f"{n}-token-0123456789abcdef" for n in ("reader", "scoped", "ci", "ops"))
+READER, SCOPED, CI, OPS, SCRAPER = (
+    f"{n}-token-0123456789abcdef" for n in ("reader", "scoped", "ci", "ops", "scraper")
+)
 SECRET = "hook-secret"
 READS = ("/search?q=render&mode=bm25", "/graph/def?name=render", "/jobs", "/runs", "/repos")
 
@@ -59,6 +61,7 @@ def tokens_file(path: Path, rotating: str) -> None:
         ("scoped", SCOPED, '["read"]', 'repos = ["other"]'),
         ("ci", CI, '["enqueue"]', ""),
         ("ops", OPS, '["read", "enqueue", "admin"]', ""),
+        ("scraper", SCRAPER, '["metrics"]', ""),
         ("rotating", rotating, '["read"]', ""),
     ]
     text = "".join(
@@ -238,6 +241,25 @@ def test_a_token_for_repository_a_never_sees_repository_b(server: Server) -> Non
     assert "shop" not in get("/search", SCOPED, q="render", mode="bm25", k=50).text
 
 
+def test_closed_by_default_with_tokens_configured(server: Server) -> None:
+    """With tokens configured (issue 43), wherever the API listens: the API description,
+    the interactive docs and the metrics give an anonymous caller no 200; the docs are not
+    served at all (their assets would come from a CDN), the description is a read, the
+    metrics have a scope of their own."""
+
+    def status(path: str, token: str | None = None) -> int:
+        headers = bearer(token) if token else {}
+        return httpx.get(f"{server.api}{path}", headers=headers, timeout=30).status_code
+
+    for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+        assert status(path) == 404 and status(path, OPS) == 404, path
+    assert status("/openapi.json") == 401 and status("/metrics") == 401
+    assert status("/openapi.json", READER) == 200 and status("/openapi.json", SCRAPER) == 403
+    assert status("/metrics", READER) == 403 and status("/metrics", CI) == 403
+    assert status("/metrics", SCRAPER) == 200 and status("/metrics", OPS) == 200  # admin too
+    assert status("/healthz") == 200
+
+
 def test_the_webhook_port_serves_only_webhooks_and_health(server: Server) -> None:
     for path in (*READS, "/metrics", "/openapi.json", "/docs"):
         resp = httpx.get(f"{server.hooks}{path}", headers=bearer(OPS), timeout=30)
@@ -289,7 +311,7 @@ def test_the_webhook_rate_limit_answers_429_then_recovers(server: Server) -> Non
     )
     headers, body = signed_delivery("github", payload, SECRET)
     assert httpx.post(url, content=body, headers=headers, timeout=30).status_code == 202
-    metrics = httpx.get(f"{server.api}/metrics", timeout=30).text
+    metrics = httpx.get(f"{server.api}/metrics", headers=bearer(SCRAPER), timeout=30).text
     assert 'semgraph_webhook_limited_total{reason="rate"}' in metrics
 
 
@@ -357,6 +379,8 @@ def test_without_a_token_reads_stay_on_loopback(tmp_path: Path) -> None:
     local = start(["--host", "127.0.0.1", "--port", str(port)], {}, tmp_path / "l.log", url)
     try:
         assert httpx.get(f"{url}/jobs", timeout=30).status_code == 200
+        for path in ("/metrics", "/openapi.json"):  # no token configured, on loopback
+            assert httpx.get(f"{url}{path}", timeout=30).status_code == 200, path
         post = httpx.post(f"{url}/jobs", json={"source": "https://h/o/r.git"}, timeout=30)
         assert post.status_code == 403  # mutations stay disabled without a token
     finally:
@@ -370,7 +394,10 @@ def test_opened_reads_warn_at_start_and_show_in_metrics(tmp_path: Path) -> None:
     opened = start(["--host", "127.0.0.1", "--port", str(port)], env, tmp_path / "o.log", url)
     try:
         assert httpx.get(f"{url}/jobs", timeout=30).status_code == 200
-        assert "semgraph_api_reads_open 1.0" in httpx.get(f"{url}/metrics", timeout=30).text
+        legacy = {"Authorization": "Bearer legacy-token-0123456789"}
+        assert httpx.get(f"{url}/metrics", timeout=30).status_code == 401  # reads only
+        metrics = httpx.get(f"{url}/metrics", headers=legacy, timeout=30).text
+        assert "semgraph_api_reads_open 1.0" in metrics
         until(lambda: "api_reads_open" in opened.output(), "no warning logged")
         assert any(
             "WARNING" in line and "SEMGRAPH_API_READ_OPEN" in line

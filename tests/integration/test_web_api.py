@@ -52,7 +52,8 @@ def test_health_ready_and_metrics(base: str) -> None:
         "github", push_payload("github", "o/r", "https://h/o/r.git", after="c" * 40), SECRET
     )
     assert httpx.post(f"{base}/webhooks/github", headers=headers, content=body).status_code == 202
-    text = httpx.get(f"{base}/metrics").text
+    assert httpx.get(f"{base}/metrics").status_code == 401  # a token is configured
+    text = httpx.get(f"{base}/metrics", headers=AUTH).text
     assert 'semgraph_queue_jobs{status="pending"} 1.0' in text
     assert "semgraph_workers_alive 0.0" in text
     assert 'semgraph_webhook_deliveries_total{host="github",outcome="created"}' in text

@@ -28,7 +28,10 @@ def served_schema(graph: Graph, es: Elasticsearch, settings: Settings) -> Iterat
         update={"api_token": TOKEN, "webhook_secret": "schemathesis-secret"}
     )
     with serve_in_thread(create_app(configured, graph=graph, search=es)) as url:
-        yield schemathesis.openapi.from_url(f"{url}/openapi.json")
+        # the API description is a read: with a token configured, the token fetches it
+        yield schemathesis.openapi.from_url(
+            f"{url}/openapi.json", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
 
 
 # schemathesis' own pytest plugin does not run under pytest 9 yet, so each operation's

@@ -194,6 +194,9 @@ def test_compose_semgraph_services_match_settings_and_cli(compose: dict[str, Any
     assert f":{port}/healthz" in " ".join(web["healthcheck"]["test"])
     worker_env = semgraph_env_keys(services["worker"]["environment"])
     assert worker_env["SEMGRAPH_WORKER_METRICS_PORT"] == "9108"
+    # its listener binds loopback unless told: in the compose network it must bind every address
+    assert worker_env["SEMGRAPH_WORKER_METRICS_HOST"] == "0.0.0.0"
+    assert Settings().worker_metrics_host == "127.0.0.1"
     grace = int(services["worker"]["stop_grace_period"].rstrip("s"))
     assert grace > float(worker_env["SEMGRAPH_JOB_CANCEL_GRACE_S"])
 
@@ -348,6 +351,7 @@ def test_k8s_worker_grace_liveness_and_replicas(k8s: dict[tuple[str, str], Any])
         assert max_age >= 4 * heartbeat, "the probe must tolerate a few missed heartbeats"
         ports = {p["containerPort"] for p in container["ports"]}
         assert int(config["SEMGRAPH_WORKER_METRICS_PORT"]) in ports
+        assert config["SEMGRAPH_WORKER_METRICS_HOST"] == "0.0.0.0"  # scraped in the cluster
     readme = (OPS / "k8s" / "README.md").read_text()
     assert "## Running several workers" in readme
 

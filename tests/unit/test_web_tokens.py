@@ -116,7 +116,7 @@ def test_lookup_scopes_expiry_and_the_compatibility_token(tmp_path: Path) -> Non
     assert ops is not None and ops.repos is None and "admin" in ops.scopes
     legacy = table.lookup("legacy-token-123456")
     assert legacy is not None and legacy.name == "api_token"
-    assert legacy.scopes == {"read", "enqueue", "admin"}
+    assert legacy.scopes == {"read", "enqueue", "admin", "metrics"}  # every scope
     assert table.lookup("o" * 20) is None  # expired
     assert table.lookup(READER + "x") is None and table.lookup("") is None
     assert table.lookup("\udcff surrogate") is None

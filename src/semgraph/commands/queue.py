@@ -266,7 +266,8 @@ def worker_cmd(
     register_job_kinds()
     registry.load_job_modules(settings)
     if settings.worker_metrics_port:
-        start_http_server(settings.worker_metrics_port)
+        # loopback unless configured (ops/k8s sets 0.0.0.0 behind its NetworkPolicy)
+        start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host)
     graph: Graph
     with connect_graph(settings) as graph:
         refuse_unsafe_graph(graph)  # before it registers or claims anything

@@ -13,7 +13,7 @@ import re
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,6 +33,7 @@ from semgraph.web.context import (
     WebContext,
     context,
     plain,
+    require_metrics,
 )
 from semgraph.web.scope import union
 
@@ -97,11 +98,13 @@ async def readyz(request: Request) -> Response:
     "/metrics",
     tags=["health"],
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}, **AUTH_RESPONSES},
 )
-async def metrics(request: Request) -> Response:
-    """Prometheus text exposition of every counter in this process plus queue gauges."""
-    ctx = context(request)
+async def metrics(
+    request: Request, ctx: Annotated[WebContext, Depends(require_metrics)]
+) -> Response:
+    """Prometheus text exposition of every counter in this process plus queue gauges (a token
+    with the ``metrics`` scope; without a token only on loopback when none is configured)."""
     await run_in_threadpool(ctx.refresh_gauges, time.time())
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 

@@ -264,6 +264,11 @@ def create_app(
         version="0.1.0",
         summary="Webhooks and the HTTP API of semgraph (code graph + semantic code search).",
         lifespan=lifespan,
+        # closed by default: no interactive docs (their assets come from a CDN),
+        # and the API description behind the read rule (semgraph.web.edge.install_openapi)
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     app.state.ctx = ctx
     for host in ("github", "gitlab", "gitea"):

@@ -151,6 +151,31 @@ def _require_scope(scope: str) -> Callable[..., WebContext]:
     return require
 
 
+def require_metrics(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> WebContext:
+    """The metrics rule: a token, when given, must carry ``metrics`` (or
+    ``admin``); without one, metrics are served only when no token is configured and the
+    request came in on a loopback address. Opened reads (``api_read_open``) do not open them:
+    queue depths and request counts are no read of a repository."""
+    ctx = context(request)
+    found = _caller(ctx, creds)
+    if found is None:
+        if ctx.tokens.configured:
+            raise _unauthorized()
+        if not is_loopback_host(_local_address(request)):
+            raise _forbidden(
+                "metrics without a token are served only on a loopback address: configure a "
+                "token with the metrics scope"
+            )
+        found = ANONYMOUS
+    elif not found.scopes & {"metrics", "admin"}:
+        raise _forbidden("this token has no metrics scope")
+    request.state.principal = found
+    return ctx
+
+
 require_enqueue = _require_scope("enqueue")
 require_admin = _require_scope("admin")
 require_write = require_enqueue  # the name before scopes: POST /jobs

@@ -15,14 +15,16 @@ import json
 import logging
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from semgraph.config import Settings
 from semgraph.logs import event
+from semgraph.web.context import WebContext, require_read
 from semgraph.web.metrics import API_READS_OPEN
 from semgraph.web.tokens import TokenTable
 
@@ -149,3 +151,9 @@ def install_openapi(app: FastAPI, settings: Settings) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+    def document(ctx: Annotated[WebContext, Depends(require_read)]) -> JSONResponse:
+        """This API's OpenAPI document, to readers only (off-loopback: a read token)."""
+        return JSONResponse(app.openapi())
+
+    app.add_api_route("/openapi.json", document, methods=["GET"], include_in_schema=False)

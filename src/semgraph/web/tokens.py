@@ -37,7 +37,7 @@ from semgraph.logs import event
 
 log = logging.getLogger(__name__)
 
-SCOPES = ("read", "enqueue", "admin")
+SCOPES = ("read", "enqueue", "admin", "metrics")  # metrics: GET /metrics only
 MAX_FILE_BYTES = 1_000_000
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_CHARS = 4096
