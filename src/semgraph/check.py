@@ -30,11 +30,13 @@ from semgraph.indexer.parsecache import ParseCache
 from semgraph.indexer.request import ReindexArgs
 from semgraph.indexer.spill import SpillReader
 from semgraph.logs import event
-from semgraph.metrics import INDEX_DIVERGED
+from semgraph.metrics import INDEX_DIVERGED, VECTORS_PENDING
+from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY
 from semgraph.queue.store import JobStore
 from semgraph.queue.sweep import Identity, death_reason
 from semgraph.resolve.resolver import resolve
 from semgraph.search.index import SearchIndex
+from semgraph.search.vectors import semantic_states
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,9 @@ class RepoCheck:
     live_index: str | None
     status: str  # ok | unpublished | in_flight | diverged | repaired | requeued
     detail: str = ""
+    # progressive publish: "complete", or "pending N of M chunks" (not a divergence: the
+    # run is the same; vectors pending past vectors_stuck_after_s raise vectors_stuck)
+    semantic: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,7 +90,54 @@ def check_repositories(
         else:
             INDEX_DIVERGED.labels(repo=result.repo).set(0)
         results.append(result)
+    watch_vectors(settings, graph, index, results, repair=repair, alert=alert)
     return results
+
+
+def watch_vectors(
+    settings: Settings,
+    graph: Graph,
+    index: SearchIndex,
+    results: list[RepoCheck],
+    *,
+    repair: bool,
+    alert: bool,
+) -> None:
+    """Each published repository's semantic state (:mod:`semgraph.search.vectors`): vectors
+    pending with no job to fill them get a vectors job (``repair``); an index whose vectors
+    are still pending ``vectors_stuck_after_s`` after it was made raises ``vectors_stuck``."""
+    live = sorted({r.live_index for r in results if r.live_index})
+    states = semantic_states(index.es, live)
+    now = time.time()
+    for result in results:
+        if result.live_index is None:
+            continue
+        semantic = states.get(result.repo)
+        pending = semantic.pending if semantic is not None else 0
+        VECTORS_PENDING.labels(repo=result.repo).set(pending)
+        if semantic is None or not pending:
+            result.semantic = "complete"
+            continue
+        result.semantic = f"pending {pending} of {semantic.chunks} chunks"
+        active = _active_job(settings, graph, result.repo)
+        if active is None and repair:
+            enq = JobStore(graph, settings).enqueue(
+                result.repo,
+                now=now,
+                kind=VECTORS_KIND,
+                priority=VECTORS_PRIORITY,
+                note="check --repair: vectors pending with no job to fill them",
+            )
+            result.semantic += f"; vectors job {enq.job_id} ({enq.outcome})"
+        created = float((index.index_meta(result.live_index) or {}).get("created_at") or now)
+        if alert and now - created > settings.vectors_stuck_after_s:
+            Alerter(settings).fire(
+                "vectors_stuck",
+                f"{pending} of {semantic.chunks} chunks still without vectors "
+                f"{now - created:.0f} s after the index was made (job: {active or 'none'})",
+                repo=result.repo,
+                index=result.live_index,
+            )
 
 
 def _in_flight(settings: Settings, graph: Graph, runs: Any, run_id: str | None) -> bool:

@@ -58,19 +58,16 @@ class Settings(BaseSettings):
     es_version: str = "8.19.21"
     es_heap_mb: int = Field(default=512, ge=128, le=1024)
     es_user: str = "semgraph"
-    # a publish is one transaction: its state lives on the heap until COMMIT (a 20,000-file
-    # synthetic repository, 2.03 million rows, peaked at 4.2 GB of transaction memory).
-    # 0 (the default): sized from the machine's memory (services.heap.auto_heap_mb)
+    # a publish is one transaction, on the heap until COMMIT (20,000 files, 2.03 million rows:
+    # 4.2 GB). 0 (the default): sized from the machine's memory (services.heap.auto_heap_mb)
     neo4j_heap_mb: int = Field(default=0, ge=0, le=262_144)
-    # parallel: throughput collector tuned for a publish's long-lived transaction state
-    # (see services.bolt.GC_FLAGS); g1: Neo4j's default collector, shorter pauses
+    # parallel: throughput collector for a publish's long-lived state (services.bolt.GC_FLAGS)
     neo4j_gc: str = Field(default="parallel", pattern="^(parallel|g1)$")
     java_home: Path | None = None
     services_start_timeout_s: float = Field(default=180.0, gt=0, le=3600)
 
     # -- publish / repair -------------------------------------------------------------------
-    # staging indexes younger than this are never garbage-collected (a run may be starting)
-    staging_gc_min_age_s: float = Field(default=600.0, ge=0, le=7 * 86400)
+    staging_gc_min_age_s: float = Field(default=600.0, ge=0, le=7 * 86400)  # younger: kept
 
     # -- alerts -----------------------------------------------------------------------------
     alert_webhook_url: str | None = None
@@ -101,13 +98,11 @@ class Settings(BaseSettings):
     webhook_secrets: dict[str, str] = Field(default_factory=dict)
     # repository full names / clone URLs (JSON list or comma-separated); empty: any with a secret
     webhook_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    # branch names or fnmatch patterns (JSON list or comma-separated); empty: the
-    # repository's default branch
+    # branch names or fnmatch patterns (JSON list or comma-separated); empty: the default branch
     webhook_branches: Annotated[list[str], NoDecode] = Field(default_factory=list)
     webhook_tag_pushes: bool = False
     webhook_remove_on_delete: bool = False  # a host's repository-deleted event queues removal
-    # accept clone URLs that are local paths or file:// (tests, single-host setups)
-    webhook_allow_local_sources: bool = False
+    webhook_allow_local_sources: bool = False  # local paths and file:// (tests, one host)
     webhook_max_body_bytes: int = Field(default=5_000_000, ge=1024, le=100_000_000)
     # group commit: webhook enqueues that arrive within this window (or while the previous
     # batch commits) share one graph transaction, at most this many per transaction
@@ -115,9 +110,8 @@ class Settings(BaseSettings):
     webhook_batch_max_requests: int = Field(default=100, ge=1, le=1000)
     # after SIGTERM, `semgraph serve` waits this long for in-flight requests, then exits
     web_shutdown_timeout_s: float = Field(default=30.0, gt=0, le=3600)
-    # `semgraph serve` only: how often Python hands the GIL between threads (its default is
-    # 0.005); shorter lets the enqueue committer thread get back to the graph sooner while
-    # the event loop is busy with a burst
+    # `semgraph serve`: how often Python hands the GIL between threads (default 0.005); shorter
+    # lets the enqueue committer get back to the graph sooner while the event loop is busy
     web_gil_switch_interval_s: float = Field(default=0.001, ge=0.0001, le=0.1)
     # one bearer token with every scope (read, enqueue, admin), "api_token" in the audit log
     api_token: str | None = None
@@ -158,8 +152,7 @@ class Settings(BaseSettings):
     # the exported models (minutes of CPU to build, verified on every load, written atomically
     # under a lock, so several state directories may share one); default <state_dir>/models
     models_dir: Path | None = None
-    # OpenVINO pads each text to its token count rounded up to this (its vector then never
-    # depends on its batch); batches hold texts of one padded width
+    # OpenVINO pads each text's token count up to this (a vector never depends on its batch)
     embedding_pad_multiple: int = Field(default=16, ge=1, le=512)
     search_index_prefix: str = Field(default="code", pattern=r"^[a-z][a-z0-9_]{0,31}$")
     search_index_replicas: int = Field(default=0, ge=0, le=10)
@@ -182,9 +175,16 @@ class Settings(BaseSettings):
     # padded tokens per model batch (texts x longest text): bounds activation memory; a batch
     # of long texts holds fewer of them (never more than embedding_batch_size)
     embedding_batch_tokens: int = Field(default=4096, ge=16, le=1_000_000)
-    # a window of pending chunks is flushed at this many bytes of text even before it holds its
-    # search_embed_window_chunks chunks
+    # a window of pending chunks is flushed at this many bytes of text (or its chunk count)
     search_embed_window_bytes: int = Field(default=32_000_000, ge=100_000, le=1_000_000_000)
+    # progressive publish (semgraph.search.vectors): a reindex embeds at most this many texts
+    # and publishes its other chunks without vectors, which a vectors job adds (-1: no limit)
+    embed_inline_max_chunks: int = Field(default=64, ge=-1, le=100_000_000)
+    vectors_window_chunks: int = Field(default=256, ge=1, le=10_000)  # per update + refresh
+    vectors_stuck_after_s: float = Field(default=3600.0, gt=0)  # still pending: an alert
+    # all: every job kind; push: reindex + remove, never loads the model (vectors wait for a
+    # vectors job); embed: vectors jobs only (docs/runbook.md, "Worker roles")
+    worker_role: str = Field(default="all", pattern=r"^(all|push|embed)$")
     # glibc mmap threshold pinned when the model loads (0 leaves glibc's sliding threshold,
     # under which freed activation buffers fragment the heap and RSS grows per new shape)
     malloc_mmap_threshold_bytes: int = Field(default=131_072, ge=0, le=33_554_432)

@@ -1,5 +1,6 @@
-"""The job kinds the worker runs: ``reindex``, ``remove`` (:mod:`semgraph.repos.removal`)
-and the maintenance passes (:mod:`semgraph.maintenance`: divergence repair and
+"""The job kinds the worker runs: ``reindex``, ``vectors`` (the vectors a reindex left
+pending, :mod:`semgraph.search.vectors`), ``remove`` (:mod:`semgraph.repos.removal`) and the
+maintenance passes (:mod:`semgraph.maintenance`: divergence repair and
 staging-index GC, leftover workdirs and runs, this host's caches of repositories the graph
 no longer knows). :func:`register_job_kinds` builds the worker process's :class:`JobKinds`
 and registers them; the worker command and ``semgraph index`` call it where the worker
@@ -13,6 +14,7 @@ reused by every job it runs, like the graph connection the worker hands each job
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +27,13 @@ from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
 from semgraph.maintenance import hostcaches, leftovers
 from semgraph.maintenance.search import maintain_search
+from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus
 from semgraph.queue.registry import JobContext, on_maintenance, register
+from semgraph.queue.store import JobStore
 from semgraph.repos import removal
 from semgraph.search.embed import Embedder
+from semgraph.search.index import SearchIndex
+from semgraph.search.vectors import VectorsFill
 
 KIND = "reindex"
 log = logging.getLogger(__name__)
@@ -84,10 +90,48 @@ class JobKinds:
             embedder=self.embedder(ctx.settings),
         )
         result = run.run()  # its phases end with the re-link of its dependents
+        if result.stats.get("vectors_pending"):
+            self._queue_vectors(ctx, f"vectors pending after run {result.run_id}")
         parsed = result.stats.get("parse")
         if isinstance(parsed, dict) and isinstance(parsed.get("files_by_status"), dict):
             # the files indexed: the repository's size, recorded for the lanes
             ctx.files = sum(int(n) for n in parsed["files_by_status"].values())
+
+    def vectors(self, ctx: JobContext) -> None:
+        """Fill in the vectors the repository's published index lacks
+        (:mod:`semgraph.search.vectors`); stop for a push of the repository that is due,
+        queued again behind it (it publishes its commit, whose vectors this job then fills)."""
+        settings, repo = ctx.settings, ctx.job.repo_key
+        store = JobStore(ctx.graph, settings)
+        faults = Faults()
+        arm_from_env(faults)  # the processes a test starts arm vectors.window
+
+        def push_waiting() -> bool:
+            now = time.time()
+            pending = store.list(status=JobStatus.PENDING.value, repo=repo, limit=10)
+            return any(j.kind != VECTORS_KIND and j.run_after <= now for j in pending)
+
+        stats = VectorsFill(
+            SearchIndex(self.search(settings), settings),
+            self.embedder(settings),
+            repo,
+            checkpoint=ctx.checkpoint,
+            should_yield=push_waiting,
+            faults=faults,
+        ).run()
+        if stats.yielded:
+            self._queue_vectors(ctx, "vectors: stopped for a push, continued after it")
+
+    @staticmethod
+    def _queue_vectors(ctx: JobContext, note: str) -> None:
+        """Queue the repository's vectors job (merged into a job of it already pending)."""
+        JobStore(ctx.graph, ctx.settings).enqueue(
+            ctx.job.repo_key,
+            now=time.time(),
+            kind=VECTORS_KIND,
+            priority=VECTORS_PRIORITY,
+            note=note,
+        )
 
     def remove(self, ctx: JobContext) -> None:
         """Remove the job's repository from the graph, the index and this host's disk
@@ -118,6 +162,7 @@ def register_job_kinds(kinds: JobKinds | None = None) -> JobKinds:
     kinds = JobKinds() if kinds is None else kinds
     register(KIND, kinds.reindex)
     register(removal.KIND, kinds.remove)
+    register(VECTORS_KIND, kinds.vectors)
     on_maintenance(kinds.maintain_search)
     on_maintenance(leftovers.gc_leftovers)
     on_maintenance(hostcaches.sweep_host_caches)

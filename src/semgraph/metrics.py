@@ -9,3 +9,9 @@ INDEX_DIVERGED = Gauge(
     "1 while a repository's graph run and the index behind its alias disagree.",
     ["repo"],
 )
+
+VECTORS_PENDING = Gauge(
+    "semgraph_vectors_pending",
+    "Chunks of a repository's published index still without vectors (progressive publish).",
+    ["repo"],
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from pathlib import Path
@@ -59,6 +60,7 @@ def index_cmd(
     from semgraph.queue.store import JobStore
     from semgraph.queue.worker import Worker
 
+    started = time.time()
     settings = settings_from(ctx)
     url = normalize_source(source)  # hostile or malformed sources fail here, before enqueue
     if url.startswith("file://") and not Path(url.removeprefix("file://")).exists():
@@ -89,15 +91,21 @@ def index_cmd(
         runs = [
             r for r in RunStore(graph).list(repo=repo_key, limit=20) if r.get("job_id") == job.id
         ]
-    run = runs[0] if runs else None
+        run = runs[0] if runs else None
+        vectors = None
+        if job.status is JobStatus.SUCCEEDED:
+            vectors = _finish_vectors(store, worker, repo_key, run, settings, started, as_json)
     if job.status is not JobStatus.SUCCEEDED:
         _exit_if_too_large(job, settings, as_json, run)
     if as_json:
-        emit_json({"job": job.to_json(), "run": run})
+        emit_json({"job": job.to_json(), "run": run, "vectors": vectors})
     else:
         out.print(f"job {job.id}: {job.status.value}", markup=False)
         if run:
             _print_run(run)
+        if vectors:
+            for key, value in vectors.items():
+                out.print(f"  {key}: {value}", markup=False)
     if job.status is not JobStatus.SUCCEEDED:
         raise typer.Exit(1)
 
@@ -129,6 +137,50 @@ def _run_own_job(store: Any, worker: Any, job_id: str, settings: Any, as_json: b
         worker.run(once=True, job_id=job.id)  # only this job: older ones wait for a worker
         if worker.jobs_done == done:  # not claimable yet (its repository is busy)
             time.sleep(settings.poll_interval_s)
+
+
+def _finish_vectors(
+    store: Any,
+    worker: Any,
+    repo_key: str,
+    run: dict[str, Any] | None,
+    settings: Any,
+    started: float,
+    as_json: bool,
+) -> dict[str, Any]:
+    """Progressive publish: say when the first answer became available (graph + keywords),
+    then run the repository's vectors job here (or wait for the worker that has it), so
+    that the command returns when the commit is published whole."""
+    from semgraph.queue.models import VECTORS_KIND, JobStatus
+
+    stats = (run or {}).get("stats") or {}
+    if isinstance(stats, str):
+        stats = json.loads(stats)
+    result: dict[str, Any] = {}
+    published_at = stats.get("published_at")
+    if isinstance(published_at, int | float):
+        result["first_answer_s"] = round(published_at - started, 2)
+        if not as_json:
+            err.print(
+                f"first answer after {published_at - started:.1f} s "
+                f"(graph + keywords; vectors pending: {stats.get('vectors_pending') or 0})",
+                markup=False,
+            )
+    while True:
+        jobs = [
+            j
+            for status in (JobStatus.RUNNING, JobStatus.PENDING)
+            for j in store.list(status=status.value, repo=repo_key, limit=10)
+            if j.kind == VECTORS_KIND
+        ]
+        if not jobs:
+            break
+        done = _run_own_job(store, worker, jobs[0].id, settings, as_json)
+        result["vectors_job"] = f"{done.id}: {done.status.value}"
+        if done.status is not JobStatus.SUCCEEDED:
+            break
+    result["complete_s"] = round(time.time() - started, 2)
+    return result
 
 
 def too_large_line(error: str, heap_mb: int | None = None) -> str | None:
@@ -253,7 +305,8 @@ def check_cmd(
         for r in results:
             out.print(
                 f"{r.repo:<30} {r.status:<9} graph={r.graph_run_id} index={r.index_run_id}"
-                + (f"  {r.detail}" if r.detail else ""),
+                + (f"  {r.detail}" if r.detail else "")
+                + (f"  semantic: {r.semantic}" if r.semantic not in (None, "complete") else ""),
                 markup=False,
             )
     if any(r.status == "diverged" for r in results):

@@ -15,7 +15,7 @@ from semgraph.commands.ask import (
     read_stdin,
     repo_option,
 )
-from semgraph.commands.console import env_option, json_option, settings_from
+from semgraph.commands.console import env_option, json_option, out, settings_from
 
 if TYPE_CHECKING:
     from semgraph.search.hits import SearchHit
@@ -76,6 +76,10 @@ def search_cmd(
     }
     with connect_search(settings) as es:
         answer = search_answer(es, settings, embedder, query, **args)
+    if not as_json and mode != "bm25":
+        for repo_key, semantic in sorted(answer.semantic.items()):
+            if semantic.pending:  # kNN answers from the vectors that are there
+                out.print(f"note: {repo_key} {semantic.line()}", markup=False)
     print_answer(answer, as_json, answer.hits, "no results", _hit_lines)
 
 

@@ -17,6 +17,13 @@ Fault points (:mod:`semgraph.faults`), in order: ``reindex.after_checkout``,
 ``reindex.after_spill``, ``reindex.during_staging``, ``reindex.after_staging``, the
 publish's (``publish.batch``, ``publish.before_commit``), ``reindex.after_graph_commit``,
 ``reindex.alias_flip``, ``reindex.after_alias_flip``, ``reindex.relink``.
+
+Progressive publish: the job embeds at most ``embed_inline_max_chunks`` texts itself (none on
+a ``push`` worker); its other chunks are published without vectors, counted in the run as
+``vectors_pending``, and a ``vectors`` job fills them in (:mod:`semgraph.search.vectors`).
+
+The module is over 300 lines because the phases and their outcomes read top to bottom in
+the one class that runs them.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import time
 from typing import Any
 
 from semgraph import memory
-from semgraph.errors import GraphUnavailable
+from semgraph.errors import GraphUnavailable, SearchError
 from semgraph.graph.publish_stats import PublishStats
 from semgraph.graph.writer import GraphWriter, RepoInfo
 from semgraph.indexer import resolvecache
@@ -42,6 +49,7 @@ from semgraph.indexer.staging import run_files
 from semgraph.metrics import INDEX_DIVERGED
 from semgraph.resolve.resolution import Resolution
 from semgraph.search.staging import Staged, StagingRequest, stage
+from semgraph.search.vectors import pending_count
 from semgraph.xrepo.relink import relink_dependents
 
 
@@ -77,6 +85,7 @@ class Reindex(RunState):
         self.stats["publish"] = as_json_stats(published)
         self._fault("after_graph_commit")
         self._phase("alias_flip", lambda: self._flip(staged))
+        self.stats["published_at"] = round(time.time(), 3)  # the first answer from here on
         self._fault("after_alias_flip")
         return self._succeeded(fp)
 
@@ -143,7 +152,9 @@ class Reindex(RunState):
         return resolution
 
     def _stage(self, co: CheckoutResult, fp: str, resolution: Resolution) -> Staged:
-        req = StagingRequest(self.repo_key, self.run_id, fp, force=self.request.force)
+        req = StagingRequest(
+            self.repo_key, self.run_id, fp, force=self.request.force, inline_max=self._inline_max()
+        )
         mirror = mirror_path(self.settings, co.repo_key)
         files = run_files(
             self.settings,
@@ -245,6 +256,7 @@ class Reindex(RunState):
         except Exception as exc:
             failed = exc
             relink = {"outcome": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        self.stats["vectors_pending"] = self._vectors_pending()
         if failed is not None or relink["dependents"]:
             self._log(
                 logging.WARNING if failed else logging.INFO,
@@ -271,6 +283,24 @@ class Reindex(RunState):
         )
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _inline_max(self) -> int | None:
+        """The texts this job embeds itself (None: all): none on a ``push`` worker, which
+        never loads the model; the rest are published pending (semgraph.search.vectors)."""
+        if self.settings.worker_role == "push":
+            return 0
+        limit = self.settings.embed_inline_max_chunks
+        return None if limit < 0 else limit
+
+    def _vectors_pending(self) -> int | None:
+        """Chunks of the live index still without vectors: the job kinds queue a vectors job
+        for them (None: not known, the maintenance pass finds them later)."""
+        try:
+            live = self.index.live_index(self.repo_key)
+            return 0 if live is None else pending_count(self.index, live)
+        except SearchError as exc:
+            self._log(logging.WARNING, "vectors_pending_unknown", str(exc)[:500])
+            return None
 
     def _unchanged(self, fp: str) -> bool:
         published = self.reader.repository(self.repo_key)

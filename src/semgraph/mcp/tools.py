@@ -104,6 +104,9 @@ class Tools:
             return _not_indexed(head, scope)
         hits = answer.hits
         head["truncated"] = answer.truncated
+        head["semantic"] = {
+            repo: s.to_dict() for repo, s in sorted(answer.semantic.items()) if scope.visible(repo)
+        }
         if answer.notice:
             head["notice"] = answer.notice
         rows = [h.to_dict() for h in hits if scope.visible(h.repo)]

@@ -30,6 +30,7 @@ from semgraph.queue import queries as q
 from semgraph.queue import records
 from semgraph.queue.changes import merged_args
 from semgraph.queue.models import (
+    FOLLOW_ON_KINDS,
     EnqueueOutcome,
     EnqueueRequest,
     EnqueueResult,
@@ -200,8 +201,8 @@ class Slot:
             "coalesced_count": int(self.props["coalesced_count"]) + 1,
             "updated_at": now,
         }
-        if self.props["kind"] != req.kind:
-            change["kind"] = req.kind
+        if self.props["kind"] != req.kind and req.kind not in FOLLOW_ON_KINDS:
+            change["kind"] = req.kind  # a follow-on never replaces the work it follows
         history = _history(self.props.get("history"), req.note, now)
         if history is not None:
             change["history"] = history

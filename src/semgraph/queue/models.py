@@ -23,6 +23,23 @@ TERMINAL = frozenset(
 )
 #: statuses an operator may requeue from
 REQUEUEABLE = frozenset({JobStatus.FAILED, JobStatus.QUARANTINED, JobStatus.ABANDONED})
+#: kinds that finish what another job published (``vectors``: progressive publish). Enqueued
+#: while a job of the repository is pending, one merges into it without changing its kind
+#: (that job publishes, then leaves its own follow-on)
+VECTORS_KIND = "vectors"
+FOLLOW_ON_KINDS = frozenset({VECTORS_KIND})
+#: below every push (priority 0): a worker of every role publishes first, then embeds
+VECTORS_PRIORITY = -100
+
+
+def role_kinds(role: str, kinds: list[str]) -> list[str]:
+    """The kinds a worker of ``role`` claims: ``all`` every one, ``push`` all but vectors
+    (it never loads the model), ``embed`` only vectors."""
+    if role == "push":
+        return [k for k in kinds if k != VECTORS_KIND]
+    if role == "embed":
+        return [k for k in kinds if k == VECTORS_KIND]
+    return list(kinds)
 
 
 class FailureKind(enum.StrEnum):

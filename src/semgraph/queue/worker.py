@@ -37,7 +37,7 @@ from semgraph.errors import CancelReason, ConfigError, GraphError, JobCancelled,
 from semgraph.logs import event
 from semgraph.queue import registry
 from semgraph.queue.lanes import ClaimScope, parse_lane
-from semgraph.queue.models import Job
+from semgraph.queue.models import Job, role_kinds
 from semgraph.queue.outcome import Outcome, OutcomeRecorder, run_fn
 from semgraph.queue.registry import JobContext, JobInfo
 from semgraph.queue.store import JobStore
@@ -133,9 +133,13 @@ class Worker:
             logging.INFO,
             "worker_started",
             f"worker {name} pid {self.identity.pid}, lane {lane}, "
-            f"kinds {', '.join(registry.kinds())}",
+            f"role {self.settings.worker_role}, kinds {', '.join(self.kinds())}",
             worker_id=self.worker_id,
         )
+
+    def kinds(self) -> list[str]:
+        """The registered kinds this worker's role claims (``worker_role``)."""
+        return role_kinds(self.settings.worker_role, registry.kinds())
 
     def maintain(self) -> None:
         """The periodic rescue: recover jobs of dead workers, prune old jobs, publish stats."""
@@ -159,7 +163,7 @@ class Worker:
     ) -> int:
         """Run jobs until stopped; returns the process exit status (0 on a clean stop). With
         ``job_id`` only that job is ever claimed (other pending jobs wait for a worker)."""
-        kinds = registry.kinds()
+        kinds = self.kinds()
         self.register()
         wake = WakeListener(self.settings.state_dir, self.worker_id[:16])
         last_maintain = float("-inf")

@@ -32,6 +32,8 @@ META_MARKER = "semgraph_index"
 
 _KEYWORD = {"type": "keyword", "ignore_above": 8191}  # 8191 chars <= Lucene's 32766 bytes
 _TEXT = {"type": "text", "analyzer": "standard"}
+EMBED_TEXT_FIELD: dict[str, Any] = {"type": "keyword", "index": False, "doc_values": False}
+HAS_VECTOR: dict[str, Any] = {"exists": {"field": "embedding"}}
 
 # -- the staging index: mapping, settings, alias and read filters -------------------------------
 
@@ -65,6 +67,9 @@ CREATE_STAGING_MAPPING: dict[str, Any] = {
         "identifiers": _TEXT,
         "context_text": _TEXT,
         "embedding": {"type": "dense_vector", "dims": 0, "index": True, "similarity": "cosine"},
+        # a chunk whose vector is pending (progressive publish, semgraph.search.vectors)
+        # carries the text to embed until its vector arrives; never searched
+        "embed_text": EMBED_TEXT_FIELD,
         # a history document (one per file and commit) has only these, the repo and the run:
         # no chunk query matches it (its fields are its own), no history query a chunk
         "history_path": _KEYWORD,
@@ -130,7 +135,8 @@ LOOKUP_VECTORS_SOURCE = ["vector_key", "embedding"]
 def lookup_vectors_body(keys: list[str]) -> dict[str, Any]:
     """One hit per key (collapsed), with just the key and the vector."""
     return {
-        "query": {"terms": {"vector_key": keys}},
+        # a chunk whose vector is pending has the key but no vector
+        "query": {"bool": {"filter": [{"terms": {"vector_key": keys}}, HAS_VECTOR]}},
         "collapse": {"field": "vector_key"},
         "size": len(keys),
         "_source": LOOKUP_VECTORS_SOURCE,
@@ -146,6 +152,59 @@ def bulk_index_operations(
     for doc_id, doc in docs:
         operations.append({"index": {"_index": staging, "_id": doc_id}})
         operations.append(doc)
+    return operations
+
+
+# -- vectors pending (progressive publish, semgraph.search.vectors) ----------------------------
+
+# a chunk document whose vector has not arrived: it has a key, no vector
+PENDING_QUERY: dict[str, Any] = {
+    "bool": {"filter": [{"exists": {"field": "vector_key"}}], "must_not": [HAS_VECTOR]}
+}
+PENDING_SOURCE = ["vector_key", "embed_text"]
+
+
+def pending_page_body(size: int, after: list[Any] | None) -> dict[str, Any]:
+    """The next ``size`` chunks whose vectors are pending, with their keys and texts, in
+    key order (``after``: the last page's last sort values)."""
+    body: dict[str, Any] = {
+        "size": size,
+        "query": PENDING_QUERY,
+        "_source": PENDING_SOURCE,
+        "sort": [{"vector_key": "asc"}, {"path": "asc"}, {"start_line": "asc"}],
+        "track_total_hits": False,
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def semantic_counts_body(repos: list[str] | None) -> dict[str, Any]:
+    """Per repository: its chunk documents and those whose vectors are pending."""
+    filters: list[dict[str, Any]] = [{"exists": {"field": "vector_key"}}]
+    if repos is not None:
+        filters.append({"terms": {"repo": repos}})
+    return {
+        "size": 0,
+        "query": {"bool": {"filter": filters}},
+        "aggs": {
+            "repos": {
+                "terms": {"field": "repo", "size": max(len(repos or ()), 100)},
+                "aggs": {"pending": {"filter": {"bool": {"must_not": [HAS_VECTOR]}}}},
+            }
+        },
+        "track_total_hits": False,
+    }
+
+
+def vector_update_operations(
+    index: str, updates: list[tuple[str, list[float]]]
+) -> list[dict[str, Any]]:
+    """The ``_bulk`` body that gives documents their vectors and drops their pending text."""
+    operations: list[dict[str, Any]] = []
+    for doc_id, vector in updates:
+        operations.append({"update": {"_index": index, "_id": doc_id}})
+        operations.append({"doc": {"embedding": vector, "embed_text": None}})
     return operations
 
 
@@ -213,7 +272,16 @@ def history_body(query: str, filters: list[dict[str, Any]], size: int) -> dict[s
 
 # -- hybrid search ------------------------------------------------------------------------------
 
-HIT_SOURCE = {"excludes": ["embedding", "identifiers", "path_text", "symbol_text", "context_text"]}
+HIT_SOURCE = {
+    "excludes": [
+        "embedding",
+        "embed_text",
+        "identifiers",
+        "path_text",
+        "symbol_text",
+        "context_text",
+    ]
+}
 
 # one text per field, scores summed (most_fields): the split identifiers of the code, the
 # symbol's and the path's words, and the chunk's context (its class, signature, calls); the

@@ -69,10 +69,11 @@ def chunk_document(
     *,
     repo: str,
     run_id: str,
-    vector: list[float],
+    vector: list[float] | None,
     max_code_chars: int,
 ) -> dict[str, Any]:
-    """The document for one chunk."""
+    """The document for one chunk; without a vector (pending: progressive publish) it
+    carries the text to embed instead (``embed_text``)."""
     chunk = pending.chunk
     code = clean_text(chunk.text)[:max_code_chars]
     path = clean_text(pending.path)
@@ -95,7 +96,7 @@ def chunk_document(
         "code": code,
         "identifiers": split_text(code),
         "context_text": clean_text(pending.context),
-        "embedding": vector,
+        **({"embedding": vector} if vector is not None else {"embed_text": pending.text}),
     }
 
 
@@ -103,4 +104,7 @@ def estimated_bytes(doc: dict[str, Any]) -> int:
     """A cheap upper-ish estimate of a document's JSON size (bounds bulk requests)."""
     text = len(doc["code"]) + len(doc["identifiers"]) + len(doc["path"]) * 3
     text += len(doc.get("context_text", ""))
-    return 2 * text + VECTOR_FLOAT_BYTES * len(doc["embedding"]) + 512
+    vector = doc.get("embedding")
+    if vector is None:
+        return 2 * (text + len(doc.get("embed_text") or "")) + 512
+    return 2 * text + VECTOR_FLOAT_BYTES * len(vector) + 512

@@ -14,6 +14,36 @@ SNIPPET_LINES = 4
 SNIPPET_CHARS = 400
 
 
+@dataclass(frozen=True)
+class Semantic:
+    """How complete one repository's semantic half is: its chunks, those still pending."""
+
+    chunks: int
+    pending: int
+
+    @property
+    def state(self) -> str:
+        return "pending" if self.pending else "complete"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "chunks": self.chunks, "pending": self.pending}
+
+    def line(self) -> str:
+        """``semantic: pending 12,400 of 46,172 chunks`` (or ``complete``)."""
+        if not self.pending:
+            return "semantic: complete"
+        return f"semantic: pending {self.pending:,} of {self.chunks:,} chunks"
+
+
+def semantic_of(response: dict[str, Any]) -> dict[str, Semantic]:
+    """Per repository, from the answer to :func:`semgraph.search.bodies.semantic_counts_body`."""
+    buckets = response.get("aggregations", {}).get("repos", {}).get("buckets", [])
+    return {
+        str(b["key"]): Semantic(int(b["doc_count"]), int(b["pending"]["doc_count"]))
+        for b in buckets
+    }
+
+
 @dataclass
 class SearchHit:
     repo: str
@@ -51,6 +81,9 @@ class SearchAnswer:
     notice: str | None = None
     # the files whose commit messages matched, best first (when asked for)
     history: list[FileHistory] = field(default_factory=list)
+    # per repository searched: how complete its vectors are (progressive publish: kNN
+    # answers from the vectors that are there while some are pending)
+    semantic: dict[str, Semantic] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -58,6 +91,7 @@ class SearchAnswer:
             "query_chars": self.query_chars,
             "searched_chars": self.searched_chars,
             "truncated": self.truncated,
+            "semantic": {repo: s.to_dict() for repo, s in sorted(self.semantic.items())},
         }
         if self.notice is not None:
             out["notice"] = self.notice

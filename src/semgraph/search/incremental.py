@@ -31,6 +31,7 @@ from semgraph.db import search_errors
 from semgraph.errors import SearchBulkError, SearchRequestError
 from semgraph.logs import event
 from semgraph.search.bodies import (
+    EMBED_TEXT_FIELD,
     INDEX_FORMAT,
     META_MARKER,
     bulk_delete_operations,
@@ -148,7 +149,8 @@ def clone_live(
     if health.get("timed_out"):
         raise SearchRequestError(f"clone {live} into {target}: not ready after {CLONE_TIMEOUT}")
     with search_errors(f"set the run of {target}"):
-        es.indices.put_mapping(index=target, meta=meta)
+        # an index made before progressive publish gains the pending chunks' text field
+        es.indices.put_mapping(index=target, meta=meta, properties={"embed_text": EMBED_TEXT_FIELD})
     event(log, logging.INFO, "search_staging_cloned", index=target, live=live, repo=repo_key)
     return target
 

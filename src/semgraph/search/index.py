@@ -327,9 +327,11 @@ class SearchIndex:
         embedder: Embedder,
         total_files: int | None = None,
         progress: Callable[[EmbedProgress], None] | None = None,
+        inline_max: int | None = None,
     ) -> IndexStats:
         """Embed (reusing vectors from the live index) and bulk-load every chunk of ``files``
-        into ``staging`` (:func:`semgraph.search.loader.load_files`). Does not refresh."""
+        into ``staging`` (:func:`semgraph.search.loader.load_files`; ``inline_max``: the
+        texts the model embeds here, the rest left pending). Does not refresh."""
         self._check_ours(staging)
         live = self.live_index(repo_key)
         return load_files(
@@ -344,4 +346,5 @@ class SearchIndex:
             self.faults,
             total_files=total_files,
             progress=progress,
+            inline_max=inline_max,
         )

@@ -72,6 +72,7 @@ class IndexStats:
     store_written: int = 0  # vectors written to the store
     store_invalid: int = 0  # store documents ignored (corrupt, other model or size)
     store_errors: int = 0  # store requests that failed (the run embedded instead)
+    deferred: int = 0  # chunks indexed without a vector: left to a vectors job
     docs: int = 0
     bulk_requests: int = 0
     embed_seconds: float = 0.0  # the embedding phase: keys, lookup of reusable vectors, model
@@ -168,12 +169,15 @@ def load_files(
     faults: Faults = PROCESS,
     total_files: int | None = None,
     progress: Callable[[EmbedProgress], None] | None = None,
+    inline_max: int | None = None,
 ) -> IndexStats:
     """Embed (reusing vectors from ``live``, the live index) and bulk-load every chunk of
     ``files`` into ``staging`` (see the module docstring). Fault point ``search.bulk``
-    before each bulk request."""
+    before each bulk request. With ``inline_max``, at most that many texts go to the model;
+    the chunks past it are indexed without a vector (``deferred``, progressive publish)."""
     store = VectorStore(es, settings)
     loader = Loader(es, settings, staging, repo_key, run_id, embedder, live, faults, store=store)
+    loader.inline_left = inline_max
     loader.meter.total_files = total_files
     loader.meter.sink = progress
     for facts in files:
@@ -226,6 +230,8 @@ class Loader:
         # vector key digest -> the id of a document this run sent with that vector
         self.seen: dict[bytes, str] = {}
         self.context_parts = parse_parts(settings.search_chunk_context)
+        # texts the model may still embed in this run (None: all of them); the rest wait
+        self.inline_left: int | None = None
 
     def add_file(self, facts: FileFacts) -> None:
         self.stats.files += 1
@@ -292,6 +298,12 @@ class Loader:
             self.stats.store_invalid += self.store.stats.invalid - invalid
             vectors.update(from_store)
             misses = [k for k in misses if k not in from_store]
+        deferred = 0
+        if self.inline_left is not None and len(misses) > self.inline_left:
+            deferred = len(misses) - self.inline_left
+            misses = misses[: self.inline_left]  # the rest are indexed without a vector
+        if self.inline_left is not None:
+            self.inline_left -= len(misses)
         if misses:
             done = self.stats.chunks  # the window's reused and duplicate chunks are done
             self.meter.show(self.stats.files, done, batch=len(window) - len(misses))
@@ -313,6 +325,7 @@ class Loader:
         self.meter.in_flight = 0
         self.stats.chunks += len(window)
         self.stats.embedded += len(misses)
+        self.stats.deferred += deferred
         self.stats.reused += reused
         self.stats.store_reused += len(from_store)
         # every chunk after the first of its key in the run (this window or an earlier one)
@@ -338,7 +351,7 @@ class Loader:
                 p,
                 repo=self.repo_key,
                 run_id=self.run_id,
-                vector=vectors[p.key],
+                vector=vectors.get(p.key),
                 max_code_chars=self.settings.search_max_code_chars,
             )
             doc_bytes = estimated_bytes(doc)

@@ -32,6 +32,7 @@ from semgraph.search.bodies import (
     knn_body,
     msearch_searches,
     search_filters,
+    semantic_counts_body,
 )
 from semgraph.search.embed import Embedder
 from semgraph.search.history_query import (
@@ -45,6 +46,7 @@ from semgraph.search.hits import (
     SearchAnswer,
     SearchHit,
     minmax_fusion,
+    semantic_of,
     snippet,
     snippet_words,
 )
@@ -207,6 +209,8 @@ def search_answer(
     if with_history:
         where = history_filters(repo=repo, path_prefix=path_prefix)
         bodies.append(history_body(text, where, HISTORY_HITS))
+    # last: each repository's chunks and pending vectors, from the same indexes
+    bodies.append(semantic_counts_body([repo] if repo is not None else None))
     for _attempt in range(RESOLVE_ATTEMPTS):
         targets = resolve_targets(manager, repo)
         faults.point("search.targets_resolved", targets=targets)
@@ -218,6 +222,7 @@ def search_answer(
     else:
         raise SearchRequestError("search: the indexes kept changing under the query; try again")
     assert responses is not None and runs is not None  # the loop breaks only then
+    semantic = semantic_of(responses.pop())
     history = per_file(responses.pop()["hits"]["hits"]) if with_history else {}
     return SearchAnswer(
         hits=_fuse(responses, runs, mode, text, k, snippets, history, lift),
@@ -226,6 +231,7 @@ def search_answer(
         truncated=bounded.truncated,
         notice=bounded.notice(settings.search_max_query_chars),
         history=sorted(history.values(), key=lambda f: (-f.score, f.index, f.path)),
+        semantic=semantic,
     )
 
 

@@ -30,6 +30,9 @@ class StagingRequest:
     run_id: str
     fingerprint: str
     force: bool  # a forced run never reuses the live index
+    # texts the model embeds in the job itself (None: all); the chunks past it are
+    # published without vectors, which a vectors job adds (semgraph.search.vectors)
+    inline_max: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ def stage(
         embedder,
         total_files=total,
         progress=progress,
+        inline_max=req.inline_max,
     )
     clock.lap("load")
     history = stage_history(

@@ -82,6 +82,7 @@ def run_search(request: Request, ctx: WebContext, who: Principal, args: SearchRe
     hits.sort(key=lambda hit: hit.score, reverse=True)
     merged = answers[0]
     merged.hits = hits[: args.k]
+    merged.semantic = {repo: s for answer in answers for repo, s in answer.semantic.items()}
     return merged.to_dict()
 
 

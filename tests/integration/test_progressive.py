@@ -1,0 +1,215 @@
+"""Progressive publish against the real Bolt server and Elasticsearch (docs/search.md,
+"Progressive publish"; DESIGN.md invariant 4): a reindex publishes the graph and keywords with
+its vectors pending, a vectors job of its own kind fills them in (a second step any worker
+resumes), a push in the pending window is embedded at once and re-targets the pending work
+without embedding any text twice, and the end state equals a job that embedded everything
+itself."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from semgraph.check import check_repositories
+from semgraph.config import Settings
+from semgraph.db import Graph
+from semgraph.indexer.sources import repo_key_for
+from semgraph.jobs import register_job_kinds
+from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus, role_kinds
+from semgraph.queue.store import JobStore
+from semgraph.queue.worker import Worker
+from semgraph.search.index import SearchIndex
+from semgraph.search.query import search_answer
+from semgraph.search.vectors import VectorsFill, pending_count, semantic_states
+from tests.repos import POLYGLOT, commit, make_repo
+from tests.shared_kinds import KINDS, shared_embedder
+
+pytestmark = pytest.mark.integration
+
+QUERY = "compute a checksum of the payload"
+
+
+def _settings(settings: Settings, **update: object) -> Settings:
+    base = {"poll_interval_s": 0.01, "backoff_base_s": 0, "claim_affinity_s": 0}
+    return settings.model_copy(update={**base, **update})
+
+
+def _enqueue(store: JobStore, repo: Path) -> str:
+    key = repo_key_for(str(repo))
+    url = f"file://{repo}"
+    return store.enqueue(key, now=time.time(), args={"source": str(repo)}, source=url).job_id
+
+
+def _jobs(store: JobStore, key: str) -> list[tuple[str, str, int]]:
+    return sorted(
+        (j.kind, j.status.value, j.priority)
+        for status in ("pending", "running")
+        for j in store.list(status=status, repo=key)
+    )
+
+
+def _knn(es: Elasticsearch, settings: Settings, key: str) -> list[tuple[str, int]]:
+    answer = search_answer(
+        es, settings, shared_embedder(settings), QUERY, repo=key, mode="knn", k=20
+    )
+    return [(h.path, h.start_line) for h in answer.hits]
+
+
+def test_graph_and_keywords_first_then_the_vectors_job_completes_the_commit(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    worker = Worker(deferred, graph, store=store)
+    job_id = _enqueue(store, repo)
+
+    assert worker.run(once=True) == 0  # the reindex only: the vectors job waits behind it
+    assert store.get(job_id) is not None and store.get(job_id).status is JobStatus.SUCCEEDED  # type: ignore[union-attr]
+    assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
+    index = SearchIndex(es, deferred)
+    live = index.live_index(key)
+    assert live is not None
+    pending = pending_count(index, live)
+    assert pending > 0
+    # graph + keywords of the commit answer, kNN answers from what is there and says so
+    bm25 = search_answer(es, deferred, None, "checksum", repo=key, mode="bm25")
+    assert bm25.hits and bm25.semantic[key].state == "pending"
+    assert bm25.semantic[key].pending == pending
+    assert bm25.semantic[key].line() == f"semantic: pending {pending:,} of {pending:,} chunks"
+    assert _knn(es, deferred, key) == []
+    [checked] = check_repositories(deferred, graph, es)
+    assert checked.status == "ok" and checked.semantic == f"pending {pending} of {pending} chunks"
+
+    assert worker.run(once=True) == 0  # the vectors job
+    assert _jobs(store, key) == []
+    assert pending_count(index, live) == 0 and index.live_index(key) == live
+    done = search_answer(es, deferred, None, "checksum", repo=key, mode="bm25")
+    assert done.semantic[key].state == "complete"
+    assert check_repositories(deferred, graph, es)[0].semantic == "complete"
+    progressive = _knn(es, deferred, key)
+    assert progressive
+
+    # the same commit indexed by a job that embeds everything itself: the same answers
+    whole = _settings(settings, embed_inline_max_chunks=-1)
+    es.indices.delete(index=live)
+    graph.query("test reset", "MATCH (n) DETACH DELETE n")
+    store = JobStore(graph, whole)
+    _enqueue(store, repo)
+    assert Worker(whole, graph, store=store).run(once=True) == 0
+    assert _jobs(store, key) == []
+    assert pending_count(index, index.live_index(key) or "") == 0
+    assert _knn(es, whole, key) == progressive
+
+
+def test_a_push_while_vectors_are_pending_embeds_its_change_and_retargets_the_rest(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    first = _settings(settings, embed_inline_max_chunks=0)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, first)
+    _enqueue(store, repo)
+    assert Worker(first, graph, store=store).run(once=True) == 0
+    index = SearchIndex(es, first)
+    before = pending_count(index, index.live_index(key) or "")
+    assert before > 0
+
+    # the push: merged into the pending vectors job, which becomes the push's reindex
+    commit(repo, {"app/extra.py": "def quokka_extra_sum(xs):\n    return sum(xs)\n"})
+    push = _settings(settings, embed_inline_max_chunks=64)
+    store = JobStore(graph, push)
+    job_id = _enqueue(store, repo)
+    assert _jobs(store, key) == [("reindex", "pending", 0)]
+    worker = Worker(push, graph, store=store)
+    assert worker.run(once=True) == 0
+    assert store.get(job_id).status is JobStatus.SUCCEEDED  # type: ignore[union-attr]
+    live = index.live_index(key) or ""
+    # its own chunk has its vector at once; the first commit's pending chunks are still there
+    hits = _knn_paths(es, push, key, "quokka extra sum")
+    assert "app/extra.py" in hits
+    assert pending_count(index, live) == before
+    assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
+
+    # the vectors job embeds exactly the first commit's pending texts: none the push made
+    waiting = {k for k, has in _keys(es, live).items() if not has}
+    stats = VectorsFill(index, shared_embedder(push), key).run()
+    assert stats.filled == before and stats.pending_left == 0
+    assert stats.embedded == len(waiting) and stats.store_reused == 0
+    assert all(_keys(es, live).values())
+
+
+def _knn_paths(es: Elasticsearch, settings: Settings, key: str, text: str) -> list[str]:
+    answer = search_answer(es, settings, shared_embedder(settings), text, repo=key, mode="knn", k=5)
+    return [h.path for h in answer.hits]
+
+
+def test_the_vectors_job_stops_for_a_push_and_a_second_pass_finds_what_a_page_cut(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_window_chunks=2)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    index = SearchIndex(es, deferred)
+    live = index.live_index(key) or ""
+    pending = pending_count(index, live)
+    assert pending > 4
+
+    calls = iter([False, True])
+    stats = VectorsFill(
+        index, shared_embedder(deferred), key, should_yield=lambda: next(calls)
+    ).run()
+    assert stats.yielded and stats.filled == 2 and stats.pending_left == pending - 2
+
+    stats = VectorsFill(index, shared_embedder(deferred), key).run()
+    assert not stats.yielded and stats.pending_left == 0
+    assert stats.filled == pending - 2 and stats.windows >= (pending - 2) // 2
+    assert semantic_states(es, [live])[key].state == "complete"
+
+
+def _keys(es: Elasticsearch, live: str) -> dict[str, bool]:
+    """Each chunk's vector key, and whether its document has its vector."""
+    es.indices.refresh(index=live)
+    resp = es.search(index=live, size=1000, query={"exists": {"field": "vector_key"}})
+    found: dict[str, bool] = {}
+    for hit in resp["hits"]["hits"]:
+        key = hit["_source"]["vector_key"]
+        found[key] = found.get(key, False) or "embedding" in hit["_source"]
+    return found
+
+
+def test_roles_and_the_follow_on_merge() -> None:
+    kinds = ["reindex", "remove", VECTORS_KIND]
+    assert role_kinds("all", kinds) == kinds
+    assert role_kinds("push", kinds) == ["reindex", "remove"]
+    assert role_kinds("embed", kinds) == [VECTORS_KIND]
+
+
+def test_check_repair_queues_a_vectors_job_for_pending_vectors_without_one(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_stuck_after_s=0.001)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    [vectors] = store.list(status="pending", repo=key)
+    store.abandon(vectors.id, now=time.time(), reason="test: the job is lost")
+    [seen] = check_repositories(deferred, graph, es, repair=False)
+    assert seen.semantic is not None and seen.semantic.startswith("pending")
+    assert store.list(status="pending", repo=key) == []
+    [repaired] = check_repositories(deferred, graph, es, repair=True)
+    assert "vectors job" in (repaired.semantic or "")
+    assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
