@@ -1,4 +1,8 @@
-"""``semgraph index`` (the main job in the foreground) and ``semgraph check``."""
+"""``semgraph index`` (the main job in the foreground) and ``semgraph check``.
+
+The module is over 300 lines because ``index`` explains its failures (a publish too large for
+one transaction) and finishes progressive publish (the vectors job) in the foreground.
+"""
 
 from __future__ import annotations
 

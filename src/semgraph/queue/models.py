@@ -32,6 +32,10 @@ FOLLOW_ON_KINDS = frozenset({VECTORS_KIND})
 VECTORS_PRIORITY = -100
 
 
+#: a worker's roles (``worker_role``, ``semgraph worker --role``)
+ROLES = ("all", "push", "embed")
+
+
 def role_kinds(role: str, kinds: list[str]) -> list[str]:
     """The kinds a worker of ``role`` claims: ``all`` every one, ``push`` all but vectors
     (it never loads the model), ``embed`` only vectors."""

@@ -8,7 +8,11 @@ creation time passed in from Python, and the fingerprint of what the documents d
 
 Sections: the staging index (:mod:`semgraph.search.index`), bulk loading
 (:mod:`semgraph.search.loader`), incremental staging (:mod:`semgraph.search.incremental`) and
-hybrid search (:mod:`semgraph.search.query`).
+hybrid search (:mod:`semgraph.search.query`), and progressive publish's pending vectors
+(:mod:`semgraph.search.vectors`).
+
+The module is over 300 lines because every body the product sends is here, next to the
+mapping it must agree with.
 """
 
 from __future__ import annotations
