@@ -120,7 +120,10 @@ def watch_vectors(
             continue
         result.semantic = f"pending {pending} of {semantic.chunks} chunks"
         active = _active_job(settings, graph, result.repo)
-        if active is None and repair:
+        stopped = _stopped_vectors_job(settings, graph, result.repo)
+        if stopped is not None:
+            result.semantic += f"; its vectors job {stopped}: requeue it after a look"
+        elif active is None and repair:
             enq = JobStore(graph, settings).enqueue(
                 result.repo,
                 now=now,
@@ -233,6 +236,21 @@ def _active_job(settings: Settings, graph: Graph, key: str) -> str | None:
         jobs = store.list(status=status, repo=key, limit=1)
         if jobs:
             return f"{jobs[0].id} ({status})"
+    return None
+
+
+def _stopped_vectors_job(settings: Settings, graph: Graph, key: str) -> str | None:
+    """The repository's newest vectors job when it ended quarantined, failed or abandoned:
+    a repair never queues another behind it (a vectors job that kills its worker would loop
+    through every restart's maintenance pass); the ``vectors_stuck`` alert asks an operator."""
+    jobs = [
+        j for j in JobStore(graph, settings).list(repo=key, limit=100) if j.kind == VECTORS_KIND
+    ]
+    if not jobs:
+        return None
+    newest = max(jobs, key=lambda j: (j.updated_at, j.id))
+    if newest.status.value in ("quarantined", "failed", "abandoned"):
+        return f"{newest.id} ({newest.status.value})"
     return None
 
 

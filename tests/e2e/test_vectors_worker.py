@@ -79,10 +79,10 @@ def test_a_push_only_worker_publishes_without_the_model_and_leaves_the_vectors(
     store.enqueue(key, now=time.time(), args={"source": str(repo)}, source=f"file://{repo}")
     code, out = finish(start_worker("--idle-exit-s", "0", "--role", "push"))
     assert code == 0, out
-    assert "role push, kinds reindex" in out and VECTORS_KIND not in out.split("kinds", 1)[1][:60]
     index = SearchIndex(es, settings)
     live = index.live_index(key)
     assert live is not None and pending_count(index, live) == index.count(live) - _history(es, live)
+    # the push worker ran until idle and left the vectors job to a worker that embeds
     [vectors] = store.list(status="pending", repo=key)
     assert vectors.kind == VECTORS_KIND
     assert "embedding_model_loaded" not in out

@@ -206,10 +206,14 @@ def test_check_repair_queues_a_vectors_job_for_pending_vectors_without_one(
     _enqueue(store, repo)
     assert Worker(deferred, graph, store=store).run(once=True) == 0
     [vectors] = store.list(status="pending", repo=key)
-    store.abandon(vectors.id, now=time.time(), reason="test: the job is lost")
-    [seen] = check_repositories(deferred, graph, es, repair=False)
+    # an operator abandoned it: no repair queues another (a crash loop would come back)
+    store.abandon(vectors.id, now=time.time(), reason="test: stop it")
+    [seen] = check_repositories(deferred, graph, es, repair=True)
     assert seen.semantic is not None and seen.semantic.startswith("pending")
-    assert store.list(status="pending", repo=key) == []
+    assert f"its vectors job {vectors.id} (abandoned)" in seen.semantic
+    assert _jobs(store, key) == []
+    # the job is lost (purged): the repair queues one
+    graph.query("lose the job", "MATCH (j:JobQueue {id: $id}) DETACH DELETE j", id=vectors.id)
     [repaired] = check_repositories(deferred, graph, es, repair=True)
-    assert "vectors job" in (repaired.semantic or "")
+    assert "; vectors job " in (repaired.semantic or "")
     assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
