@@ -16,6 +16,7 @@ from elasticsearch import Elasticsearch
 from semgraph.check import check_repositories
 from semgraph.config import Settings
 from semgraph.db import Graph
+from semgraph.faults import Faults
 from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
 from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus, role_kinds
@@ -217,3 +218,38 @@ def test_check_repair_queues_a_vectors_job_for_pending_vectors_without_one(
     [repaired] = check_repositories(deferred, graph, es, repair=True)
     assert "; vectors job " in (repaired.semantic or "")
     assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
+
+
+def test_vectors_written_by_a_job_that_died_before_its_refresh_reach_the_next_push(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_window_chunks=3)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    index = SearchIndex(es, deferred)
+    pending = pending_count(index, index.live_index(key) or "")
+
+    class Died(RuntimeError):
+        pass
+
+    windows = iter(range(100))
+
+    def die_at_second(**_: object) -> None:
+        if next(windows) == 1:
+            raise Died("the worker died here")
+
+    faults = Faults()
+    faults.arm("vectors.window", die_at_second)
+    with pytest.raises(Died):
+        VectorsFill(index, shared_embedder(deferred), key, faults=faults).run()
+    # the first window's three vectors are written, not refreshed: a push clones them
+    commit(repo, {"app/extra.py": "def quokka_extra_sum(xs):\n    return sum(xs)\n"})
+    push = _settings(settings, embed_inline_max_chunks=64)
+    store = JobStore(graph, push)
+    _enqueue(store, repo)
+    assert Worker(push, graph, store=store).run(once=True) == 0
+    assert pending_count(index, index.live_index(key) or "") == pending - 3

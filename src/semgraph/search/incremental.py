@@ -136,6 +136,8 @@ def clone_live(
     index._check_ours(target)
     es = index.es
     with search_errors(f"block writes to {live}"):
+        # the clone holds every update a vectors job made, refreshed or not (the block
+        # flushes; tests/integration/test_progressive.py holds it to that)
         es.indices.add_block(index=live, block="write")
     with search_errors(f"clone {live} into {target}"):
         es.indices.clone(

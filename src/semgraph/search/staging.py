@@ -30,8 +30,9 @@ class StagingRequest:
     run_id: str
     fingerprint: str
     force: bool  # a forced run never reuses the live index
-    # texts the model embeds in the job itself (None: all); the chunks past it are
-    # published without vectors, which a vectors job adds (semgraph.search.vectors)
+    # texts the model embeds in the job itself when it clones the live index (None: all;
+    # a fresh index embeds none); the chunks past it are published without vectors, which
+    # a vectors job adds (semgraph.search.vectors)
     inline_max: int | None = None
 
 
@@ -124,6 +125,9 @@ def stage(
         only = plan.changed
         total = len(plan.changed)
     fault("during_staging")
+    # a fresh index (a first index, a forced or format-changed one) is all new: publish it
+    # before any model work; a push (a clone of the live index) embeds its change itself
+    inline = req.inline_max if plan is not None or req.inline_max is None else 0
     stats = index.index_files(
         name,
         req.repo_key,
@@ -132,7 +136,7 @@ def stage(
         embedder,
         total_files=total,
         progress=progress,
-        inline_max=req.inline_max,
+        inline_max=inline,
     )
     clock.lap("load")
     history = stage_history(

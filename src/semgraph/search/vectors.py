@@ -11,9 +11,10 @@ says so (:func:`semantic_states`, ``semantic`` in every search answer).
 A ``vectors`` job (:mod:`semgraph.jobs`) fills them in: window by window it reads pending
 chunks of the index behind the repository's alias, takes each vector from the shared vector
 store when any run made it already, embeds the rest, writes them to the store, updates the
-documents and refreshes. The last window's refresh is the second step's flip: from then on
-the index answers "everything of C". Nothing of it is lost to a crash: a vector is in the
-store before its document is updated, so a retry embeds only what no attempt finished.
+documents; a refresh at least every :data:`REFRESH_EVERY_S` shows kNN what is filled. The
+last refresh is the second step's flip: from then on the index answers "everything of C".
+Nothing of it is lost to a crash: a vector is in the store before its document is updated, so
+a retry embeds only what no attempt finished.
 
 A push to a repository whose vectors are pending is not held up: the job stops at its next
 window when another job of the repository is pending (``should_yield``), and queues itself
@@ -56,6 +57,10 @@ from semgraph.search.progress import PROGRESS_EVERY_S
 from semgraph.search.vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
+
+# filled vectors become visible to kNN at least this often (a refresh per window of a big
+# repository would rebuild its vector segments for each window)
+REFRESH_EVERY_S = 5.0
 
 
 def semantic_states(
@@ -119,6 +124,8 @@ class VectorsFill:
         self.faults = faults
         self.store = VectorStore(index.es, index.settings)
         self.stats = FillStats()
+        self.unrefreshed = False  # documents updated since the last refresh
+        self.refreshed = clock()
 
     def run(self) -> FillStats:
         started = self.clock()
@@ -134,10 +141,13 @@ class VectorsFill:
             if live is None:
                 break
             if live != self.stats.index:
+                if self.stats.index is not None:
+                    self._refresh(self.stats.index)
                 self._adopt(live)
                 after, changed_in_pass = None, 0
             hits = self._page(live, after)
             if not hits:
+                self._refresh(live)  # the pass's end: the next pass must not see them again
                 if after is None or changed_in_pass == 0:
                     break  # a whole pass found nothing to fill
                 after, changed_in_pass = None, 0  # another pass: keys cut at a page end
@@ -150,8 +160,10 @@ class VectorsFill:
             if self.clock() - reported >= PROGRESS_EVERY_S:
                 reported = self.clock()
                 self._report(live, started)
-        if self.stats.index is not None and self.index.live_index(self.repo_key):
-            self.stats.pending_left = pending_count(self.index, self.stats.index)
+        if self.stats.index is not None:
+            self._refresh(self.stats.index)  # what it filled is visible when it returns
+            if self.index.live_index(self.repo_key) is not None:
+                self.stats.pending_left = pending_count(self.index, self.stats.index)
         self.stats.seconds = round(self.clock() - started, 3)
         event(
             log,
@@ -210,10 +222,19 @@ class VectorsFill:
         ]
         if updates:
             self._update(live, updates)
-            with search_errors(f"refresh {live}"):
-                self.es.indices.refresh(index=live)
+            self.unrefreshed = True
+            if self.clock() - self.refreshed >= REFRESH_EVERY_S:
+                self._refresh(live)
         self.stats.filled += len(updates)
         return len(updates)
+
+    def _refresh(self, live: str) -> None:
+        """Make the filled vectors visible (kNN answers with them from here on)."""
+        if self.unrefreshed:
+            with search_errors(f"refresh {live}"):
+                self.es.indices.refresh(index=live)
+        self.unrefreshed = False
+        self.refreshed = self.clock()
 
     def _update(self, live: str, updates: list[tuple[str, list[float]]]) -> None:
         with search_errors(f"update vectors in {live}"):
