@@ -27,8 +27,8 @@ from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
 from semgraph.maintenance import hostcaches, leftovers
 from semgraph.maintenance.search import maintain_search
-from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus
-from semgraph.queue.registry import JobContext, on_maintenance, register
+from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, role_kinds
+from semgraph.queue.registry import JobContext, kinds, on_maintenance, register
 from semgraph.queue.store import JobStore
 from semgraph.repos import removal
 from semgraph.search.embed import Embedder
@@ -55,8 +55,13 @@ class JobKinds:
     progress display (``progress``: set by the foreground ``semgraph index`` command; None
     elsewhere)."""
 
-    def __init__(self, *, progress: Callable[[Any], None] | None = None) -> None:
+    def __init__(
+        self, *, progress: Callable[[Any], None] | None = None, foreground: bool = False
+    ) -> None:
         self.progress = progress
+        # `semgraph index`: its worker runs only its own jobs, so its vectors job stops only
+        # for a push of its own repository
+        self.foreground = foreground
         self._embedders: dict[tuple[str, str, int], Embedder] = {}
         self._search: dict[tuple[str, float], elasticsearch.Elasticsearch] = {}
 
@@ -99,17 +104,21 @@ class JobKinds:
 
     def vectors(self, ctx: JobContext) -> None:
         """Fill in the vectors the repository's published index lacks
-        (:mod:`semgraph.search.vectors`); stop for a push of the repository that is due,
-        queued again behind it (it publishes its commit, whose vectors this job then fills)."""
+        (:mod:`semgraph.search.vectors`). Between windows it stops for any due job this
+        worker would claim instead (a push of any repository, its own included) and is queued
+        again behind it: a push never waits behind an embedding backlog, and a push of its own
+        repository publishes a commit whose vectors the next vectors job fills."""
         settings, repo = ctx.settings, ctx.job.repo_key
         store = JobStore(ctx.graph, settings)
         faults = Faults()
         arm_from_env(faults)  # the processes a test starts arm vectors.window
 
+        # the kinds this worker would claim instead: a push of any repository goes first
+        others = [k for k in role_kinds(settings.worker_role, kinds()) if k != VECTORS_KIND]
+
         def push_waiting() -> bool:
             now = time.time()
-            pending = store.list(status=JobStatus.PENDING.value, repo=repo, limit=10)
-            return any(j.kind != VECTORS_KIND and j.run_after <= now for j in pending)
+            return store.due_work(others, now=now, repo=repo, any_repo=not self.foreground)
 
         stats = VectorsFill(
             SearchIndex(self.search(settings), settings),
@@ -120,7 +129,7 @@ class JobKinds:
             faults=faults,
         ).run()
         if stats.yielded:
-            self._queue_vectors(ctx, "vectors: stopped for a push, continued after it")
+            self._queue_vectors(ctx, "vectors: stopped for a due job, continued after it")
 
     @staticmethod
     def _queue_vectors(ctx: JobContext, note: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
@@ -22,9 +23,12 @@ from semgraph.jobs import register_job_kinds
 from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus, role_kinds
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
+from semgraph.repos.listing import show_repository
 from semgraph.search.index import SearchIndex
 from semgraph.search.query import search_answer
 from semgraph.search.vectors import VectorsFill, pending_count, semantic_states
+from semgraph.web.app import create_app
+from semgraph.web.fixtures import serve_in_thread
 from tests.repos import POLYGLOT, commit, make_repo
 from tests.shared_kinds import KINDS, shared_embedder
 
@@ -166,7 +170,7 @@ def test_the_vectors_job_stops_for_a_push_and_a_second_pass_finds_what_a_page_cu
     pending = pending_count(index, live)
     assert pending > 4
 
-    calls = iter([False, True])
+    calls = iter([True])  # asked after the first window (each job makes one at least)
     stats = VectorsFill(
         index, shared_embedder(deferred), key, should_yield=lambda: next(calls)
     ).run()
@@ -253,3 +257,79 @@ def test_vectors_written_by_a_job_that_died_before_its_refresh_reach_the_next_pu
     _enqueue(store, repo)
     assert Worker(push, graph, store=store).run(once=True) == 0
     assert pending_count(index, index.live_index(key) or "") == pending - 3
+
+
+def test_every_surface_says_the_semantic_state(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    worker = Worker(deferred, graph, store=store)
+    assert worker.run(once=True) == 0
+    pending = pending_count(
+        SearchIndex(es, deferred), SearchIndex(es, deferred).live_index(key) or ""
+    )
+    shown = show_repository(deferred, graph, es, key)
+    assert shown is not None
+    assert shown["semantic"] == {"state": "pending", "chunks": pending, "pending": pending}
+    with serve_in_thread(create_app(deferred, graph=graph, search=es)) as base:
+        resp = httpx.get(f"{base}/search", params={"q": "checksum", "repo": key}, timeout=60)
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["semantic"] == {key: shown["semantic"]}
+        page = httpx.get(f"{base}/console/repos/{key}", timeout=60)
+        assert f"pending {pending:,} of {pending:,} chunks" in page.text
+        assert worker.run(once=True) == 0  # the vectors job
+        resp = httpx.get(f"{base}/search", params={"q": "checksum", "repo": key}, timeout=60)
+        assert resp.json()["semantic"][key]["state"] == "complete"
+
+
+def test_due_work_sees_a_claimable_push_of_any_repository_or_only_its_own(
+    graph: Graph, settings: Settings
+) -> None:
+    store = JobStore(graph, _settings(settings))
+    now = time.time()
+    assert not store.due_work(["reindex"], now=now, repo="a")
+    store.enqueue("b", now=now, kind="reindex")
+    assert store.due_work(["reindex"], now=now + 1, repo="a")
+    assert not store.due_work(["reindex"], now=now + 1, repo="a", any_repo=False)
+    assert not store.due_work(["remove"], now=now + 1, repo="a")
+    assert not store.due_work(["reindex"], now=now - 60, repo="a")  # not due yet
+    claimed = store.claim("w", ["reindex"], now=now + 1)
+    assert claimed is not None and claimed.repo_key == "b"
+    store.enqueue("b", now=now + 2, kind="reindex")  # a follow-up behind the running job
+    assert not store.due_work(["reindex"], now=now + 3, repo="a")  # b runs: not claimable
+    assert store.due_work(["reindex"], now=now + 3, repo="b", any_repo=False)  # b's own
+
+
+def test_a_vectors_job_stops_for_another_repositorys_push_and_comes_back(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    first = make_repo(tmp_path / "first", POLYGLOT)
+    second = make_repo(tmp_path / "second", {"lib/x.py": "def tiny():\n    return 1\n"})
+    key = repo_key_for(str(first))
+    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_window_chunks=2)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, first)
+    worker = Worker(deferred, graph, store=store)
+    assert worker.run(once=True) == 0
+    index = SearchIndex(es, deferred)
+    pending = pending_count(index, index.live_index(key) or "")
+    [vectors] = store.list(status="pending", repo=key)
+    _enqueue(store, second)  # a push of another repository, due now
+    assert worker.run(once=True, job_id=vectors.id) == 0
+    assert store.get(vectors.id).status is JobStatus.SUCCEEDED  # type: ignore[union-attr]
+    assert pending_count(index, index.live_index(key) or "") == pending - 2  # one window
+    assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
+    assert worker.run(once=True) == 0  # the push goes first (its own vectors wait too)
+    other = repo_key_for(str(second))
+    assert _jobs(store, other) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
+    assert pending_count(index, index.live_index(key) or "") == pending - 2
+    assert worker.run(once=True) == 0  # then the vectors, in the order they were queued
+    assert worker.run(once=True) == 0
+    assert pending_count(index, index.live_index(key) or "") == 0
+    assert pending_count(index, index.live_index(other) or "") == 0

@@ -84,7 +84,9 @@ def index_cmd(
         )
         err.print(f"job {enq.job_id} ({enq.outcome}) for {repo_key}", markup=False)
         jobs.register_job_kinds(
-            jobs.JobKinds(progress=progress_printer(err.is_terminal and not as_json))
+            jobs.JobKinds(
+                progress=progress_printer(err.is_terminal and not as_json), foreground=True
+            )
         )
         registry.load_job_modules(settings)
         worker = Worker(settings, graph, store=store)

@@ -112,6 +112,10 @@ def show_cmd(
         f"alias:       {shown['alias']} -> {shown['live_index'] or '-'}",
         f"indexes:     {', '.join(shown['indexes']) or '-'}",
     ]
+    semantic = shown.get("semantic")
+    if semantic:  # progressive publish: the vectors of the published commit
+        pending = f"pending {semantic['pending']:,} of {semantic['chunks']:,} chunks"
+        lines.append(f"semantic:    {pending if semantic['pending'] else 'complete'}")
     if repo.get("xrepo_linked") is not None:  # its external calls, linked or why not
         lines.append(f"xrepo calls: {_links({k: repo.get('xrepo_' + k) for k in _XREPO})}")
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]

@@ -264,6 +264,20 @@ MATCH (j:JobQueue {id: $id})
 RETURN properties(j) AS job
 """
 
+# is there a due pending job of these kinds that a worker could claim now: ``$repo``'s (the
+# asker's own), or, with ``$any_repo``, one whose repository runs nothing? A vectors job asks
+# between windows and stops for it (semgraph.search.vectors): no push waits behind embedding
+DUE_WORK = """
+MATCH (j:JobQueue)
+WHERE j.claim_key >= '' AND j.run_after <= $now AND j.kind IN $kinds
+WITH j LIMIT $limit
+OPTIONAL MATCH (r:JobQueue {repo_key: j.repo_key, status: 'running'})
+WITH j, count(r) AS running
+WHERE j.repo_key = $repo OR ($any_repo AND running = 0)
+RETURN j.id AS id
+LIMIT 1
+"""
+
 LIST = """
 MATCH (j:JobQueue)
 WHERE ($status IS NULL OR j.status = $status) AND ($repo IS NULL OR j.repo_key = $repo)

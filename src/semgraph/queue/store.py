@@ -287,6 +287,16 @@ class JobStore:
         rows = self.graph.query("list repository records", q.RECORDS, after=after, limit=limit)
         return [RepoRecord.from_props(r["record"]) for r in rows]
 
+    def due_work(
+        self, kinds: list[str], *, now: float, repo: str, any_repo: bool = True, limit: int = 100
+    ) -> bool:
+        """Whether a pending job of ``kinds`` is due and claimable now: ``repo``'s, or (with
+        ``any_repo``) one whose repository runs nothing; of the first ``limit`` due ones."""
+        if not kinds:
+            return False
+        params = {"kinds": kinds, "now": now, "repo": repo, "any_repo": any_repo, "limit": limit}
+        return bool(self.graph.query("due work", q.DUE_WORK, **params))
+
     def list(
         self, status: str | None = None, repo: str | None = None, limit: int = 100
     ) -> list[Job]:

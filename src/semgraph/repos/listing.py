@@ -22,6 +22,7 @@ from semgraph.queue.records import list_records, record_props, size_class
 from semgraph.queue.store import JobStore
 from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
+from semgraph.search.vectors import semantic_states
 
 MAX_KEY_CHARS = 512
 UNPUBLISHED = "unpublished"
@@ -88,6 +89,7 @@ def show_repository(
         for status in (JobStatus.RUNNING, JobStatus.PENDING)
         for j in store.list(status=status.value, repo=key, limit=10)
     ]
+    live = index.live_index(key)
     return {
         "key": key,
         "state": state,
@@ -96,7 +98,17 @@ def show_repository(
         "counts": gr.GraphRemoval(graph, key).counts(),
         "size_class": size_class(graph, settings, key),
         "alias": index.alias_name(key),
-        "live_index": index.live_index(key),
+        "live_index": live,
         "indexes": index.repository_indexes(key),
         "jobs": jobs,
+        # progressive publish: its vectors complete, or pending (semgraph.search.vectors)
+        "semantic": repo_semantic(es, live, key),
     }
+
+
+def repo_semantic(
+    es: elasticsearch.Elasticsearch, live: str | None, key: str
+) -> dict[str, Any] | None:
+    """How complete the vectors of ``key``'s live index are (None: no live index)."""
+    semantic = semantic_states(es, [live], [key]).get(key) if live else None
+    return semantic.to_dict() if semantic is not None else None

@@ -134,7 +134,9 @@ class VectorsFill:
         changed_in_pass = 0
         while True:
             self.checkpoint("vectors.window")
-            if self.should_yield():
+            # at least one window per job: a worker that cannot claim what it yields for
+            # (another lane's, say) still makes progress each time it comes back
+            if self.stats.windows and self.should_yield():
                 self.stats.yielded = True
                 break
             live = self.index.live_index(self.repo_key)

@@ -20,7 +20,8 @@ from semgraph.graph.runs import RunStore
 from semgraph.logs import event
 from semgraph.queue import browse
 from semgraph.repos import removal
-from semgraph.repos.listing import show_repository
+from semgraph.repos.listing import repo_semantic, show_repository
+from semgraph.search.index import SearchIndex
 from semgraph.web.console import charts
 from semgraph.web.console.fresh import banner, repo_freshness
 from semgraph.web.console.job_pages import RUN_HEADS, run_rows
@@ -86,7 +87,9 @@ def _shown(ctx: WebContext, admin: bool, key: str) -> dict[str, Any] | None:
     repo = GraphReader(ctx.graph).repository(key)
     if repo is None:
         return None
-    return {"state": repo.get("state") or "live", "repository": repo}
+    live = SearchIndex(ctx.search, ctx.settings).live_index(key)
+    semantic = repo_semantic(ctx.search, live, key)
+    return {"state": repo.get("state") or "live", "repository": repo, "semantic": semantic}
 
 
 @router.get("/console/repos/{key:path}")
@@ -107,6 +110,7 @@ def repo_page(request: Request, key: str) -> HTMLResponse:
         ("Indexed at", when(repo.get("indexed_at"))),
         ("Size class", esc(shown.get("size_class"))),
         ("Live index", esc(shown.get("live_index") or "—")),
+        ("Semantic", esc(_semantic(shown.get("semantic")))),
         ("Graph", esc(", ".join(f"{k} {v}" for k, v in counts.items()))),
     ]
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in facts)
@@ -170,6 +174,15 @@ async def remove_repo(request: Request, key: str) -> HTMLResponse:
     return page("Removal queued", body, caller, current="/console/repos")
 
 
+def _semantic(state: dict[str, Any] | None) -> str:
+    """``complete``, or ``pending 12,400 of 46,172 chunks`` (progressive publish)."""
+    if not state:
+        return "—"
+    if not state.get("pending"):
+        return "complete"
+    return f"pending {state['pending']:,} of {state['chunks']:,} chunks"
+
+
 def _check_rows(results: list[object]) -> list[list[str]]:
     rows = []
     for r in results:
@@ -182,7 +195,7 @@ def _check_rows(results: list[object]) -> list[list[str]]:
                 esc(d["graph_run_id"]),
                 esc(d["index_run_id"]),
                 esc(d["live_index"]),
-                esc(d["detail"]),
+                esc(d["detail"] + (f"  semantic: {d['semantic']}" if d.get("semantic") else "")),
             ]
         )
     return rows
