@@ -3,6 +3,7 @@ and languages, all enqueued at once, first-indexed by 1 and then 2 real ``semgra
 processes; wall time of each, and what limits it on this machine.
 
     python -m bench.fleet.bench_backlog [--repos 40] [--modes any,any+any] [--cache DIR]
+        [--worker-code BASELINE_TREE] [--skip-registry mirror]
 
 The repositories are the pinned trees of ``bench/fleet/backlog_sources.py`` (PyPI wheels, npm
 tarballs, Go modules through the proxy, the local git mirrors), each a local git repository
@@ -20,6 +21,11 @@ cache, resolution cache, mirrors, work trees). The exported embedding model
 (``SEMGRAPH_MODELS_DIR``) is kept: a once-per-machine cost. Then all the repositories are
 enqueued at once (as their pushes would: ``JobStore.enqueue`` with a local source), the
 workers are started, and the run ends when every job succeeded.
+
+``--worker-code`` runs the workers on another tree's code (a baseline's ``git worktree``),
+for a comparison in one session. With progressive publish (issue 42) the reindexes end when
+every repository answers (graph + keywords) and ``vectors`` jobs follow: ``wall_s`` is the
+former, ``complete_s`` when the last vectors job is done (the same for a code without them).
 
 Measured: wall time (workers started to the last job finished), per job its claim wait
 (claimed - enqueued), its duration (finished - claimed), push-to-searchable (finished -
@@ -56,6 +62,7 @@ from semgraph.graph.runs import RunStore
 from semgraph.graph.schema import SCHEMA
 from semgraph.indexer.request import ReindexArgs
 from semgraph.indexer.sources import normalize_source, repo_key_for
+from semgraph.queue.models import VECTORS_KIND
 from semgraph.queue.store import JobStore
 from semgraph.repos import removal
 
@@ -139,9 +146,35 @@ def enqueue_all(store: JobStore, repos: list[dict[str, Any]]) -> dict[str, tuple
     return jobs
 
 
-def start_workers(lanes: list[str], host: Path, log_dir: Path) -> list[subprocess.Popen[bytes]]:
+def start_workers(
+    lanes: list[str], host: Path, log_dir: Path, code: Path | None = None
+) -> list[subprocess.Popen[bytes]]:
     env = {"SEMGRAPH_STATE_DIR": str(host), "SEMGRAPH_SEARCH_INDEX_PREFIX": PREFIX}
+    if code is not None:  # the workers run another tree's code (a baseline)
+        env["PYTHONPATH"] = str(code / "src")
     return workers.start_workers(lanes, log_dir, name="backlog", poll_s=0.5, env=env)
+
+
+def wait_follow_ons(store: JobStore, probe: Probe, timeout_s: float) -> float:
+    """Progressive publish: wait until no ``vectors`` job is pending or running (the
+    reindexes published graph + keywords; these finish the commits); when it was so."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = [
+            j
+            for status in ("pending", "running")
+            for j in store.list(status=status, limit=1000)
+            if j.kind == VECTORS_KIND
+        ]
+        if not left:
+            return time.time()
+        for job in store.list(status="failed", limit=1000) + store.list(status="quarantined"):
+            if job.kind == VECTORS_KIND:
+                raise SystemExit(f"vectors job {job.id} {job.status.value}: {job.last_error}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{len(left)} vectors jobs still open after {timeout_s:.0f} s")
+        probe.sample()
+        time.sleep(1.0)
 
 
 def server_pids(settings: Settings) -> dict[str, int]:
@@ -283,13 +316,14 @@ def run_mode(
     logs = settings.state_dir / "bench-backlog" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    procs = start_workers(lanes, host, logs)
+    procs = start_workers(lanes, host, logs, opts.worker_code)
     probe = Probe(
         [Tree(f"{lane}-{i}", p.pid) for i, (lane, p) in enumerate(zip(lanes, procs, strict=True))],
         server_pids(settings),
     )
     try:
         done = wait_all(store, jobs, probe, opts.timeout_s)
+        complete_at = wait_follow_ons(store, probe, opts.timeout_s)
         machine = probe.summary()
     finally:
         workers.stop_workers(procs)
@@ -306,7 +340,11 @@ def run_mode(
         "files": sum(int(r["files"]) for r in rows),
         "chunks": sum(int(r["chunks"] or 0) for r in rows),
         "embedded": sum(int(r["embedded"] or 0) for r in rows),
+        # every reindex done: each repository answers (graph + keywords; everything for a
+        # code without progressive publish); complete: the last vectors job done too
         "wall_s": round(wall, 1),
+        "complete_s": round(max(complete_at - started, wall), 1),
+        "code": str(opts.worker_code or "this tree"),
         "first_claim_s": round(min(w for w in waits), 1),
         "p50_s": round(pct(p2s, 0.5), 1),
         "p95_s": round(pct(p2s, 0.95), 1),
@@ -325,7 +363,8 @@ def run_mode(
         for w in machine["workers"]
     )
     print(
-        f"{name}: wall {mode['wall_s']} s for {mode['repos']} repositories ({mode['files']} "
+        f"{name}: wall {mode['wall_s']} s (complete {mode['complete_s']} s; code "
+        f"{mode['code']}) for {mode['repos']} repositories ({mode['files']} "
         f"files, {mode['chunks']} chunks, {mode['embedded']} embedded); push-to-searchable "
         f"p50 {mode['p50_s']} s p95 {mode['p95_s']} s; claim wait p50 "
         f"{mode['claim_wait_p50_s']} s p95 {mode['claim_wait_p95_s']} s\n  {per_worker}\n"
@@ -342,10 +381,17 @@ def main() -> None:
     parser.add_argument("--modes", default="any,any+any", help="lanes per run, e.g. any,any+any")
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--timeout-s", type=float, default=3600.0)
+    parser.add_argument(
+        "--worker-code", type=Path, default=None, help="run the workers on this tree's code"
+    )
+    parser.add_argument(
+        "--skip-registry", default="", help="leave these registries out (e.g. mirror)"
+    )
     opts = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     settings = load_settings()
-    sources = interleave(SOURCES)[: opts.repos]
+    skipped = set(filter(None, opts.skip_registry.split(",")))
+    sources = interleave([s for s in SOURCES if s.registry not in skipped])[: opts.repos]
     repos = fetch_all(sources, opts.cache)
     for info in repos:
         emit(
