@@ -49,6 +49,7 @@ RECORDS = {
     "xrepo.push_ab": "bench_xrepo_push_ab: a push, its link and re-link, this code and a baseline",
     "job.ab": "bench_job_ab: a first index and a one-function push, this code and a baseline",
     "first_answer.ab": "bench_first_answer: a first index's first answer and full time, two codes",
+    "big.size": "bench_big: a big repository's first answer, push mid-embedding, full, RSS",
     "roles": "bench_roles: one worker process of one role until idle, its wall and peak RSS",
     "relink.scale": "bench_relink_scale: a re-link against a full link as dependents grow",
     "resolve.ab": "bench_resolve_ab: a full resolve of one tree by this code and a baseline's",
