@@ -3,7 +3,11 @@
 Detection does not rely on any ``except`` block having run: for every repository it compares
 the run id recorded on ``:Repository`` (written in the graph transaction) with the run id of
 the index behind the repository's alias. Repair finishes the alias flip when the staging
-index of the graph's run still exists; otherwise it enqueues a reindex.
+index of the graph's run still exists; otherwise it enqueues a reindex. It also says how
+complete each repository's vectors are (progressive publish, :func:`watch_vectors`).
+
+The module is over 300 lines because detection, repair and the graph parity check each keep
+their alerts next to the comparison that raises them.
 """
 
 from __future__ import annotations

@@ -43,6 +43,9 @@ def _cls_variant(root: Path) -> Path:
 
 def _run(settings: Settings, graph: Graph, es: Elasticsearch, repo: Path) -> ReindexResult:
     request = ReindexRequest(source=str(repo))
+    # the job embeds every chunk itself (its embedding is what this test is about; the
+    # vectors job of progressive publish: tests/integration/test_progressive.py)
+    settings = settings.model_copy(update={"embed_inline_max_chunks": -1})
     return Reindex(settings, graph, es, request, embedder=Embedder(settings)).run()
 
 

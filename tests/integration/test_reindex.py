@@ -62,11 +62,15 @@ def repo(tmp_path: Path) -> Path:
 def run_index(
     settings: Settings, graph: Graph, es: Elasticsearch, embedder: Embedder
 ) -> Callable[..., ReindexResult]:
+    # the job embeds every chunk itself: these tests are about its phases and reuse (the
+    # vectors job of progressive publish: tests/integration/test_progressive.py)
+    whole = settings.model_copy(update={"embed_inline_max_chunks": -1})
+
     def run(source: Path, **kw: Any) -> ReindexResult:
         faults = kw.pop("faults", Faults())
         use_embedder = kw.pop("embedder_override", embedder)
         request = ReindexRequest(source=str(source), **kw)
-        return Reindex(settings, graph, es, request, embedder=use_embedder, faults=faults).run()
+        return Reindex(whole, graph, es, request, embedder=use_embedder, faults=faults).run()
 
     return run
 

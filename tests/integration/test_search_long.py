@@ -22,7 +22,9 @@ from semgraph.mcp.backend import Backend
 from semgraph.mcp.tokens import TokenCounter
 from semgraph.mcp.tools import Tools
 from semgraph.queue.store import JobStore
+from semgraph.search.index import SearchIndex
 from semgraph.search.query import search_answer
+from semgraph.search.vectors import VectorsFill
 from tests.repos import make_repo
 from tests.shared_kinds import shared_embedder, shared_search
 
@@ -90,6 +92,8 @@ def shop(settings: Settings, graph: Graph, es: Elasticsearch, tmp_path: Path) ->
     request = ReindexRequest(source=str(repo))
     embedder = shared_embedder(settings)
     run = Reindex(settings, graph, shared_search(settings), request, embedder=embedder).run()
+    # then its vectors, as a worker's vectors job fills them (progressive publish)
+    VectorsFill(SearchIndex(shared_search(settings), settings), embedder, run.repo_key).run()
     tools = Shop(Backend(settings, graph, es, JobStore(graph, settings), TokenCounter(settings)))
     tools.key = run.repo_key
     return tools

@@ -363,9 +363,11 @@ def test_a_forks_first_index_through_the_job_reuses_every_unchanged_chunk(
     shutil.copytree(origin, fork)
     commit(fork, {"app/extra.py": "def extra(n):\n    return n + 1\n"}, "fork: a new file")
 
+    whole = settings.model_copy(update={"embed_inline_max_chunks": -1})  # the job embeds
+
     def run(source: Path) -> dict[str, Any]:
         request = ReindexRequest(source=str(source))
-        result = Reindex(settings, graph, es, request, embedder=embedder).run()
+        result = Reindex(whole, graph, es, request, embedder=embedder).run()
         assert result.status == "succeeded"
         return dict(result.stats["index"])
 
