@@ -20,6 +20,10 @@ from semgraph.db import Graph
 from semgraph.faults import Faults
 from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
+from semgraph.localize.locate import localize
+from semgraph.mcp.backend import Backend
+from semgraph.mcp.tokens import TokenCounter
+from semgraph.mcp.tools import Tools
 from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, JobStatus, role_kinds
 from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
@@ -276,6 +280,11 @@ def test_every_surface_says_the_semantic_state(
     shown = show_repository(deferred, graph, es, key)
     assert shown is not None
     assert shown["semantic"] == {"state": "pending", "chunks": pending, "pending": pending}
+    located = localize(es, graph, deferred, shared_embedder(deferred), "checksum", repo=key)
+    assert located.to_dict()["semantic"] == shown["semantic"]
+    tools = Tools(Backend(deferred, graph, es, store, TokenCounter(deferred)))
+    got = tools.call("search_code", None, {"text": "checksum", "repo": key})
+    assert got["status"] == "ok" and got["semantic"] == {key: shown["semantic"]}
     with serve_in_thread(create_app(deferred, graph=graph, search=es)) as base:
         resp = httpx.get(f"{base}/search", params={"q": "checksum", "repo": key}, timeout=60)
         assert resp.status_code == 200, resp.text

@@ -67,6 +67,8 @@ class LocalizeAnswer:
     options: LocalizeOptions
     chunks_ranked: int = 0  # chunks the search part returned (at most SEARCH_CHUNKS)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # the repository's vectors: complete, or pending (the kNN part answers with what is there)
+    semantic: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -80,6 +82,7 @@ class LocalizeAnswer:
             "options": self.options.to_dict(),
             "chunks_ranked": self.chunks_ranked,
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            "semantic": self.semantic,
         }
         if self.notice is not None:
             out["notice"] = self.notice
@@ -164,6 +167,7 @@ def localize(
         options=opts,
         chunks_ranked=len(answer.hits),
         timings_ms=timings,
+        semantic=answer.semantic[repo].to_dict() if repo in answer.semantic else None,
     )
 
 
