@@ -342,3 +342,21 @@ def test_a_vectors_job_stops_for_another_repositorys_push_and_comes_back(
     assert worker.run(once=True) == 0
     assert pending_count(index, index.live_index(key) or "") == 0
     assert pending_count(index, index.live_index(other) or "") == 0
+
+
+def test_a_live_index_left_write_blocked_by_a_failed_push_is_filled(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    key = repo_key_for(str(repo))
+    deferred = _settings(settings, embed_inline_max_chunks=0)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    index = SearchIndex(es, deferred)
+    live = index.live_index(key) or ""
+    es.indices.add_block(index=live, block="write")  # a push's clone blocked it, then failed
+    stats = VectorsFill(index, shared_embedder(deferred), key).run()
+    assert stats.pending_left == 0 and stats.filled > 0
+    assert pending_count(index, live) == 0

@@ -188,8 +188,12 @@ class VectorsFill:
                 f"{live} holds vectors of model {meta.get('model_id')}, this worker embeds "
                 f"with {self.embedder.model_id}: a reindex with this model re-embeds it"
             )
-        with search_errors(f"allow writes to {live}"):
-            self.es.indices.put_settings(index=live, settings={"index.blocks.write": None})
+        with search_errors(f"read the write block of {live}"):
+            got = self.es.indices.get_settings(index=live, name="index.blocks.write")
+        index_settings = dict(got).get(live, {}).get("settings", {}).get("index", {})
+        if str(index_settings.get("blocks", {}).get("write")) == "true":  # rare: a state change
+            with search_errors(f"allow writes to {live}"):
+                self.es.indices.put_settings(index=live, settings={"index.blocks.write": None})
         self.stats.index = live
 
     def _page(self, live: str, after: list[Any] | None) -> list[dict[str, Any]]:
