@@ -17,14 +17,9 @@ last vector is in (for the baseline: when its one job ends). Also the process's 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from bench.harness.baseline import baseline_tree, turns
-from bench.harness.records import emit
+from bench.harness.baseline import ab_rounds, run_script
 from bench.push.bench_job_ab import _source
 
 _RUN = r"""
@@ -93,16 +88,7 @@ print(json.dumps(out))
 
 
 def _measure(code: Path, source: Path, work: Path, name: str) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(code / "src")}
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN, str(source), str(work), name],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return run_script(code, _RUN, str(source), str(work), name)
 
 
 def main() -> None:
@@ -112,13 +98,14 @@ def main() -> None:
     p.add_argument("--source", help="the tree to index (default: click 8.1.7 from the corpus)")
     p.add_argument("--name", default="make_context", help="the name both questions ask for")
     args = p.parse_args()
-    with baseline_tree(args.baseline, "semgraph-bench-first-answer-") as (scratch, base):
-        source = _source(args.source, scratch)
-        for r in range(args.rounds):
-            for code, path in turns(r, base):
-                found = _measure(path, source, scratch / f"repo-{r}-{code}", args.name)
-                print(f"round {r + 1}/{args.rounds} {code}: {json.dumps(found)}", flush=True)
-                emit("first_answer.ab", code=code, round=r + 1, **found)
+    ab_rounds(
+        args.baseline,
+        "semgraph-bench-first-answer-",
+        args.rounds,
+        lambda scratch: _source(args.source, scratch),
+        lambda code, tree, work: _measure(code, tree, work, args.name),
+        "first_answer.ab",
+    )
 
 
 if __name__ == "__main__":

@@ -4,12 +4,17 @@ order in which the two codes take turns (the first alternating, round by round).
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from bench.harness.records import emit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,3 +41,33 @@ def turns(round_: int, base: Path) -> list[tuple[str, Path]]:
     """The two codes of round ``round_`` (0-based) in the order they run."""
     order = [("this", ROOT), ("baseline", base)]
     return order if round_ % 2 == 0 else order[::-1]
+
+
+def run_script(code: Path, script: str, *args: str) -> dict[str, object]:
+    """Run ``script`` (``python -c``) with ``code``'s ``src`` first on the path, in a fresh
+    process; the JSON object it printed last."""
+    env = {**os.environ, "PYTHONPATH": str(code / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], env=env, check=True, capture_output=True, text=True
+    )
+    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def ab_rounds(
+    commit: str,
+    prefix: str,
+    rounds: int,
+    source: Callable[[Path], Path],
+    measure: Callable[[Path, Path, Path], dict[str, object]],
+    record: str,
+) -> None:
+    """Each round, this tree's code and ``commit``'s in turn: ``measure(code, source, work)``
+    on the tree ``source(scratch)`` returns, printed and emitted as ``record``."""
+    with baseline_tree(commit, prefix) as (scratch, base):
+        tree = source(scratch)
+        for r in range(rounds):
+            for code, path in turns(r, base):
+                found = measure(path, tree, scratch / f"repo-{r}-{code}")
+                print(f"round {r + 1}/{rounds} {code}: {json.dumps(found)}", flush=True)
+                emit(record, code=code, round=r + 1, **found)

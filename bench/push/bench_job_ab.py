@@ -21,15 +21,12 @@ wall seconds and phase seconds, its chunks embedded, and the process's peak RSS.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
-from bench.harness.baseline import baseline_tree, turns
-from bench.harness.records import emit
+from bench.harness.baseline import ab_rounds, run_script
 
 CORPUS = Path(os.environ.get("SEMGRAPH_XREPO_CORPUS", Path.home() / ".cache/semgraph/xrepo-corpus"))
 _RUN = r"""
@@ -106,16 +103,7 @@ def _source(given: str | None, scratch: Path) -> Path:
 
 
 def _measure(code: Path, source: Path, work: Path, pushes: int) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(code / "src")}
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN, str(source), str(work), str(pushes)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return run_script(code, _RUN, str(source), str(work), str(pushes))
 
 
 def main() -> None:
@@ -125,13 +113,14 @@ def main() -> None:
     p.add_argument("--pushes", type=int, default=5, help="one-function pushes per round")
     p.add_argument("--source", help="the tree to index (default: click 8.1.7 from the corpus)")
     args = p.parse_args()
-    with baseline_tree(args.baseline, "semgraph-bench-job-ab-") as (scratch, base):
-        source = _source(args.source, scratch)
-        for r in range(args.rounds):
-            for code, path in turns(r, base):
-                found = _measure(path, source, scratch / f"repo-{r}-{code}", args.pushes)
-                print(f"round {r + 1}/{args.rounds} {code}: {json.dumps(found)}", flush=True)
-                emit("job.ab", code=code, round=r + 1, **found)
+    ab_rounds(
+        args.baseline,
+        "semgraph-bench-job-ab-",
+        args.rounds,
+        lambda scratch: _source(args.source, scratch),
+        lambda code, tree, work: _measure(code, tree, work, args.pushes),
+        "job.ab",
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ itself."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -60,6 +61,36 @@ def _jobs(store: JobStore, key: str) -> list[tuple[str, str, int]]:
     )
 
 
+@dataclass
+class Published:
+    """POLYGLOT first-indexed by a worker's reindex with every vector left pending."""
+
+    repo: Path
+    key: str
+    settings: Settings
+    store: JobStore
+    worker: Worker
+    index: SearchIndex
+
+    def pending(self) -> int:
+        return pending_count(self.index, self.index.live_index(self.key) or "")
+
+
+def _published(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings, **update: object
+) -> Published:
+    """The repository published (graph + keywords), its vectors job pending behind it."""
+    repo = make_repo(tmp_path / "poly", POLYGLOT)
+    deferred = _settings(settings, embed_inline_max_chunks=0, **update)
+    register_job_kinds(KINDS)
+    store = JobStore(graph, deferred)
+    _enqueue(store, repo)
+    worker = Worker(deferred, graph, store=store)
+    assert worker.run(once=True) == 0  # the reindex only: the vectors job waits behind it
+    key = repo_key_for(str(repo))
+    return Published(repo, key, deferred, store, worker, SearchIndex(es, deferred))
+
+
 def _knn(es: Elasticsearch, settings: Settings, key: str) -> list[tuple[str, int]]:
     answer = search_answer(
         es, settings, shared_embedder(settings), QUERY, repo=key, mode="knn", k=20
@@ -70,16 +101,8 @@ def _knn(es: Elasticsearch, settings: Settings, key: str) -> list[tuple[str, int
 def test_graph_and_keywords_first_then_the_vectors_job_completes_the_commit(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    worker = Worker(deferred, graph, store=store)
-    job_id = _enqueue(store, repo)
-
-    assert worker.run(once=True) == 0  # the reindex only: the vectors job waits behind it
-    assert store.get(job_id) is not None and store.get(job_id).status is JobStatus.SUCCEEDED  # type: ignore[union-attr]
+    pub = _published(tmp_path, graph, es, settings)
+    repo, key, deferred, store, worker = pub.repo, pub.key, pub.settings, pub.store, pub.worker
     assert _jobs(store, key) == [(VECTORS_KIND, "pending", VECTORS_PRIORITY)]
     index = SearchIndex(es, deferred)
     live = index.live_index(key)
@@ -119,13 +142,8 @@ def test_graph_and_keywords_first_then_the_vectors_job_completes_the_commit(
 def test_a_push_while_vectors_are_pending_embeds_its_change_and_retargets_the_rest(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    first = _settings(settings, embed_inline_max_chunks=0)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, first)
-    _enqueue(store, repo)
-    assert Worker(first, graph, store=store).run(once=True) == 0
+    pub = _published(tmp_path, graph, es, settings)
+    repo, key, first, store = pub.repo, pub.key, pub.settings, pub.store
     index = SearchIndex(es, first)
     before = pending_count(index, index.live_index(key) or "")
     assert before > 0
@@ -162,13 +180,8 @@ def _knn_paths(es: Elasticsearch, settings: Settings, key: str, text: str) -> li
 def test_the_vectors_job_stops_for_a_push_and_a_second_pass_finds_what_a_page_cut(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_window_chunks=2)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    _enqueue(store, repo)
-    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    pub = _published(tmp_path, graph, es, settings, vectors_window_chunks=2)
+    key, deferred = pub.key, pub.settings
     index = SearchIndex(es, deferred)
     live = index.live_index(key) or ""
     pending = pending_count(index, live)
@@ -207,13 +220,8 @@ def test_roles_and_the_follow_on_merge() -> None:
 def test_check_repair_queues_a_vectors_job_for_pending_vectors_without_one(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_stuck_after_s=0.001)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    _enqueue(store, repo)
-    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    pub = _published(tmp_path, graph, es, settings, vectors_stuck_after_s=0.001)
+    key, deferred, store = pub.key, pub.settings, pub.store
     [vectors] = store.list(status="pending", repo=key)
     # an operator abandoned it: no repair queues another (a crash loop would come back)
     store.abandon(vectors.id, now=time.time(), reason="test: stop it")
@@ -231,13 +239,8 @@ def test_check_repair_queues_a_vectors_job_for_pending_vectors_without_one(
 def test_vectors_written_by_a_job_that_died_before_its_refresh_reach_the_next_push(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0, vectors_window_chunks=3)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    _enqueue(store, repo)
-    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    pub = _published(tmp_path, graph, es, settings, vectors_window_chunks=3)
+    repo, key, deferred, store = pub.repo, pub.key, pub.settings, pub.store
     index = SearchIndex(es, deferred)
     pending = pending_count(index, index.live_index(key) or "")
 
@@ -266,17 +269,9 @@ def test_vectors_written_by_a_job_that_died_before_its_refresh_reach_the_next_pu
 def test_every_surface_says_the_semantic_state(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    _enqueue(store, repo)
-    worker = Worker(deferred, graph, store=store)
-    assert worker.run(once=True) == 0
-    pending = pending_count(
-        SearchIndex(es, deferred), SearchIndex(es, deferred).live_index(key) or ""
-    )
+    pub = _published(tmp_path, graph, es, settings)
+    key, deferred, store, worker = pub.key, pub.settings, pub.store, pub.worker
+    pending = pub.pending()
     shown = show_repository(deferred, graph, es, key)
     assert shown is not None
     assert shown["semantic"] == {"state": "pending", "chunks": pending, "pending": pending}
@@ -347,13 +342,8 @@ def test_a_vectors_job_stops_for_another_repositorys_push_and_comes_back(
 def test_a_live_index_left_write_blocked_by_a_failed_push_is_filled(
     tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
 ) -> None:
-    repo = make_repo(tmp_path / "poly", POLYGLOT)
-    key = repo_key_for(str(repo))
-    deferred = _settings(settings, embed_inline_max_chunks=0)
-    register_job_kinds(KINDS)
-    store = JobStore(graph, deferred)
-    _enqueue(store, repo)
-    assert Worker(deferred, graph, store=store).run(once=True) == 0
+    pub = _published(tmp_path, graph, es, settings)
+    key, deferred = pub.key, pub.settings
     index = SearchIndex(es, deferred)
     live = index.live_index(key) or ""
     es.indices.add_block(index=live, block="write")  # a push's clone blocked it, then failed
