@@ -92,7 +92,7 @@ class FillStats:
     store_reused: int = 0  # vectors found in the shared store
     unfillable: int = 0  # pending documents without a text (never filled)
     pending_left: int = 0
-    yielded: bool = False  # stopped for another job of the repository
+    yielded: bool = False  # stopped for a due job its worker would claim instead (a push)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
