@@ -127,6 +127,7 @@ class JobKinds:
             checkpoint=ctx.checkpoint,
             should_yield=push_waiting,
             faults=faults,
+            progress=self.progress,
         ).run()
         if stats.yielded:
             self._queue_vectors(ctx, "vectors: stopped for a due job, continued after it")

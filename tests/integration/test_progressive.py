@@ -16,8 +16,10 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from semgraph.check import check_repositories
+from semgraph.commands.progress import vectors_line
 from semgraph.config import Settings
 from semgraph.db import Graph
+from semgraph.errors import SearchBulkError
 from semgraph.faults import Faults
 from semgraph.indexer.sources import repo_key_for
 from semgraph.jobs import register_job_kinds
@@ -30,6 +32,7 @@ from semgraph.queue.store import JobStore
 from semgraph.queue.worker import Worker
 from semgraph.repos.listing import show_repository
 from semgraph.search.index import SearchIndex
+from semgraph.search.progress import VectorsProgress
 from semgraph.search.query import search_answer
 from semgraph.search.vectors import VectorsFill, pending_count, semantic_states
 from semgraph.web.app import create_app
@@ -264,6 +267,32 @@ def test_vectors_written_by_a_job_that_died_before_its_refresh_reach_the_next_pu
     _enqueue(store, repo)
     assert Worker(push, graph, store=store).run(once=True) == 0
     assert pending_count(index, index.live_index(key) or "") == pending - 3
+
+
+def test_a_failed_write_in_flight_fails_the_job_and_its_vectors_are_in_the_store(
+    tmp_path: Path, graph: Graph, es: Elasticsearch, settings: Settings
+) -> None:
+    """A window's writes run in a thread while the next window embeds: their failure is the
+    job's, and the vectors they had put in the store come back without the model."""
+    pub = _published(tmp_path, graph, es, settings, vectors_window_chunks=3)
+    index, key = pub.index, pub.key
+    pending = pub.pending()
+    fill = VectorsFill(index, shared_embedder(pub.settings), key)
+
+    def refused(live: str, updates: list[tuple[str, list[float]]]) -> None:
+        raise SearchBulkError(f"update vectors in {live}: {len(updates)} rejected")
+
+    fill._update = refused  # type: ignore[method-assign]
+    with pytest.raises(SearchBulkError, match="rejected"):
+        fill.run()
+    assert pub.pending() == pending  # no document changed
+    shown: list[VectorsProgress] = []  # what `semgraph index` draws on a terminal
+    again = VectorsFill(index, shared_embedder(pub.settings), key, progress=shown.append).run()
+    assert again.filled == pending and again.store_reused >= 1  # the first window's vectors
+    assert pub.pending() == 0
+    assert [p.filled for p in shown] == sorted({p.filled for p in shown})
+    assert shown[-1].filled == shown[-1].total == pending
+    assert vectors_line(shown[-1]).startswith(f"vectors: {pending:,}/{pending:,} chunks, ")
 
 
 def test_every_surface_says_the_semantic_state(

@@ -16,7 +16,7 @@ from semgraph.config import load_settings
 from semgraph.model import FileFacts
 from semgraph.search.embed import Embedder
 from semgraph.search.loader import Loader
-from semgraph.search.progress import PROGRESS_EVERY_S, EmbedProgress
+from semgraph.search.progress import PROGRESS_EVERY_S, EmbedProgress, VectorsProgress
 
 
 def progress_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -111,4 +111,21 @@ def test_the_terminal_line_shows_done_of_the_estimate_rate_and_eta(
     assert lines == [
         "embed: 60/~400 chunks, 10/40 files read, 3.0 chunks/s, ETA 113s",
         "embed: 200/~400 chunks, 20/40 files read, 5.0 chunks/s, ETA 40s",
+    ]
+
+
+def test_the_vectors_step_draws_a_line_of_its_own_below_the_embedding_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    show = progress_printer(live=True)
+    assert show is not None
+    show(EmbedProgress(files_read=4, files_total=4, chunks_done=8, chunks_queued=8, elapsed_s=2.0))
+    show(VectorsProgress(filled=256, total=1786, elapsed_s=2.0))
+    show(VectorsProgress(filled=1786, total=1786, elapsed_s=14.0))
+    printed = capsys.readouterr().err
+    embed_at = printed.index("embed: ")
+    assert "\n" in printed[embed_at : printed.index("vectors: ")]  # a line of its own
+    assert re.findall(r"vectors: [^\r]*?chunks/s(?:, ETA \d+s)?", printed) == [
+        "vectors: 256/1,786 chunks, 128.0 chunks/s, ETA 12s",
+        "vectors: 1,786/1,786 chunks, 127.6 chunks/s, ETA 0s",
     ]

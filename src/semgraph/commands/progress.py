@@ -1,29 +1,32 @@
-"""The live progress line ``semgraph index`` draws on a terminal: parse, then embedding."""
+"""The live progress line ``semgraph index`` draws on a terminal: parse, then embedding, then
+the vectors step of progressive publish."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from semgraph.commands.console import err
-from semgraph.search.progress import EmbedProgress
+from semgraph.search.progress import EmbedProgress, VectorsProgress
 
 
 def progress_printer(live: bool) -> Any:
     """A progress sink: a one-line live display on a terminal (done/total, rate, ETA) for the
-    parse and the embedding phases, nothing otherwise (the pipeline logs a progress line at
-    least every 10 s, which carries the same facts)."""
+    parse and the embedding phases and the vectors step, nothing otherwise (the pipeline and
+    the vectors job log a progress line at least every 10 s, which carries the same facts)."""
     if not live:
         return None
-    state = {"embedding": False}
+    state = {"kind": "parse"}
 
     def show(p: Any) -> None:
-        if isinstance(p, EmbedProgress):
-            if not state["embedding"]:
-                state["embedding"] = True
-                err.print("")  # keep the parse line, start the embedding line below it
-            line = _embed_line(p)
+        if isinstance(p, VectorsProgress):
+            kind, line = "vectors", vectors_line(p)
+        elif isinstance(p, EmbedProgress):
+            kind, line = "embedding", _embed_line(p)
         else:
-            line = _parse_line(p)
+            kind, line = "parse", _parse_line(p)
+        if kind != state["kind"]:
+            state["kind"] = kind
+            err.print("")  # keep the last phase's line, start this one below it
         err.print(f"\r  {line}   ", end="", markup=False, highlight=False)
 
     return show
@@ -49,4 +52,12 @@ def _embed_line(p: EmbedProgress) -> str:
     return (
         f"embed: {p.chunks_done}{of} chunks, {files} files read, {rate:.1f} chunks/s"
         f"{_eta(p.chunks_done, estimate, rate)}"
+    )
+
+
+def vectors_line(p: VectorsProgress) -> str:
+    rate = p.filled / p.elapsed_s if p.elapsed_s > 0 else 0.0
+    return (
+        f"vectors: {p.filled:,}/{p.total:,} chunks, {rate:.1f} chunks/s"
+        f"{_eta(p.filled, p.total, rate)}"
     )

@@ -1,6 +1,7 @@
 """Where the embedding phase stands: a progress log line at least every
 :data:`PROGRESS_EVERY_S` (a job without a terminal shows it is alive), and an
-:class:`EmbedProgress` after each file read and each model batch for a live display."""
+:class:`EmbedProgress` after each file read and each model batch for a live display (a
+:class:`VectorsProgress` after each window of a vectors job)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,16 @@ class EmbedProgress:
             return None
         estimate = round(self.chunks_queued / self.files_read * self.files_total)
         return max(estimate, self.chunks_done)
+
+
+@dataclass(frozen=True)
+class VectorsProgress:
+    """What a live display draws of a vectors job (progressive publish): ``filled`` chunks
+    of the ``total`` it found pending (and those it filled before a newer index)."""
+
+    filled: int
+    total: int
+    elapsed_s: float
 
 
 class EmbedMeter:

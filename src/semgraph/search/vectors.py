@@ -11,7 +11,9 @@ says so (:func:`semantic_states`, ``semantic`` in every search answer).
 A ``vectors`` job (:mod:`semgraph.jobs`) fills them in: window by window it reads pending
 chunks of the index behind the repository's alias, takes each vector from the shared vector
 store when any run made it already, embeds the rest, writes them to the store, updates the
-documents; a refresh at least every :data:`REFRESH_EVERY_S` shows kNN what is filled. The
+documents (in a thread, while the next window embeds: at most one window's writes are in
+flight, and a failure waits for them); a refresh at least every :data:`REFRESH_EVERY_S`
+shows kNN what is filled. The
 last refresh is the second step's flip: from then on the index answers "everything of C".
 Nothing of it is lost to a crash: a vector is in the store before its document is updated, so
 a retry embeds only what no attempt finished.
@@ -27,6 +29,8 @@ a pass that filled anything is followed by another (a document passed over at a 
 boundary is found then), and a pass that filled nothing ends the job, so a document that
 cannot be filled (no text) never loops. Fault point ``vectors.window``, before each window's
 vectors are made.
+
+The module is a little over 300 lines: the fill loop and its writer thread are one piece.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,7 +58,7 @@ from semgraph.search.bodies import (
 from semgraph.search.embed import Embedder
 from semgraph.search.hits import Semantic, semantic_of
 from semgraph.search.index import SearchIndex
-from semgraph.search.progress import PROGRESS_EVERY_S
+from semgraph.search.progress import PROGRESS_EVERY_S, VectorsProgress
 from semgraph.search.vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
@@ -112,6 +117,7 @@ class VectorsFill:
         should_yield: Callable[[], bool] = lambda: False,
         clock: Callable[[], float] = time.monotonic,
         faults: Faults = PROCESS,
+        progress: Callable[[VectorsProgress], None] | None = None,
     ) -> None:
         self.index = index
         self.es = index.es
@@ -122,12 +128,23 @@ class VectorsFill:
         self.should_yield = should_yield
         self.clock = clock
         self.faults = faults
+        self.progress = progress  # a live display, after each window
+        self.total = 0  # filled before the index in hand, and pending in it when adopted
         self.store = VectorStore(index.es, index.settings)
         self.stats = FillStats()
         self.unrefreshed = False  # documents updated since the last refresh
         self.refreshed = clock()
+        # one window's writes (store, then documents) run while the next window embeds
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors-write")
+        self._writing: Future[None] | None = None
 
     def run(self) -> FillStats:
+        try:
+            return self._run()
+        finally:  # a failure still lands the window in flight: a retry does not embed it again
+            self._writer.shutdown(wait=True)
+
+    def _run(self) -> FillStats:
         started = self.clock()
         reported = started
         after: list[Any] | None = None
@@ -158,6 +175,9 @@ class VectorsFill:
             self.faults.point("vectors.window", index=live, docs=len(hits))
             changed_in_pass += self._fill(live, hits)
             self.stats.windows += 1
+            if self.progress is not None:
+                elapsed = self.clock() - started
+                self.progress(VectorsProgress(self.stats.filled, self.total, elapsed))
             malloc_trim()
             if self.clock() - reported >= PROGRESS_EVERY_S:
                 reported = self.clock()
@@ -195,6 +215,8 @@ class VectorsFill:
             with search_errors(f"allow writes to {live}"):
                 self.es.indices.put_settings(index=live, settings={"index.blocks.write": None})
         self.stats.index = live
+        if self.progress is not None:
+            self.total = self.stats.filled + pending_count(self.index, live)
 
     def _page(self, live: str, after: list[Any] | None) -> list[dict[str, Any]]:
         with search_errors(f"read pending vectors of {live}"):
@@ -215,10 +237,10 @@ class VectorsFill:
         vectors = self.store.lookup(model_id, dims, list(texts))
         self.stats.store_reused += len(vectors)
         misses = [k for k in texts if k not in vectors]
+        pairs: list[tuple[str, list[float]]] = []
         if misses:
             fresh = self.embedder.embed([texts[k] for k in misses])
             pairs = list(zip(misses, fresh, strict=True))
-            self.store.put(model_id, pairs)  # before the documents: a retry finds them
             vectors.update(pairs)
             self.stats.embedded += len(misses)
         updates = [
@@ -226,16 +248,38 @@ class VectorsFill:
             for hit in hits
             if (key := (hit.get("_source") or {}).get("vector_key")) in vectors
         ]
-        if updates:
-            self._update(live, updates)
-            self.unrefreshed = True
-            if self.clock() - self.refreshed >= REFRESH_EVERY_S:
-                self._refresh(live)
+        # at most one window's writes in flight: the last one's are done before these start
+        if self.unrefreshed and self.clock() - self.refreshed >= REFRESH_EVERY_S:
+            self._refresh(live)  # the windows written so far
+        else:
+            self._drain()
+        if pairs or updates:
+            self._writing = self._writer.submit(self._write, live, model_id, pairs, updates)
+        self.unrefreshed = self.unrefreshed or bool(updates)
         self.stats.filled += len(updates)
         return len(updates)
 
+    def _write(
+        self,
+        live: str,
+        model_id: str,
+        pairs: list[tuple[str, list[float]]],
+        updates: list[tuple[str, list[float]]],
+    ) -> None:
+        if pairs:
+            self.store.put(model_id, pairs)  # before the documents: a retry finds them
+        if updates:
+            self._update(live, updates)
+
+    def _drain(self) -> None:
+        """Wait for the window in flight; its failure is this job's."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
     def _refresh(self, live: str) -> None:
         """Make the filled vectors visible (kNN answers with them from here on)."""
+        self._drain()
         if self.unrefreshed:
             with search_errors(f"refresh {live}"):
                 self.es.indices.refresh(index=live)
