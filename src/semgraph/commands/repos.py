@@ -86,6 +86,7 @@ def show_cmd(
         connect_graph,
         connect_search,
     )
+    from semgraph.queue.staleness import reason_line
     from semgraph.repos.listing import show_repository
 
     key = _key(key)
@@ -116,6 +117,9 @@ def show_cmd(
     if semantic:  # progressive publish: the vectors of the published commit
         pending = f"pending {semantic['pending']:,} of {semantic['chunks']:,} chunks"
         lines.append(f"semantic:    {pending if semantic['pending'] else 'complete'}")
+    why = reason_line(shown.get("stale_reason"))
+    if why:  # the newest job that publishes a commit did not (yet)
+        lines.append(f"stale:       {why}")
     if repo.get("xrepo_linked") is not None:  # its external calls, linked or why not
         lines.append(f"xrepo calls: {_links({k: repo.get('xrepo_' + k) for k in _XREPO})}")
     lines += [f"job:         {j['id']} {j['kind']} {j['status']}" for j in shown["jobs"]]

@@ -1,6 +1,8 @@
 """How fresh an answer is, per repository: the published run (graph), the newest commit the
 queue knows of (webhooks and enqueues), how far behind that is (counted in the bare mirror
-when it has both commits) and the job that will catch up."""
+when it has both commits), the job that will catch up, and why it has not yet
+(:func:`semgraph.queue.staleness.stale_reason`: pending, running, failed with its error,
+quarantined, unreachable source)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,9 @@ from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import decode_run
 from semgraph.mcp import queries as mq
 from semgraph.queue.models import Job, JobStatus
+from semgraph.queue.staleness import RECENT_JOBS, stale_reason
 from semgraph.queue.store import JobStore
 
-#: jobs read per repository to find the newest announced commit (newest first)
-RECENT_JOBS = 20
 GIT_TIMEOUT_S = 5.0
 REPOSITORY_FIELDS = (
     "key",
@@ -147,4 +148,5 @@ def freshness(settings: Settings, state: RepoState) -> dict[str, Any]:
         "stale": bool(latest and indexed and latest != indexed),
         "pending_job": None if pending is None else _job_brief(pending),
         "running_job": None if running is None else _job_brief(running),
+        "stale_reason": stale_reason(state.jobs),
     }

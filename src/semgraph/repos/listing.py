@@ -19,6 +19,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.queue.models import JobStatus
 from semgraph.queue.records import list_records, record_props, size_class
+from semgraph.queue.staleness import RECENT_JOBS, stale_reason
 from semgraph.queue.store import JobStore
 from semgraph.repos import graph as gr
 from semgraph.search.index import SearchIndex
@@ -89,6 +90,7 @@ def show_repository(
         for status in (JobStatus.RUNNING, JobStatus.PENDING)
         for j in store.list(status=status.value, repo=key, limit=10)
     ]
+    recent = store.list(repo=key, limit=RECENT_JOBS)  # newest first, ended ones too
     live = index.live_index(key)
     return {
         "key": key,
@@ -103,6 +105,8 @@ def show_repository(
         "jobs": jobs,
         # progressive publish: its vectors complete, or pending (semgraph.search.vectors)
         "semantic": repo_semantic(es, live, key),
+        # why it is not at its newest commit (None: nothing explains a gap)
+        "stale_reason": stale_reason(recent),
     }
 
 

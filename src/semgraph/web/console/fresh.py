@@ -9,6 +9,7 @@ from typing import Any
 
 from semgraph.graph.reader import GraphReader
 from semgraph.mcp.freshness import freshness, load_state
+from semgraph.queue.staleness import reason_line
 from semgraph.web.console.markup import esc, short, url
 from semgraph.web.context import WebContext
 from semgraph.web.tokens import Principal
@@ -28,6 +29,9 @@ def _item(row: dict[str, Any]) -> str:
         state = "behind (count unknown)" if row.get("stale") else "up to date"
     else:
         state = "up to date" if behind == 0 else f"{behind} commits behind"
+    why = reason_line(row.get("stale_reason"))
+    if why:
+        state = f"{state} ({why})"
     cls = "ok" if state == "up to date" else "warn"
     link = url("/console/repos/" + str(row["repo"]))
     return (

@@ -19,6 +19,7 @@ from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
 from semgraph.logs import event
 from semgraph.queue import browse
+from semgraph.queue.staleness import reason_line
 from semgraph.repos import removal
 from semgraph.repos.listing import repo_semantic, show_repository
 from semgraph.search.index import SearchIndex
@@ -36,13 +37,16 @@ RUNS_SHOWN = 10
 MAX_LISTED = 500
 
 
-def _behind(row: dict[str, object]) -> str:
+def _behind(row: dict[str, Any]) -> str:
     behind = row.get("commits_behind")
+    why = reason_line(row.get("stale_reason"))
     if not row.get("indexed_commit"):
-        return "not indexed"
-    if behind is None:
-        return "unknown" if row.get("stale") else "0"
-    return str(behind)
+        shown = "not indexed"
+    elif behind is None:
+        shown = "unknown" if row.get("stale") else "0"
+    else:
+        shown = str(behind)
+    return f"{shown} ({why})" if why else shown
 
 
 @router.get("/console/repos")
@@ -89,7 +93,9 @@ def _shown(ctx: WebContext, admin: bool, key: str) -> dict[str, Any] | None:
         return None
     live = SearchIndex(ctx.search, ctx.settings).live_index(key)
     semantic = repo_semantic(ctx.search, live, key)
-    return {"state": repo.get("state") or "live", "repository": repo, "semantic": semantic}
+    why = repo_freshness(ctx, key)["stale_reason"]
+    state = repo.get("state") or "live"
+    return {"state": state, "repository": repo, "semantic": semantic, "stale_reason": why}
 
 
 @router.get("/console/repos/{key:path}")
@@ -111,6 +117,7 @@ def repo_page(request: Request, key: str) -> HTMLResponse:
         ("Size class", esc(shown.get("size_class"))),
         ("Live index", esc(shown.get("live_index") or "—")),
         ("Semantic", esc(_semantic(shown.get("semantic")))),
+        ("Why stale", esc(reason_line(shown.get("stale_reason")) or "—")),
         ("Graph", esc(", ".join(f"{k} {v}" for k, v in counts.items()))),
     ]
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in facts)
