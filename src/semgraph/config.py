@@ -254,7 +254,7 @@ class Settings(BaseSettings):
     job_timeout_s: float = Field(default=3600.0, gt=0, le=7 * 86400)
     job_cancel_grace_s: float = Field(default=30.0, ge=0, le=3600)  # then the worker exits
     job_error_history: int = Field(default=10, ge=1, le=1000)  # error entries kept per job
-    job_retention_s: float = Field(default=7 * 86400.0, gt=0)  # terminal jobs pruned after
+    job_retention_s: float = Field(default=7 * 86400.0, gt=0)  # ended jobs and runs pruned after
     job_modules: str = ""  # comma-separated modules that register extra job kinds
     lease_s: float = Field(default=60.0, gt=0, le=86400)  # job + worker lease per heartbeat
     heartbeat_s: float = Field(default=10.0, gt=0, le=3600)

@@ -25,7 +25,7 @@ from semgraph.db import Graph, connect_search
 from semgraph.faults import Faults, arm_from_env
 from semgraph.indexer.pipeline import Reindex
 from semgraph.indexer.request import ReindexArgs, ReindexRequest
-from semgraph.maintenance import hostcaches, leftovers
+from semgraph.maintenance import cleanup, hostcaches, leftovers
 from semgraph.maintenance.search import maintain_search
 from semgraph.queue.models import VECTORS_KIND, VECTORS_PRIORITY, role_kinds
 from semgraph.queue.registry import JobContext, kinds, on_maintenance, register
@@ -176,4 +176,5 @@ def register_job_kinds(kinds: JobKinds | None = None) -> JobKinds:
     on_maintenance(kinds.maintain_search)
     on_maintenance(leftovers.gc_leftovers)
     on_maintenance(hostcaches.sweep_host_caches)
+    on_maintenance(cleanup.maintain_cleanup)
     return kinds

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Gauge
+from prometheus_client import Counter, Gauge
 
 INDEX_DIVERGED = Gauge(
     "semgraph_index_diverged",
@@ -15,3 +15,15 @@ VECTORS_PENDING = Gauge(
     "Chunks of a repository's published index still without vectors (progressive publish).",
     ["repo"],
 )
+
+CLEANUP_REMOVED = Counter(
+    "semgraph_cleanup_removed_total",
+    "What maintenance removed, by kind: staging_index, workdir, package, run, job.",
+    ["what"],
+)
+
+
+def removed(what: str, count: int) -> None:
+    """Count ``count`` things of kind ``what`` that maintenance removed."""
+    if count > 0:
+        CLEANUP_REMOVED.labels(what=what).inc(count)

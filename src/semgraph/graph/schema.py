@@ -56,4 +56,5 @@ SCHEMA: tuple[IndexSpec, ...] = (
     IndexSpec("Repository"),
     IndexSpec("RepoRecord"),
     IndexSpec("RelinkPending"),  # a full count clears a dependent's lost links on each
+    IndexSpec("Package"),  # maintenance: orphan packages
 )

@@ -15,6 +15,7 @@ from semgraph.config import Settings
 from semgraph.errors import RunStateError
 from semgraph.graph.runs import RunStore
 from semgraph.logs import event
+from semgraph.metrics import removed
 from semgraph.queue.models import JobStatus
 from semgraph.queue.store import JobStore
 
@@ -81,4 +82,4 @@ def gc_leftovers(settings: Settings, graph: Any) -> None:
     """The maintenance pass: close orphaned runs, then delete left-over workdirs."""
     now = time.time()
     close_orphan_runs(settings, graph, now=now)
-    gc_workdirs(settings, graph, now=now)
+    removed("workdir", len(gc_workdirs(settings, graph, now=now)))

@@ -13,6 +13,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.graph.reader import GraphReader
 from semgraph.graph.runs import RunStore
+from semgraph.metrics import removed
 from semgraph.search.index import SearchIndex
 
 
@@ -24,6 +25,7 @@ def maintain_search(settings: Settings, graph: Graph, es: elasticsearch.Elastics
     keep |= {
         (str(r["repo"]), str(r["id"])) for r in RunStore(graph).list(status="running", limit=10_000)
     }
-    SearchIndex(es, settings).gc_orphans(
+    deleted = SearchIndex(es, settings).gc_orphans(
         keep, now=time.time(), min_age_s=settings.staging_gc_min_age_s
     )
+    removed("staging_index", len(deleted))

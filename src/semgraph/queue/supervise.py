@@ -26,6 +26,7 @@ from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.errors import CancelReason, SemgraphError
 from semgraph.logs import event
+from semgraph.metrics import removed
 from semgraph.queue import metrics, registry
 from semgraph.queue.models import Job
 from semgraph.queue.registry import JobContext
@@ -158,4 +159,5 @@ def maintain(
     pruned = store.purge(older_than_s=settings.job_retention_s, now=now)
     if pruned:
         event(log, logging.INFO, "jobs_pruned", f"pruned {pruned} old jobs", count=pruned)
+    removed("job", pruned)
     metrics.publish_stats(store.stats(now))
