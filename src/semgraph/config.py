@@ -11,7 +11,6 @@ with its bounds: one place to read what can be configured.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from semgraph.errors import ConfigError
+from semgraph.netaddr import is_loopback_host as is_loopback_host  # the web and doctor
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 #: the embedding model a fresh install uses (``semgraph.search.model_files`` resolves names)
@@ -289,6 +289,14 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = False
 
+    # -- reads: per-token limits and audit (semgraph.web.read_guard) ---------------------------
+    # search, localize and MCP requests per second (and burst) per token, or per address
+    # without one (0: no rate limit); over it -> 429 with Retry-After
+    read_rate_per_s: float = Field(default=50.0, ge=0, le=100_000)
+    read_rate_burst: int = Field(default=200, ge=1, le=1_000_000)
+    read_max_concurrent: int = Field(default=16, ge=1, le=10_000)  # at once per token -> 429
+    audit_query_text: bool = False  # the read audit logs query texts too (off: never)
+
     @field_validator("bolt_uri")
     @classmethod
     def _check_bolt_uri(cls, value: str) -> str:
@@ -370,18 +378,6 @@ class Settings(BaseSettings):
     @property
     def es_host(self) -> str:
         return urlsplit(self.es_url).hostname or "127.0.0.1"
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` is provably loopback: ``localhost``, 127.0.0.0/8 or ::1 (never
-    ``0.0.0.0``, a host name or a routable address)."""
-    text = host.strip().strip("[]")
-    if text.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(text).is_loopback
-    except ValueError:
-        return False
 
 
 def load_settings(**overrides: object) -> Settings:

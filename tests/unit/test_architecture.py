@@ -27,9 +27,18 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # Bottom first. A unit is a module of ``semgraph`` or one of its packages.
 LAYERS: list[tuple[str, list[str]]] = [
     ("errors", ["semgraph", "semgraph.errors"]),
-    ("base", ["semgraph.faults", "semgraph.logs", "semgraph.metrics"]),
+    ("base", ["semgraph.faults", "semgraph.logs", "semgraph.metrics", "semgraph.netaddr"]),
     ("settings", ["semgraph.config"]),
-    ("shared", ["semgraph.model", "semgraph.memory", "semgraph.dialect", "semgraph.manifests"]),
+    (
+        "shared",
+        [
+            "semgraph.model",
+            "semgraph.memory",
+            "semgraph.dialect",
+            "semgraph.manifests",
+            "semgraph.audit",
+        ],
+    ),
     ("connections", ["semgraph.db", "semgraph.alerts"]),
     ("analysis", ["semgraph.resolve"]),
     ("cross-repository links", ["semgraph.xrepo"]),

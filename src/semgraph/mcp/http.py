@@ -20,6 +20,7 @@ from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
+from semgraph.audit import CALLER
 from semgraph.config import Settings
 from semgraph.db import Graph
 from semgraph.mcp.backend import Allow, Backend
@@ -43,17 +44,28 @@ def allowed_repos(principal: Any) -> Allow:
 class _Forward(Response):
     """A response that is the MCP session manager answering the request itself."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, allowed: Allow):
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        allowed: Allow,
+        caller: str | None = None,
+        release: Callable[[], None] = lambda: None,
+    ):
         super().__init__()
         self.manager = manager
         self.allowed = allowed
+        self.caller = caller  # the token's name, for the read audit
+        self.release = release  # the caller's admission (semgraph.web.read_guard)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = ALLOWED_REPOS.set(self.allowed)  # copied into the request's server task
+        who = CALLER.set(self.caller)
         try:
             await self.manager.handle_request(scope, receive, send)
         finally:
+            CALLER.reset(who)
             ALLOWED_REPOS.reset(token)
+            self.release()
 
 
 class McpHttp:
@@ -74,13 +86,20 @@ class McpHttp:
         async with self.manager.run():
             yield
 
-    def endpoint(self, auth: Callable[..., Any]) -> Callable[..., Any]:
-        """The ``/mcp`` route, guarded by the ``auth`` dependency."""
+    def endpoint(
+        self,
+        auth: Callable[..., Any],
+        admit: Callable[[Request], Callable[[], None]] = lambda _request: lambda: None,
+    ) -> Callable[..., Any]:
+        """The ``/mcp`` route, guarded by the ``auth`` dependency, then by ``admit`` (the
+        caller's rate and concurrency limits: it raises 429, or returns the release)."""
 
         async def mcp_endpoint(request: Request, ctx: Any) -> Response:
             del ctx  # the dependency ran the read rule and left the caller on the request
             principal = getattr(request.state, "principal", None)
-            return _Forward(self.manager, allowed_repos(principal))
+            release = admit(request)  # the caller's limits: 429 past them
+            name = getattr(principal, "name", None)
+            return _Forward(self.manager, allowed_repos(principal), name, release)
 
         # a real object, not a string: FastAPI cannot resolve a closure's name from globals
         mcp_endpoint.__annotations__["ctx"] = Annotated[Any, Depends(auth)]

@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from semgraph.audit import CALLER, audit_read
 from semgraph.mcp.backend import Allow
 from semgraph.mcp.tools import Tools
 
@@ -115,6 +116,9 @@ def build_server(tools: Tools) -> SemgraphMCP:
             given = {k: v for k, v in declared(**args).items() if v is not None and v is not False}
             allowed = ALLOWED_REPOS.get()
             answer = await anyio.to_thread.run_sync(tools.call, declared.__name__, allowed, given)
+            text = given.get("text") or given.get("name")
+            settings = tools.backend.settings
+            audit_read(settings, CALLER.get(), declared.__name__, given.get("repo"), answer, text)
             return _result(answer)
 
         server.tool(annotations=READ_ONLY, structured_output=False)(functools.wraps(declared)(call))

@@ -2,7 +2,9 @@
 what the OpenAPI document says about tokens.
 
 :class:`AuditLog` writes one line (action ``api_audit``) for every mutating API call: who
-(the token's name, never the token), what (method, route, path, status) and when. Webhook
+(the token's name, never the token), what (method, route, path, status) and when; and one
+(``api_read``) for every read the read rule let through: who, route, repository, status and
+bytes, never the query string. Webhook
 deliveries are logged by the receiver instead. :class:`WebhookOnlyGate` makes the second
 listener (``webhook_port``) answer only ``/webhooks/*``, ``/healthz`` and ``/readyz``;
 everything else there is 404, as if it did not exist. :func:`announce_exposure` says at
@@ -16,6 +18,7 @@ import logging
 import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
+from urllib.parse import parse_qs
 
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
@@ -42,17 +45,19 @@ class AuditLog:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = str(scope.get("method", ""))
         path = str(scope.get("path", ""))
-        if scope["type"] != "http" or method in READ_METHODS or path.startswith("/webhooks/"):
+        if scope["type"] != "http" or path.startswith("/webhooks/"):
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        status = 500
+        status, size = 500, 0
         when = datetime.now(UTC).isoformat(timespec="milliseconds")
 
         async def send_seen(message: Message) -> None:
-            nonlocal status
+            nonlocal status, size
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            elif message["type"] == "http.response.body":
+                size += len(message.get("body", b""))
             await send(message)
 
         try:
@@ -63,19 +68,53 @@ class AuditLog:
             who = getattr(principal, "name", None) or "unauthenticated"
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             client = scope.get("client")
-            event(
-                log,
-                logging.INFO,
-                "api_audit",
-                f"{who} {method} {path} -> {status}",
-                who=who,
-                method=method,
-                route=route,
-                path=path,
-                status=status,
-                at=when,
-                client=str(client[0]) if client else None,
-            )
+            if method in READ_METHODS:
+                if principal is not None:  # a read the read rule let through
+                    _read_line(scope, who, method, route, path, status, size)
+            else:
+                _write_line(who, method, route, path, status, when, client)
+
+
+def _write_line(
+    who: str, method: str, route: str, path: str, status: int, when: str, client: Any
+) -> None:
+    """One ``api_audit`` line: a mutating call."""
+    event(
+        log,
+        logging.INFO,
+        "api_audit",
+        f"{who} {method} {path} -> {status}",
+        who=who,
+        method=method,
+        route=route,
+        path=path,
+        status=status,
+        at=when,
+        client=str(client[0]) if client else None,
+    )
+
+
+def _read_line(
+    scope: Scope, who: str, method: str, route: str, path: str, status: int, size: int
+) -> None:
+    """One ``api_read`` line: who read which route of which repository, and how many bytes;
+    never the query string (a search text), only its ``repo``."""
+    params = scope.get("path_params") or {}
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    repo = params.get("key") or params.get("repo") or (query.get("repo") or [None])[0]
+    event(
+        log,
+        logging.INFO,
+        "api_read",
+        f"{who} {method} {path} -> {status}",
+        who=who,
+        method=method,
+        route=route,
+        path=path,
+        repo=_CONTROL.sub("?", str(repo)[:512]) if repo else None,
+        status=status,
+        bytes=size,
+    )
 
 
 class WebhookOnlyGate:

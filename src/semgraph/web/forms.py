@@ -22,11 +22,11 @@ from semgraph.search.embed import Embedder
 from semgraph.web.context import (
     AUTH_RESPONSES,
     BodyTooLarge,
-    ReadCaller,
     ReadCtx,
     WebContext,
     read_limited,
 )
+from semgraph.web.read_guard import LimitedCaller
 from semgraph.web.tokens import Principal
 
 _embedder_lock = threading.Lock()
@@ -84,7 +84,7 @@ def post_form(
     """``POST path``: ``GET path`` with its fields in a JSON body (``model``), answered by
     ``run`` (what the ``GET`` route answers) in the thread pool."""
 
-    async def endpoint(request: Request, ctx: ReadCtx, who: ReadCaller) -> Any:
+    async def endpoint(request: Request, ctx: ReadCtx, who: LimitedCaller) -> Any:
         args = await json_body(request, ctx, model)
         return await run_in_threadpool(run, request, ctx, who, args)
 

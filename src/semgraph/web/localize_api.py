@@ -15,11 +15,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from semgraph.audit import audit_read
 from semgraph.localize.locate import MAX_FILES, LocalizeOptions, localize
 from semgraph.localize.rank import OPTIONS_PATTERN
 from semgraph.search.query import validate
-from semgraph.web.context import ReadCaller, ReadCtx, WebContext
+from semgraph.web.context import ReadCtx, WebContext
 from semgraph.web.forms import QUERY_PATTERN, SEARCH_RESPONSES, Mode, embedder_for, post_form
+from semgraph.web.read_guard import LimitedCaller
 from semgraph.web.scope import check_repo
 from semgraph.web.tokens import Principal
 
@@ -67,14 +69,16 @@ def run_localize(request: Request, ctx: WebContext, who: Principal, args: Locali
         mode=args.mode,
         options=options,
     )
-    return answer.to_dict()
+    found = answer.to_dict()
+    audit_read(ctx.settings, who.name, "localize", args.repo, found, args.q)
+    return found
 
 
 @router.get("/localize", tags=["search"], responses=SEARCH_RESPONSES)
 def localize_get(
     request: Request,
     ctx: ReadCtx,
-    who: ReadCaller,
+    who: LimitedCaller,
     q: Annotated[str, Query(min_length=1, pattern=QUERY_PATTERN, description=TEXT_HELP)],
     repo: Annotated[str, Query(min_length=1, max_length=512, description="repository key")],
     k: Annotated[int, Query(ge=1, le=MAX_FILES)] = 10,

@@ -57,3 +57,10 @@ WEBHOOK_LIMITED = Counter(
     "in_flight (503, too many deliveries at once).",
     ["reason"],
 )
+
+READS_LIMITED = Counter(
+    "semgraph_reads_limited_total",
+    "Search, localize and MCP requests refused with 429, by the limit hit: rate (a token's "
+    "requests a second) or concurrency (its requests in flight).",
+    ["limit"],
+)

@@ -17,10 +17,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from semgraph.audit import audit_read
 from semgraph.errors import SearchNotIndexed
 from semgraph.search.query import SearchAnswer, search_answer, validate
-from semgraph.web.context import ReadCaller, ReadCtx, WebContext
+from semgraph.web.context import ReadCtx, WebContext
 from semgraph.web.forms import QUERY_PATTERN, SEARCH_RESPONSES, Mode, embedder_for, post_form
+from semgraph.web.read_guard import LimitedCaller
 from semgraph.web.scope import check_repo, readable_repos
 from semgraph.web.tokens import Principal
 
@@ -83,14 +85,16 @@ def run_search(request: Request, ctx: WebContext, who: Principal, args: SearchRe
     merged = answers[0]
     merged.hits = hits[: args.k]
     merged.semantic = {repo: s for answer in answers for repo, s in answer.semantic.items()}
-    return merged.to_dict()
+    found = merged.to_dict()
+    audit_read(ctx.settings, who.name, "search", args.repo, found, args.q)
+    return found
 
 
 @router.get("/search", tags=["search"], responses=SEARCH_RESPONSES)
 def search_get(
     request: Request,
     ctx: ReadCtx,
-    who: ReadCaller,
+    who: LimitedCaller,
     q: Annotated[str, Query(min_length=1, pattern=QUERY_PATTERN, description=Q_HELP)],
     repo: Annotated[str | None, Query(max_length=512, description="repository key")] = None,
     lang: Annotated[str | None, Query(max_length=64)] = None,
