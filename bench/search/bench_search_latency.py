@@ -83,6 +83,7 @@ def main() -> None:
     from semgraph.web.fixtures import serve_in_thread
 
     settings = load_settings()
+    unlimited = settings.model_copy(update={"read_rate_per_s": 0, "read_max_concurrent": 10_000})
     es = connect_search(settings)
     graph = connect_graph(settings)
     embedder = CachedEmbedder(settings, settings.state_dir / "bench-vectors.sqlite")
@@ -95,7 +96,8 @@ def main() -> None:
             print(f"repository {repo}: {count} chunks indexed", flush=True)
             emit("search.latency_index", repo=repo, chunks=count)
         with (
-            serve_in_thread(create_app(settings, graph=graph, search=es)) as url,
+            # a latency bench: one client asks as fast as it can, no per-token rate limit
+            serve_in_thread(create_app(unlimited, graph=graph, search=es)) as url,
             httpx.Client(base_url=url, timeout=120) as client,
         ):
             for text in kinds["short"][:3]:  # warm-up: the model loads on the first query
