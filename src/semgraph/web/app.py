@@ -64,7 +64,7 @@ from semgraph.web.metrics import (
     WEBHOOKS_IN_FLIGHT,
 )
 from semgraph.web.policy import WebhookPolicy
-from semgraph.web.read_guard import admitter
+from semgraph.web.read_guard import ReadLimiter, admit_caller
 from semgraph.web.schemas import WEBHOOK_OPENAPI
 from semgraph.web.tokens import TokenTable
 from semgraph.web.webhooks import RETRY_AFTER_S, Reply, WebhookReceiver
@@ -272,6 +272,7 @@ def create_app(
         openapi_url=None,
     )
     app.state.ctx = ctx
+    app.state.read_limiter = ReadLimiter(settings)  # per-token limits of the costly reads
     for host in ("github", "gitlab", "gitea"):
         app.add_api_route(
             f"/webhooks/{host}",
@@ -292,7 +293,7 @@ def create_app(
     app.include_router(search_api.router)
     app.include_router(localize_api.router)
     app.include_router(repos_api.router)
-    mcp_route = mcp_http.endpoint(require_read, admitter(settings))
+    mcp_route = mcp_http.endpoint(require_read, admit_caller)
     app.add_api_route("/mcp", mcp_route, methods=MCP_METHODS, include_in_schema=False)
     mount_console(app, ctx)  # the web console: its own modules
     install_openapi(app, settings)

@@ -24,7 +24,7 @@ from fastapi import Depends, HTTPException, Request
 
 from semgraph.config import Settings
 from semgraph.logs import event
-from semgraph.web.context import ReadCaller, context, principal_of
+from semgraph.web.context import ReadCaller, principal_of
 from semgraph.web.limits import TokenBucket
 from semgraph.web.metrics import READS_LIMITED
 from semgraph.web.tokens import Principal
@@ -86,27 +86,21 @@ def caller_key(request: Request, who: Principal) -> str:
     return f"address:{client.host if client else 'unknown'}"
 
 
-def limiter_of(request: Request, settings: Settings) -> ReadLimiter:
-    state = request.app.state
-    limiter: ReadLimiter | None = getattr(state, "read_limiter", None)
-    if limiter is None:
-        limiter = state.read_limiter = ReadLimiter(settings)
-    return limiter
+def admit(request: Request, who: Principal) -> Callable[[], None]:
+    """Admit a costly read of ``who`` (or raise 429); returns its release. The limiter is
+    the application's (``create_app`` makes it with the app)."""
+    limiter: ReadLimiter = request.app.state.read_limiter
+    return limiter.enter(caller_key(request, who))
 
 
-def admit(request: Request, who: Principal, settings: Settings) -> Callable[[], None]:
-    """Admit a costly read of ``who`` (or raise 429); returns its release."""
-    return limiter_of(request, settings).enter(caller_key(request, who))
-
-
-def admitter(settings: Settings) -> Callable[[Request], Callable[[], None]]:
+def admit_caller(request: Request) -> Callable[[], None]:
     """:func:`admit` for a route whose read rule already ran (``/mcp``)."""
-    return lambda request: admit(request, principal_of(request), settings)
+    return admit(request, principal_of(request))
 
 
 def limited_read(request: Request, who: ReadCaller) -> Iterator[Principal]:
     """The read rule, then the caller's limits, held until the answer is made."""
-    release = admit(request, who, context(request).settings)
+    release = admit(request, who)
     try:
         yield who
     finally:
